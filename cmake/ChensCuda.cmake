@@ -1,0 +1,27 @@
+# CUDA is optional at configure time. With CHENS_ENABLE_CUDA=AUTO the CUDA targets are
+# built wherever nvcc exists, even on machines without a GPU: they must compile and
+# link in CI, and their tests skip at run time when no device is present.
+include(CheckLanguage)
+set(CHENS_HAVE_CUDA OFF)
+if(NOT CHENS_ENABLE_CUDA STREQUAL "OFF")
+  if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    # H100 / H200 (sm_90) by default; pass -DCMAKE_CUDA_ARCHITECTURES=native or a list for other cards.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    set(CHENS_HAVE_CUDA ON)
+    message(STATUS "chens: CUDA targets enabled (${CMAKE_CUDA_COMPILER}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
+  elseif(CHENS_ENABLE_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "CHENS_ENABLE_CUDA=ON but no CUDA compiler was found")
+  else()
+    message(STATUS "chens: no CUDA compiler found; building the CPU backend only")
+  endif()
+endif()

@@ -1,0 +1,122 @@
+// CPU backend: OpenMP over fixed blocks of instances, running the per-instance driver
+// of include/chens/ensemble/instance.hpp. The run is cut into segments of sample
+// intervals (as the GPU kernels will be launched per segment); within a segment each
+// block integrates its instances in index order and accumulates their metrics into
+// the block's own accumulators, which are then merged in block order. Blocks do not
+// depend on the thread count, so results are bitwise identical for any thread count.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include <chens/diagnostics/metrics.hpp>
+#include <chens/ensemble/accumulator.hpp>
+#include <chens/ensemble/instance.hpp>
+
+#include "backends/ensemble_result.hpp"
+
+namespace chens {
+
+struct EnsembleSpec {
+  std::uint64_t size = 1;
+  std::uint64_t seed = 0;
+  double perturbation = 0.0;
+  bool record_trajectory = false;
+  int threads = 0;  // 0: OpenMP's default
+};
+
+inline constexpr std::uint64_t cpu_block_size = 64;
+
+template <class System, class Method, class Reference>
+EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
+                                const typename System::State& z0, const EnsembleSpec& spec) {
+  using Real = typename System::Real;
+  using Inst = InstanceOf<System, Reference>;
+  constexpr int S = System::State::size;
+  const auto t_start = std::chrono::steady_clock::now();
+  const int threads = spec.threads > 0 ? spec.threads : omp_get_max_threads();
+  const std::uint64_t n = spec.size;
+  const std::int64_t blocks = static_cast<std::int64_t>((n + cpu_block_size - 1) / cpu_block_size);
+  const index_t samples = rp.samples;
+
+  EnsembleResult res;
+  res.backend = "cpu";
+  res.threads = threads;
+  res.device = "CPU, " + std::to_string(threads) + " OpenMP thread" + (threads == 1 ? "" : "s");
+  res.instances = n;
+  res.reference_available = Reference::available;
+  res.series.resize(static_cast<std::size_t>(samples + 1));
+
+  std::vector<Inst> inst(n);
+  // Segment length: block accumulators of one segment stay under ~64 MiB.
+  const std::int64_t per_sample_bytes = blocks * static_cast<std::int64_t>(sizeof(Accumulator) * metric_count);
+  const index_t seg = std::max<index_t>(1, std::min<index_t>(samples + 1, (64ll << 20) / std::max<std::int64_t>(1, per_sample_bytes)));
+  std::vector<Accumulator> acc(static_cast<std::size_t>(blocks * seg * metric_count));
+  if (spec.record_trajectory) res.trajectory.resize(static_cast<std::size_t>(samples + 1));
+
+  auto record = [&](const Inst& in, index_t k) {
+    std::vector<double> row;
+    row.push_back(static_cast<double>(rp.sample_time(k)));
+    const auto phys = sys.physical(in.z);
+    for (int c = 0; c < S; ++c) row.push_back(static_cast<double>(phys[c]));
+    if constexpr (Reference::available) {
+      const auto r = in.ref.eval(rp.sample_time(k));
+      for (int c = 0; c < S; ++c) row.push_back(static_cast<double>(r[c]));
+    }
+    res.trajectory[static_cast<std::size_t>(k)] = std::move(row);
+  };
+
+  for (index_t k0 = 0; k0 <= samples; k0 += seg) {
+    const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
+    std::fill(acc.begin(), acc.end(), Accumulator{});
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const std::uint64_t lo = static_cast<std::uint64_t>(b) * cpu_block_size;
+      const std::uint64_t hi = std::min<std::uint64_t>(n, lo + cpu_block_size);
+      for (std::uint64_t i = lo; i < hi; ++i) {
+        Inst& in = inst[i];
+        for (index_t k = k0; k < k1; ++k) {
+          if (k == 0) {
+            in = make_instance<System, Reference>(sys, z0, Real(spec.perturbation), spec.seed, i, rp);
+          } else {
+            advance_to_sample(sys, method, rp, in, k);
+          }
+          Metrics<Real> m;
+          if (measure_instance(sys, rp, in, k, m)) {
+            Accumulator* a = &acc[static_cast<std::size_t>(((k - k0) * blocks + b) * metric_count)];
+            for (int j = 0; j < metric_count; ++j) a[j].add(static_cast<double>(m.v[j]));
+          }
+          if (i == 0 && spec.record_trajectory) record(in, k);
+        }
+      }
+    }
+    for (index_t k = k0; k < k1; ++k) {
+      SampleStats& st = res.series[static_cast<std::size_t>(k)];
+      st.t = static_cast<double>(rp.sample_time(k));
+      for (std::int64_t b = 0; b < blocks; ++b)
+        for (int j = 0; j < metric_count; ++j)
+          st.metric[j].merge(acc[static_cast<std::size_t>(((k - k0) * blocks + b) * metric_count + j)]);
+    }
+  }
+
+  for (std::uint64_t i = 0; i < n; ++i) {
+    res.totals.add(inst[i].c);
+    res.lost[inst[i].lost] += 1;
+    if (inst[i].ref.projected) res.reference_projected += 1;
+  }
+  const Inst& i0 = inst[0];
+  const auto phys = sys.physical(i0.z);
+  for (int c = 0; c < S; ++c) {
+    res.instance0_state.push_back(static_cast<double>(i0.z[c]));
+    res.instance0_physical.push_back(static_cast<double>(phys[c]));
+  }
+  res.instance0_lost = i0.lost != int(LostReason::none);
+  res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  return res;
+}
+
+}  // namespace chens

@@ -1,0 +1,40 @@
+// What an ensemble run hands back to the host, whatever backend ran it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <chens/diagnostics/metrics.hpp>
+#include <chens/ensemble/accumulator.hpp>
+#include <chens/ensemble/counters.hpp>
+
+namespace chens {
+
+struct SampleStats {
+  double t = 0.0;
+  Accumulator metric[metric_count];  // count = live instances measured at t
+};
+
+struct EnsembleResult {
+  std::string backend;  // "cpu"
+  std::string device;   // e.g. "CPU, 2 OpenMP threads"
+  int threads = 1;
+  std::vector<SampleStats> series;  // one entry per sample time, t = 0 first
+  Counters totals;
+  std::uint64_t instances = 0;
+  std::uint64_t lost[4] = {0, 0, 0, 0};  // by LostReason
+  bool reference_available = false;
+  std::uint64_t reference_projected = 0;  // instances whose reference started from projected data
+  std::vector<double> instance0_state;     // final state in the formulation's variables
+  std::vector<double> instance0_physical;  // final physical (q, p)
+  bool instance0_lost = false;
+  // Instance 0 at every sample: t, physical state, reference state (if any).
+  std::vector<std::vector<double>> trajectory;
+  double wall_seconds = 0.0;
+
+  std::uint64_t lost_total() const { return lost[1] + lost[2] + lost[3]; }
+};
+
+}  // namespace chens

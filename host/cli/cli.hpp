@@ -1,0 +1,18 @@
+// The chens command line, callable in-process (tests) and from main().
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace chens {
+
+// Exit codes.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;       // the run or writing its results failed
+inline constexpr int exit_bad_input = 2;     // usage, study file, --set values
+inline constexpr int exit_no_backend = 3;    // the requested backend is not available here
+
+int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace chens

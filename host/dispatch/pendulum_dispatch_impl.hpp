@@ -1,0 +1,31 @@
+#pragma once
+
+#include <chens/models/pendulum.hpp>
+#include <chens/reference/pendulum_exact.hpp>
+
+#include "dispatch/methods.hpp"
+#include "dispatch/pendulum_dispatch.hpp"
+
+namespace chens {
+
+template <FormulationId F>
+struct FormulationOf;
+template <> struct FormulationOf<FormulationId::naive> { template <class M> using type = Naive<M>; };
+template <> struct FormulationOf<FormulationId::total> { template <class M> using type = TotalHamiltonian<M>; };
+template <> struct FormulationOf<FormulationId::extended> { template <class M> using type = ExtendedHamiltonian<M>; };
+template <> struct FormulationOf<FormulationId::dirac> { template <class M> using type = HamiltonDirac<M>; };
+template <> struct FormulationOf<FormulationId::impetus> { template <class M> using type = ImpetusStriction<M>; };
+template <> struct FormulationOf<FormulationId::impetus_modified> { template <class M> using type = ImpetusModified<M>; };
+
+template <FormulationId F>
+EnsembleResult run_pendulum_cpu_formulation(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
+  using Model = Pendulum<double>;
+  using System = typename FormulationOf<F>::template type<Model>;
+  const System sys{Model{s.mass, s.length, s.gravity}};
+  const typename Model::State z0{{s.initial[0], s.initial[1], s.initial[2], s.initial[3]}};
+  return with_method(s.method, rp, [&](const auto& method) {
+    return run_cpu_ensemble<System, std::decay_t<decltype(method)>, PendulumExact<double>>(sys, method, rp, z0, spec);
+  });
+}
+
+}  // namespace chens

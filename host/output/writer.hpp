@@ -1,0 +1,32 @@
+// summary.json, series.csv and (on request) trajectory.csv of one run. Files are first
+// written under DIR/.chens-partial-<pid>/ and renamed into DIR only when all of them
+// are complete, so a failed or interrupted write never leaves a partial result.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/ensemble_result.hpp"
+#include "study/study.hpp"
+
+namespace chens {
+
+struct RunInfo {
+  std::string backend_requested;  // auto | cpu | cuda
+  std::string backend_note;       // why auto chose what it chose
+};
+
+nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info);
+std::string make_series_csv(const EnsembleResult& r);
+std::string make_trajectory_csv(const EnsembleResult& r);
+
+// Names of the files a run writes into DIR.
+inline const char* const output_files[] = {"summary.json", "series.csv", "trajectory.csv"};
+
+// Throws std::runtime_error when DIR holds results of an earlier run and !force.
+void check_output_dir(const std::string& dir, bool force);
+void write_outputs(const std::string& dir, const Study& s, const RunParams<double>& rp, const EnsembleResult& r,
+                   const RunInfo& info);
+
+}  // namespace chens

@@ -1,0 +1,441 @@
+#include "study/study.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace chens {
+
+const char* method_name(MethodId m) {
+  switch (m) {
+    case MethodId::euler: return "euler";
+    case MethodId::rk2: return "rk2";
+    case MethodId::rk4: return "rk4";
+    case MethodId::dopri5: return "dopri5";
+    case MethodId::midpoint: return "midpoint";
+    case MethodId::gauss2: return "gauss2";
+  }
+  return "?";
+}
+
+int method_order(MethodId m) {
+  switch (m) {
+    case MethodId::euler: return 1;
+    case MethodId::rk2: return 2;
+    case MethodId::rk4: return 4;
+    case MethodId::dopri5: return 5;
+    case MethodId::midpoint: return 2;
+    case MethodId::gauss2: return 4;
+  }
+  return 0;
+}
+
+namespace {
+
+std::string where(const toml::node& n) {
+  const auto& src = n.source();
+  std::ostringstream os;
+  if (src.path && !src.path->empty()) {
+    os << *src.path;
+    if (*src.path != "--set" && src.begin.line > 0) os << ":" << src.begin.line;
+  } else {
+    os << "study";
+  }
+  return os.str();
+}
+
+std::string render(const toml::node& n) {
+  std::ostringstream os;
+  if (auto s = n.as_string()) {
+    os << '"' << s->get() << '"';
+  } else if (n.is_table()) {
+    os << "a table";
+  } else {
+    os << toml::toml_formatter{n, toml::format_flags::none};
+  }
+  return os.str();
+}
+
+[[noreturn]] void fail(const toml::node& n, const std::string& key, const std::string& what) {
+  throw StudyError(where(n) + ": " + key + " = " + render(n) + ": " + what);
+}
+
+double number(const toml::node& n, const std::string& key) {
+  if (auto f = n.as_floating_point()) return f->get();
+  if (auto i = n.as_integer()) return static_cast<double>(i->get());
+  fail(n, key, "must be a number");
+}
+
+double finite_number(const toml::node& n, const std::string& key, const char* rule, const std::function<bool(double)>& ok) {
+  const double x = number(n, key);
+  if (!std::isfinite(x) || !ok(x)) fail(n, key, std::string("must be a finite number ") + rule);
+  return x;
+}
+
+std::int64_t integer(const toml::node& n, const std::string& key, std::int64_t lo, std::int64_t hi) {
+  auto i = n.as_integer();
+  if (!i) fail(n, key, "must be an integer");
+  const std::int64_t v = i->get();
+  if (v < lo || v > hi) fail(n, key, "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return v;
+}
+
+bool boolean(const toml::node& n, const std::string& key) {
+  auto b = n.as_boolean();
+  if (!b) fail(n, key, "must be true or false");
+  return b->get();
+}
+
+template <class Enum>
+Enum choice(const toml::node& n, const std::string& key, const std::vector<std::pair<std::string, Enum>>& options) {
+  std::string allowed;
+  for (const auto& o : options) allowed += (allowed.empty() ? "\"" : ", \"") + o.first + "\"";
+  auto s = n.as_string();
+  if (!s) fail(n, key, "must be one of " + allowed);
+  for (const auto& o : options)
+    if (o.first == s->get()) return o.second;
+  fail(n, key, "unknown name; allowed: " + allowed);
+}
+
+struct KeySpec {
+  const char* name;
+  std::function<void(const toml::node&, const std::string&, Study&)> apply;
+};
+
+using Schema = std::vector<std::pair<const char*, std::vector<KeySpec>>>;
+
+const Schema& schema() {
+  static const Schema s = {
+      {"model",
+       {
+           {"kind",
+            [](const toml::node& n, const std::string& k, Study& st) {
+              st.model_kind = choice<int>(n, k, {{"pendulum", 0}}) == 0 ? "pendulum" : "";
+            }},
+           {"initial",
+            [](const toml::node& n, const std::string& k, Study& st) {
+              auto a = n.as_array();
+              if (!a || a->size() != 4) fail(n, k, "must be an array of 4 numbers [x, y, px, py]");
+              for (std::size_t i = 0; i < 4; ++i) {
+                const toml::node& e = *a->get(i);
+                const double x = e.is_number() ? number(e, k) : std::numeric_limits<double>::quiet_NaN();
+                if (!std::isfinite(x)) fail(n, k, "must be an array of 4 finite numbers [x, y, px, py]");
+                st.initial[i] = x;
+              }
+            }},
+           {"mass", [](const toml::node& n, const std::string& k, Study& st) {
+              st.mass = finite_number(n, k, "> 0", [](double x) { return x > 0; });
+            }},
+           {"length", [](const toml::node& n, const std::string& k, Study& st) {
+              st.length = finite_number(n, k, "> 0", [](double x) { return x > 0; });
+            }},
+           {"gravity", [](const toml::node& n, const std::string& k, Study& st) {
+              st.gravity = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
+            }},
+       }},
+      {"integrator",
+       {
+           {"formulation",
+            [](const toml::node& n, const std::string& k, Study& st) {
+              st.formulation = choice<FormulationId>(n, k,
+                                                     {{"naive", FormulationId::naive},
+                                                      {"total", FormulationId::total},
+                                                      {"extended", FormulationId::extended},
+                                                      {"dirac", FormulationId::dirac},
+                                                      {"impetus", FormulationId::impetus},
+                                                      {"impetus-modified", FormulationId::impetus_modified}});
+            }},
+           {"method",
+            [](const toml::node& n, const std::string& k, Study& st) {
+              st.method = choice<MethodId>(n, k,
+                                           {{"euler", MethodId::euler},
+                                            {"rk2", MethodId::rk2},
+                                            {"rk4", MethodId::rk4},
+                                            {"dopri5", MethodId::dopri5},
+                                            {"midpoint", MethodId::midpoint},
+                                            {"gauss2", MethodId::gauss2}});
+            }},
+           {"h", [](const toml::node& n, const std::string& k, Study& st) {
+              st.h = finite_number(n, k, "> 0", [](double x) { return x > 0; });
+            }},
+           {"t_end", [](const toml::node& n, const std::string& k, Study& st) {
+              st.t_end = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
+            }},
+           {"rtol", [](const toml::node& n, const std::string& k, Study& st) {
+              st.rtol = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
+            }},
+           {"atol", [](const toml::node& n, const std::string& k, Study& st) {
+              st.atol = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
+            }},
+           {"tol", [](const toml::node& n, const std::string& k, Study& st) {
+              st.tol = finite_number(n, k, "> 0", [](double x) { return x > 0; });
+            }},
+           {"max_iterations", [](const toml::node& n, const std::string& k, Study& st) {
+              st.max_iterations = integer(n, k, 1, 1000000);
+            }},
+           {"max_steps", [](const toml::node& n, const std::string& k, Study& st) {
+              st.max_steps = integer(n, k, 1, std::numeric_limits<std::int64_t>::max());
+            }},
+           {"impetus_reset", [](const toml::node& n, const std::string& k, Study& st) {
+              st.impetus_reset = finite_number(n, k, ">= 0 (0 = never)", [](double x) { return x >= 0; });
+            }},
+       }},
+      {"projection",
+       {
+           {"momentum", [](const toml::node& n, const std::string& k, Study& st) { st.momentum = boolean(n, k); }},
+           {"position", [](const toml::node& n, const std::string& k, Study& st) { st.position = boolean(n, k); }},
+           {"tol", [](const toml::node& n, const std::string& k, Study& st) {
+              st.projection_tol = finite_number(n, k, "> 0", [](double x) { return x > 0; });
+            }},
+           {"max_iterations", [](const toml::node& n, const std::string& k, Study& st) {
+              st.projection_max_iterations = integer(n, k, 1, 1000000);
+            }},
+       }},
+      {"ensemble",
+       {
+           {"size", [](const toml::node& n, const std::string& k, Study& st) {
+              st.size = integer(n, k, 1, std::int64_t(1) << 40);
+            }},
+           {"seed", [](const toml::node& n, const std::string& k, Study& st) {
+              st.seed = static_cast<std::uint64_t>(integer(n, k, 0, std::numeric_limits<std::int64_t>::max()));
+            }},
+           {"perturbation", [](const toml::node& n, const std::string& k, Study& st) {
+              st.perturbation = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
+            }},
+       }},
+      {"output",
+       {
+           {"sample_dt", [](const toml::node& n, const std::string& k, Study& st) {
+              st.sample_dt = finite_number(n, k, "> 0", [](double x) { return x > 0; });
+            }},
+           {"trajectory", [](const toml::node& n, const std::string& k, Study& st) { st.trajectory = boolean(n, k); }},
+       }},
+  };
+  return s;
+}
+
+std::string section_names() {
+  std::string out;
+  for (const auto& sec : schema()) out += (out.empty() ? "" : ", ") + std::string(sec.first);
+  return out;
+}
+
+const std::vector<KeySpec>* find_section(const std::string& name) {
+  for (const auto& sec : schema())
+    if (name == sec.first) return &sec.second;
+  return nullptr;
+}
+
+const KeySpec* find_key(const std::vector<KeySpec>& keys, const std::string& name) {
+  for (const auto& k : keys)
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
+std::string key_names(const std::vector<KeySpec>& keys) {
+  std::string out;
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + std::string(k.name);
+  return out;
+}
+
+// Checks that a key exists; `origin` says where it came from.
+const KeySpec& lookup(const std::string& section, const std::string& key, const std::string& origin) {
+  const auto* keys = find_section(section);
+  if (!keys) throw StudyError(origin + ": unknown section [" + section + "]; allowed sections: " + section_names());
+  const auto* spec = find_key(*keys, key);
+  if (!spec)
+    throw StudyError(origin + ": unknown key " + section + "." + key + "; allowed keys in [" + section +
+                     "]: " + key_names(*keys));
+  return *spec;
+}
+
+}  // namespace
+
+Study load_study(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
+  toml::table root;
+  if (path) {
+    std::ifstream probe(*path);
+    if (!probe) throw StudyError(*path + ": cannot open study file");
+    try {
+      root = toml::parse_file(*path);
+    } catch (const toml::parse_error& e) {
+      std::ostringstream os;
+      os << *path << ":" << e.source().begin.line << ":" << e.source().begin.column << ": malformed TOML: "
+         << e.description();
+      throw StudyError(os.str());
+    }
+  }
+  // Every top-level entry must be a known section holding known keys.
+  for (const auto& [name, node] : root) {
+    const std::string sec(name.str());
+    if (!find_section(sec))
+      throw StudyError(where(node) + ": unknown section [" + sec + "]; allowed sections: " + section_names());
+    const auto* tbl = node.as_table();
+    if (!tbl) throw StudyError(where(node) + ": " + sec + " must be a table [" + sec + "]");
+    for (const auto& [k, v] : *tbl) lookup(sec, std::string(k.str()), where(v));
+  }
+  // --set SECTION.KEY=VALUE: VALUE is read as a TOML value; a bare word is a string.
+  for (const std::string& s : sets) {
+    const auto eq = s.find('=');
+    const std::string lhs = s.substr(0, eq);
+    const auto dot = lhs.find('.');
+    if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 == lhs.size())
+      throw StudyError("--set " + s + ": expected SECTION.KEY=VALUE, e.g. --set integrator.h=0.05");
+    const std::string sec = lhs.substr(0, dot), key = lhs.substr(dot + 1);
+    lookup(sec, key, "--set " + s);
+    const std::string value = s.substr(eq + 1);
+    toml::table parsed;
+    try {
+      parsed = toml::parse("v = " + value, std::string_view("--set"));
+    } catch (const toml::parse_error&) {
+      parsed = toml::table{};
+      parsed.insert("v", value);
+    }
+    if (!root.contains(sec)) root.insert(sec, toml::table{});
+    auto* tbl = root[sec].as_table();
+    if (!tbl) throw StudyError("--set " + s + ": [" + sec + "] is not a table in the study file");
+    tbl->insert_or_assign(key, std::move(*parsed.get("v")));
+  }
+  Study st;
+  for (const auto& [sec, keys] : schema()) {
+    const auto* tbl = root[sec].as_table();
+    if (!tbl) continue;
+    for (const auto& spec : keys) {
+      if (const toml::node* n = tbl->get(spec.name)) spec.apply(*n, std::string(sec) + "." + spec.name, st);
+    }
+  }
+  return st;
+}
+
+RunParams<double> resolve(const Study& s) {
+  RunParams<double> rp;
+  const bool adaptive = s.method == MethodId::dopri5;
+  const bool impetus = s.formulation == FormulationId::impetus || s.formulation == FormulationId::impetus_modified;
+  if (s.impetus_reset > 0 && !impetus)
+    throw StudyError("integrator.impetus_reset = " + std::to_string(s.impetus_reset) +
+                     ": only the impetus formulations (\"impetus\", \"impetus-modified\") carry impetuses to reset; "
+                     "set it to 0 or choose an impetus formulation");
+  if (adaptive && s.rtol == 0 && s.atol == 0)
+    throw StudyError("integrator.rtol and integrator.atol are both 0: dopri5 needs at least one > 0");
+  {
+    const double r2 = s.initial[0] * s.initial[0] + s.initial[1] * s.initial[1];
+    if (!(r2 > 0) || !std::isfinite(r2))
+      throw StudyError("model.initial: the position (x, y) = (0, 0) has no constraint gradient; the pendulum needs "
+                       "x^2 + y^2 > 0");
+  }
+  rp.h = s.h;
+  rp.t_end = s.t_end;
+  rp.fixed_step = !adaptive;
+  rp.rtol = s.rtol;
+  rp.atol = s.atol;
+  rp.max_steps = s.max_steps;
+  rp.iteration_tol = s.tol;
+  rp.max_iterations = static_cast<int>(s.max_iterations);
+  rp.project_momentum = s.momentum;
+  rp.project_position = s.position;
+  rp.projection_tol = s.projection_tol;
+  rp.projection_max_iterations = static_cast<int>(s.projection_max_iterations);
+  rp.impetus_reset = s.impetus_reset;
+  constexpr double rel = 1e-9;
+  constexpr std::int64_t max_samples = 10000000;
+  if (!adaptive) {
+    const double n = s.t_end / s.h;
+    if (n > 9.0e15) throw StudyError("integrator.t_end / integrator.h = " + std::to_string(n) + " steps: too many");
+    const double nr = std::round(n);
+    rp.total_steps = static_cast<index_t>(std::fabs(n - nr) <= rel * std::max(1.0, n) ? nr : std::ceil(n));
+    rp.last_h = rp.total_steps > 0 ? s.t_end - static_cast<double>(rp.total_steps - 1) * s.h : s.h;
+    if (s.sample_dt) {
+      const double m = *s.sample_dt / s.h;
+      const double mr = std::round(m);
+      if (mr < 1 || std::fabs(m - mr) > rel * std::max(1.0, m)) {
+        std::ostringstream os;
+        os.precision(17);
+        os << "output.sample_dt = " << *s.sample_dt << " is not a multiple of integrator.h = " << s.h
+           << ": fixed-step methods sample on their step grid; choose sample_dt = k * h";
+        throw StudyError(os.str());
+      }
+      rp.steps_per_sample = static_cast<index_t>(mr);
+    } else {
+      // About 100 samples over the run, on the step grid.
+      rp.steps_per_sample = std::max<index_t>(1, static_cast<index_t>(std::llround(static_cast<double>(rp.total_steps) / 100.0)));
+    }
+    rp.sample_dt = static_cast<double>(rp.steps_per_sample) * s.h;
+    rp.samples = rp.total_steps == 0 ? 0 : (rp.total_steps + rp.steps_per_sample - 1) / rp.steps_per_sample;
+  } else {
+    rp.sample_dt = s.sample_dt ? *s.sample_dt : (s.t_end > 0 ? s.t_end / 100.0 : 1.0);
+    const double k = s.t_end / rp.sample_dt;
+    if (k > static_cast<double>(max_samples))
+      throw StudyError("output.sample_dt = " + std::to_string(rp.sample_dt) + " gives " + std::to_string(k) +
+                       " samples; at most " + std::to_string(max_samples) + " are allowed");
+    const double kr = std::round(k);
+    rp.samples = static_cast<index_t>(std::fabs(k - kr) <= rel * std::max(1.0, k) ? kr : std::ceil(k));
+    rp.total_steps = 0;
+    rp.steps_per_sample = 0;
+    rp.last_h = s.h;
+  }
+  if (rp.samples > max_samples)
+    throw StudyError("output.sample_dt gives " + std::to_string(rp.samples) + " samples; at most " +
+                     std::to_string(max_samples) + " are allowed");
+  return rp;
+}
+
+namespace {
+const char* formulation_key(FormulationId f) { return formulation_name(f); }
+std::string num(double x) {
+  std::ostringstream os;
+  os.precision(17);
+  os << x;
+  std::string s = os.str();
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+}  // namespace
+
+std::string to_toml(const Study& s, const RunParams<double>& rp) {
+  std::ostringstream os;
+  os << "[model]\nkind = \"" << s.model_kind << "\"\ninitial = [" << num(s.initial[0]) << ", " << num(s.initial[1])
+     << ", " << num(s.initial[2]) << ", " << num(s.initial[3]) << "]\nmass = " << num(s.mass)
+     << "\nlength = " << num(s.length) << "\ngravity = " << num(s.gravity) << "\n\n";
+  os << "[integrator]\nformulation = \"" << formulation_key(s.formulation) << "\"\nmethod = \"" << method_name(s.method)
+     << "\"\nh = " << num(s.h) << "\nt_end = " << num(s.t_end) << "\nrtol = " << num(s.rtol) << "\natol = " << num(s.atol)
+     << "\ntol = " << num(s.tol) << "\nmax_iterations = " << s.max_iterations << "\nmax_steps = " << s.max_steps
+     << "\nimpetus_reset = " << num(s.impetus_reset) << "\n\n";
+  os << "[projection]\nmomentum = " << (s.momentum ? "true" : "false") << "\nposition = " << (s.position ? "true" : "false")
+     << "\ntol = " << num(s.projection_tol) << "\nmax_iterations = " << s.projection_max_iterations << "\n\n";
+  os << "[ensemble]\nsize = " << s.size << "\nseed = " << s.seed << "\nperturbation = " << num(s.perturbation) << "\n\n";
+  os << "[output]\nsample_dt = " << num(rp.sample_dt) << "\ntrajectory = " << (s.trajectory ? "true" : "false") << "\n";
+  return os.str();
+}
+
+nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
+  nlohmann::json j;
+  j["model"] = {{"kind", s.model_kind},
+                {"initial", s.initial},
+                {"mass", s.mass},
+                {"length", s.length},
+                {"gravity", s.gravity}};
+  j["integrator"] = {{"formulation", formulation_key(s.formulation)},
+                     {"method", method_name(s.method)},
+                     {"h", s.h},
+                     {"t_end", s.t_end},
+                     {"rtol", s.rtol},
+                     {"atol", s.atol},
+                     {"tol", s.tol},
+                     {"max_iterations", s.max_iterations},
+                     {"max_steps", s.max_steps},
+                     {"impetus_reset", s.impetus_reset}};
+  j["projection"] = {{"momentum", s.momentum},
+                     {"position", s.position},
+                     {"tol", s.projection_tol},
+                     {"max_iterations", s.projection_max_iterations}};
+  j["ensemble"] = {{"size", s.size}, {"seed", s.seed}, {"perturbation", s.perturbation}};
+  j["output"] = {{"sample_dt", rp.sample_dt}, {"trajectory", s.trajectory}};
+  return j;
+}
+
+}  // namespace chens

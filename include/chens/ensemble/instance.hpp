@@ -1,0 +1,151 @@
+// One ensemble instance and the per-instance driver: the code both backends run.
+// The CPU backend (host/backends/cpu) calls these functions from an OpenMP loop over
+// instances; the CUDA kernels (kernels/) call the very same functions from one thread
+// per instance. Nothing here allocates, throws or knows which backend runs it.
+#pragma once
+
+#include <cmath>
+
+#include <chens/config.hpp>
+#include <chens/diagnostics/metrics.hpp>
+#include <chens/ensemble/counters.hpp>
+#include <chens/ensemble/perturbation.hpp>
+#include <chens/ensemble/run_params.hpp>
+#include <chens/integrators/dopri5.hpp>
+#include <chens/integrators/status.hpp>
+#include <chens/linalg/vec.hpp>
+#include <chens/projections/policy.hpp>
+
+namespace chens {
+
+template <class Real, int S, class Reference>
+struct Instance {
+  Vec<Real, S> z;              // state in the formulation's variables
+  Real t;                      // time of z
+  Real h;                      // adaptive: next trial step
+  Dopri5Controller<Real> ctl;  // adaptive: controller memory
+  Real energy0;                // H of the initial physical state
+  Reference ref;               // reference solution of this instance
+  index_t step;                // fixed-step: steps taken
+  int lost;                    // LostReason
+  Counters c;
+};
+
+template <class System, class Reference>
+using InstanceOf = Instance<typename System::Real, System::State::size, Reference>;
+
+template <class System, class Reference>
+CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const typename System::State& z0,
+                                                     typename System::Real perturbation, std::uint64_t seed,
+                                                     std::uint64_t index, const RunParams<typename System::Real>& rp) {
+  InstanceOf<System, Reference> in;
+  in.z = perturbed_initial_state(sys.model, z0, perturbation, seed, index);
+  in.t = typename System::Real(0);
+  in.h = rp.h;
+  in.ctl = Dopri5Controller<typename System::Real>{};
+  const auto phys = sys.physical(in.z);
+  in.energy0 = sys.model.energy(phys);
+  in.ref = Reference::make(sys.model, phys);
+  in.step = 0;
+  in.lost = all_finite(in.z) ? int(LostReason::none) : int(LostReason::non_finite);
+  in.c = Counters{};
+  return in;
+}
+
+// Advance one instance to sample time k (k = 1..rp.samples). A lost instance stays
+// frozen at its last finite state.
+template <class System, class Method, class Inst>
+CHENS_HD void advance_to_sample(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
+                                Inst& in, index_t k) {
+  using Real = typename System::Real;
+  using State = typename System::State;
+  if (in.lost != int(LostReason::none)) return;
+  if constexpr (!Method::adaptive) {
+    const index_t target = rp.sample_step(k);
+    while (in.step < target) {
+      const Real h = (in.step + 1 == rp.total_steps) ? rp.last_h : rp.h;
+      State zn;
+      const StepStatus st = method.step(sys, in.z, h, zn);
+      in.c.rhs_evaluations += static_cast<std::uint64_t>(st.rhs_evals);
+      in.c.iterations += static_cast<std::uint64_t>(st.iterations);
+      if (!st.converged) in.c.unconverged_steps += 1;
+      if (!st.finite) {
+        in.lost = int(LostReason::non_finite);
+        return;
+      }
+      if (apply_projections(sys, rp, zn, in.c) && !all_finite(zn)) {
+        in.lost = int(LostReason::non_finite);
+        return;
+      }
+      in.z = zn;
+      in.step += 1;
+      in.c.steps += 1;
+      in.t = rp.step_time(in.step);
+    }
+  } else {
+    using std::fabs;
+    const Real t_target = rp.sample_time(k);
+    if (!(in.t < t_target)) return;
+    State k1;
+    sys.rhs(in.z, k1);
+    in.c.rhs_evaluations += 1;
+    while (in.t < t_target) {
+      if (in.c.steps + in.c.rejected_steps >= static_cast<std::uint64_t>(rp.max_steps)) {
+        in.lost = int(LostReason::max_steps);
+        return;
+      }
+      Real h = in.h;
+      bool clamped = false;
+      if (in.t + Real(1.01) * h >= t_target) {  // as Hairer's DOPRI5: no sliver of a last step
+        h = t_target - in.t;
+        clamped = true;
+      }
+      if (!(h > Real(16) * machine_epsilon<Real>() * fabs(t_target))) {
+        in.lost = int(LostReason::step_size_underflow);
+        return;
+      }
+      State zn, k7;
+      const Real err = method.attempt(sys, in.z, k1, h, zn, k7);
+      in.c.rhs_evaluations += 6;
+      if (err <= Real(1) && all_finite(zn)) {
+        const Real hn = method.next_step(in.ctl, err, h, true);
+        in.t = clamped ? t_target : in.t + h;
+        in.c.steps += 1;
+        if (apply_projections(sys, rp, zn, in.c)) {
+          if (!all_finite(zn)) {
+            in.lost = int(LostReason::non_finite);
+            return;
+          }
+          sys.rhs(zn, k7);
+          in.c.rhs_evaluations += 1;
+        }
+        in.z = zn;
+        k1 = k7;
+        in.h = (clamped && in.h > hn) ? in.h : hn;
+      } else {
+        in.c.rejected_steps += 1;
+        if (err == err && all_finite(zn)) {
+          in.h = method.next_step(in.ctl, err, h, false);
+        } else {
+          in.ctl.last_rejected = true;
+          in.h = h * Real(0.1);
+        }
+      }
+    }
+  }
+}
+
+// Diagnostics of one instance at sample k; marks the instance lost (and returns false)
+// when a reported value is not finite, so that statistics stay finite.
+template <class System, class Inst>
+CHENS_HD bool measure_instance(const System& sys, const RunParams<typename System::Real>& rp, Inst& in, index_t k,
+                               Metrics<typename System::Real>& out) {
+  if (in.lost != int(LostReason::none)) return false;
+  if (!measure(sys, in.z, in.energy0, in.ref, rp.sample_time(k), out)) {
+    in.lost = int(LostReason::non_finite);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace chens

@@ -1,0 +1,53 @@
+// Resolved, validated numbers one ensemble run needs on the device or the CPU: a plain
+// trivially copyable struct (the host builds it from the study, host/study/).
+#pragma once
+
+#include <chens/config.hpp>
+
+namespace chens {
+
+template <class Real>
+struct RunParams {
+  // Time grid. Fixed-step methods take total_steps steps of size h (the last one of
+  // size last_h, equal to h when t_end is a multiple of h), so the run ends exactly at
+  // t_end; samples are taken every steps_per_sample steps and at t_end. Adaptive
+  // methods hit every sample time t_k = k * sample_dt (and t_end) exactly.
+  Real h = Real(0.1);       // step size (fixed) or initial step size (adaptive)
+  Real last_h = Real(0.1);  // size of the final fixed step
+  Real t_end = Real(0);
+  Real sample_dt = Real(1);
+  index_t total_steps = 0;
+  index_t steps_per_sample = 1;
+  index_t samples = 0;  // number of sample intervals; sample times are k = 0..samples
+  bool fixed_step = true;
+
+  // Adaptive stepping (dopri5).
+  Real rtol = Real(1e-6);
+  Real atol = Real(1e-9);
+  index_t max_steps = 100000000;  // per instance, accepted + rejected, over the whole run
+
+  // Implicit methods: fixed-point iteration (implicit_rk.hpp).
+  Real iteration_tol = Real(1e-12);
+  int max_iterations = 100;
+
+  // Projections (002 §11): independent triggers, position first, then momentum.
+  bool project_momentum = false;
+  bool project_position = false;
+  Real projection_tol = Real(1e-6);
+  int projection_max_iterations = 50;
+
+  // Impetus reset (000 §8): replace p* by p when max |p* - p| exceeds this; 0 = never.
+  Real impetus_reset = Real(0);
+
+  CHENS_HD Real sample_time(index_t k) const {
+    if (fixed_step) return step_time(sample_step(k));
+    return k >= samples ? t_end : Real(k) * sample_dt;
+  }
+  CHENS_HD index_t sample_step(index_t k) const {
+    const index_t s = k * steps_per_sample;
+    return s < total_steps ? s : total_steps;
+  }
+  CHENS_HD Real step_time(index_t n) const { return n >= total_steps ? t_end : Real(n) * h; }
+};
+
+}  // namespace chens

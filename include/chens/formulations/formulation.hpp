@@ -1,0 +1,34 @@
+// Names of the underlying equations chens integrates. Each formulation is a small
+// struct over a model with
+//   rhs(z, dz)       the right-hand side of the underlying ODE in its own variables,
+//   physical(z)      the physical (q, p) of a state (identity except for impetus
+//                    variables, where p = p* - J^T lambda, 000 eq. 26),
+// and the flag has_impetus telling whether a state carries impetuses p* (000 §5).
+#pragma once
+
+namespace chens {
+
+enum class FormulationId : int {
+  naive = 0,             // index-reduced equations, 002 eq. 38 = 001 eq. 13 = 004 eq. 1.6
+  total = 1,             // total Hamiltonian H + mu phi, 001 eq. 14
+  extended = 2,          // extended Hamiltonian H - lambda phi + mu psi, 002 eq. 37
+  dirac = 3,             // Hamilton-Dirac equations, 002 eqs. 35-36 (general form 31)
+  impetus = 4,           // impetus-striction formalism, 000 eq. 50 (general form 30)
+  impetus_modified = 5,  // impetus-striction with the modified Hamiltonian, 000 eqs. 52-53
+};
+
+inline constexpr int formulation_count = 6;
+
+inline constexpr const char* formulation_name(FormulationId f) {
+  switch (f) {
+    case FormulationId::naive: return "naive";
+    case FormulationId::total: return "total";
+    case FormulationId::extended: return "extended";
+    case FormulationId::dirac: return "dirac";
+    case FormulationId::impetus: return "impetus";
+    case FormulationId::impetus_modified: return "impetus-modified";
+  }
+  return "?";
+}
+
+}  // namespace chens

@@ -1,0 +1,94 @@
+// Dormand-Prince 5(4) with per-instance adaptive step size. The step-size controller is
+// the one of Hairer's DOPRI5 code (Hairer, Norsett & Wanner I, §II.4 and the code's
+// defaults): safety 0.9, factor bounds [0.2, 10], Lund stabilisation beta = 0.04, and
+// the error norm sqrt(mean_i (e_i / (atol + rtol max(|z_i|, |z_new_i|)))^2).
+#pragma once
+
+#include <cmath>
+
+#include <chens/config.hpp>
+#include <chens/integrators/status.hpp>
+#include <chens/integrators/tableaus.hpp>
+#include <chens/linalg/vec.hpp>
+
+namespace chens {
+
+template <class Real>
+struct Dopri5Controller {
+  Real facold = Real(1e-4);
+  bool last_rejected = false;
+};
+
+template <class Real>
+struct Dopri5 {
+  using Tableau = Dopri5Tableau;
+  static constexpr bool adaptive = true;
+  static constexpr int order = 5;
+  Real rtol;
+  Real atol;
+
+  // One trial step of size h from z with k1 = f(z). On return z_new is the fifth-order
+  // solution, k7 = f(z_new) (reused as the next k1: first same as last) and the return
+  // value is the scaled error norm (accept when <= 1).
+  template <class System>
+  CHENS_HD Real attempt(const System& sys, const typename System::State& z, const typename System::State& k1, Real h,
+                        typename System::State& z_new, typename System::State& k7) const {
+    using std::fabs;
+    using std::sqrt;
+    using State = typename System::State;
+    using T = Dopri5Tableau;
+    State k[7];
+    k[0] = k1;
+    CHENS_UNROLL
+    for (int i = 1; i < 7; ++i) {
+      State zi = z;
+      CHENS_UNROLL
+      for (int j = 0; j < i; ++j) {
+        if (T::a(i, j) != 0.0) zi = axpy(zi, h * Real(T::a(i, j)), k[j]);
+      }
+      if (i == 6) z_new = zi;  // row 7 of A is b
+      sys.rhs(zi, k[i]);
+    }
+    k7 = k[6];
+    Real sum = Real(0);
+    constexpr int n = State::size;
+    CHENS_UNROLL
+    for (int c = 0; c < n; ++c) {
+      Real e = Real(0);
+      CHENS_UNROLL
+      for (int i = 0; i < 7; ++i) {
+        if (T::e(i) != 0.0) e = e + Real(T::e(i)) * k[i][c];
+      }
+      e = e * h;
+      const Real a = fabs(z[c]), b = fabs(z_new[c]);
+      const Real sc = atol + rtol * (a > b ? a : b);
+      sum = sum + (e / sc) * (e / sc);
+    }
+    return sqrt(sum / Real(n));
+  }
+
+  // Next step size after a trial of size h with error norm err (Hairer's DOPRI5).
+  CHENS_HD Real next_step(Dopri5Controller<Real>& ctl, Real err, Real h, bool accepted) const {
+    using std::pow;
+    const Real safe = Real(0.9), beta = Real(0.04);
+    const Real facc1 = Real(1) / Real(0.2), facc2 = Real(1) / Real(10);
+    const Real expo1 = Real(0.2) - beta * Real(0.75);
+    const Real fac11 = err > Real(0) ? pow(err, expo1) : Real(0);
+    if (accepted) {
+      Real fac = fac11 / pow(ctl.facold, beta);
+      fac = fac / safe;
+      fac = fac > facc1 ? facc1 : (fac < facc2 ? facc2 : fac);
+      Real hnew = h / fac;
+      ctl.facold = err > Real(1e-4) ? err : Real(1e-4);
+      if (ctl.last_rejected && hnew > h) hnew = h;
+      ctl.last_rejected = false;
+      return hnew;
+    }
+    Real f = fac11 / safe;
+    f = f < facc1 ? f : facc1;
+    ctl.last_rejected = true;
+    return h / f;
+  }
+};
+
+}  // namespace chens

@@ -1,0 +1,84 @@
+// Planar pendulum in Cartesian coordinates (Seiler 1998b §6 = paper 002 §6; 001 §3).
+//
+//   H = |p|^2 / (2m) + m g y,          phi = (x^2 + y^2 - l^2) / 2,
+//   psi = {phi, H} = J M^-1 p = (x px + y py) / m          (001 eq. 2)
+//
+// With m = l = g = 1 (the papers' choice) psi is the papers' x px + y py. For general
+// m we keep the definition psi = {phi, H} of 001 eq. (2): it is the time derivative of
+// phi, so the Dirac-bracket formulas of 002 §5 hold unchanged, and the constraint
+// "Gram" matrix Q = {phi, psi} = J M^-1 J^T of 002 eq. (28) is the mass-weighted one
+// that the mass-orthogonal projections of 001 §4 / 002 §11 need.
+//
+// The model exposes the primitives the generic formulations need (002 eqs. 27-31):
+// constraint Jacobian products J v and J^T lambda, curvature products
+// sum_a lambda_a Hess(phi_a) v, the Gram solve Q^-1, the bracket {psi, H} and S = {psi, psi}.
+#pragma once
+
+#include <chens/config.hpp>
+#include <chens/linalg/vec.hpp>
+
+namespace chens {
+
+template <class Real_>
+struct Pendulum {
+  using Real = Real_;
+  static constexpr int dof = 2;
+  static constexpr int constraints = 1;
+  static constexpr int state_size = 2 * dof;
+  using State = Vec<Real, state_size>;
+  using Coords = Vec<Real, dof>;
+  using Multipliers = Vec<Real, constraints>;
+
+  Real m;  // mass
+  Real l;  // length
+  Real g;  // gravitational acceleration (gravity acts along -y)
+
+  // Size of phi's values, for round-off-level tolerances.
+  CHENS_HD Real constraint_scale() const { return l * l; }
+
+  CHENS_HD static Coords q_of(const State& z) { return Coords{{z[0], z[1]}}; }
+  CHENS_HD static Coords p_of(const State& z) { return Coords{{z[2], z[3]}}; }
+  CHENS_HD static State join(const Coords& q, const Coords& p) { return State{{q[0], q[1], p[0], p[1]}}; }
+
+  CHENS_HD Coords minv_mul(const Coords& v) const {
+    const Real im = Real(1) / m;
+    return Coords{{im * v[0], im * v[1]}};
+  }
+  CHENS_HD Real potential(const Coords& q) const { return m * g * q[1]; }
+  CHENS_HD Coords grad_potential(const Coords&) const { return Coords{{Real(0), m * g}}; }
+  CHENS_HD Real energy(const State& z) const {
+    return (z[2] * z[2] + z[3] * z[3]) / (Real(2) * m) + m * g * z[1];
+  }
+
+  CHENS_HD Multipliers phi(const Coords& q) const {
+    return Multipliers{{(q[0] * q[0] + q[1] * q[1] - l * l) / Real(2)}};
+  }
+  // J v with J = grad phi = q^T.
+  CHENS_HD Multipliers jac_mul(const Coords& q, const Coords& v) const {
+    return Multipliers{{q[0] * v[0] + q[1] * v[1]}};
+  }
+  // J^T lambda.
+  CHENS_HD Coords jac_t_mul(const Coords& q, const Multipliers& lam) const {
+    return Coords{{lam[0] * q[0], lam[0] * q[1]}};
+  }
+  // sum_a lambda_a Hess(phi_a) v; Hess(phi) = I for the pendulum.
+  CHENS_HD Coords hess_phi_mul(const Coords&, const Multipliers& lam, const Coords& v) const {
+    return Coords{{lam[0] * v[0], lam[0] * v[1]}};
+  }
+  CHENS_HD Multipliers psi(const State& z) const {
+    return Multipliers{{(z[0] * z[2] + z[1] * z[3]) / m}};
+  }
+  // Solve Q x = rhs with Q = J M^-1 J^T = (x^2 + y^2) / m (002 eq. 28, 001 Prop. 2's R).
+  CHENS_HD Multipliers gram_solve(const Coords& q, const Multipliers& rhs) const {
+    return Multipliers{{m * rhs[0] / (q[0] * q[0] + q[1] * q[1])}};
+  }
+  // {psi, H} = p^T M^-1 Hess(phi) M^-1 p - J M^-1 grad V  (002 eq. 45 for one constraint).
+  CHENS_HD Multipliers psi_h_bracket(const State& z) const {
+    const Real im = Real(1) / m;
+    return Multipliers{{im * im * (z[2] * z[2] + z[3] * z[3]) - g * z[1]}};
+  }
+  // S nu with S_ab = {psi_a, psi_b}: a 1x1 skew-symmetric matrix vanishes.
+  CHENS_HD Multipliers s_mul(const State&, const Multipliers&) const { return Multipliers{{Real(0)}}; }
+};
+
+}  // namespace chens

@@ -1,0 +1,117 @@
+// Elliptic integrals and Jacobi elliptic functions for the closed-form pendulum
+// reference, host/device, no tables. Parameter convention: m = k^2 (A&S 16.1).
+//   carlson_rf: Carlson's symmetric integral R_F (Carlson 1995, Numer. Algorithms 10),
+//               duplication to ERRTOL = 1e-3, remainder series to fifth order
+//               (truncation error about ERRTOL^6 / 4 < 1e-18).
+//   ellint_f:   incomplete F(phi | m) = sin(phi) R_F(cos^2 phi, 1 - m sin^2 phi, 1), any phi.
+//   jacobi:     sn, cn, dn by the arithmetic-geometric mean (A&S 16.4.3) after
+//               reducing u modulo 2K so the AGM never sees a large argument.
+#pragma once
+
+#include <cmath>
+
+#include <chens/config.hpp>
+
+namespace chens {
+
+template <class Real>
+CHENS_HD Real carlson_rf(Real x, Real y, Real z) {
+  using std::fabs;
+  using std::fmax;
+  using std::sqrt;
+  const Real errtol = Real(1e-3);
+  Real xt = x, yt = y, zt = z, a, dx, dy, dz;
+  for (int it = 0; it < 200; ++it) {
+    const Real sx = sqrt(xt), sy = sqrt(yt), sz = sqrt(zt);
+    const Real lam = sx * (sy + sz) + sy * sz;
+    xt = Real(0.25) * (xt + lam);
+    yt = Real(0.25) * (yt + lam);
+    zt = Real(0.25) * (zt + lam);
+    a = (xt + yt + zt) / Real(3);
+    dx = (a - xt) / a;
+    dy = (a - yt) / a;
+    dz = (a - zt) / a;
+    const Real dev = fmax(fabs(dx), fmax(fabs(dy), fabs(dz)));
+    if (dev < errtol) break;
+  }
+  const Real e2 = dx * dy - dz * dz;
+  const Real e3 = dx * dy * dz;
+  return (Real(1) + (Real(1) / Real(24) * e2 - Real(0.1) - Real(3) / Real(44) * e3) * e2 +
+          Real(1) / Real(14) * e3) /
+         sqrt(a);
+}
+
+// Complete integral of the first kind K(m), 0 <= m < 1.
+template <class Real>
+CHENS_HD Real ellint_k(Real m) {
+  return carlson_rf(Real(0), Real(1) - m, Real(1));
+}
+
+// Incomplete integral of the first kind F(phi | m) for any real phi (quasi-periodic:
+// F(phi + n pi) = F(phi) + 2 n K).
+template <class Real>
+CHENS_HD Real ellint_f(Real phi, Real m) {
+  using std::cos;
+  using std::floor;
+  using std::sin;
+  const Real pi = Real(3.141592653589793238462643383279502884L);
+  const Real n = floor(phi / pi + Real(0.5));
+  const Real r = phi - n * pi;  // |r| <= pi/2
+  const Real s = sin(r), c = cos(r);
+  Real f = s * carlson_rf(c * c, Real(1) - m * s * s, Real(1));
+  if (n != Real(0)) f = f + Real(2) * n * ellint_k(m);
+  return f;
+}
+
+template <class Real>
+struct JacobiSnCnDn {
+  Real sn, cn, dn;
+};
+
+// sn, cn, dn of (u | m) for 0 <= m < 1; kk = K(m) is passed in so callers reuse it.
+template <class Real>
+CHENS_HD JacobiSnCnDn<Real> jacobi(Real u, Real m, Real kk) {
+  using std::asin;
+  using std::cos;
+  using std::fabs;
+  using std::floor;
+  using std::fmod;
+  using std::sin;
+  using std::sqrt;
+  // u = u_r + 2 K n with |u_r| <= K: sn, cn change sign with n odd, dn does not.
+  const Real n = floor(u / (Real(2) * kk) + Real(0.5));
+  const Real ur = u - Real(2) * kk * n;
+  const bool flip = fabs(fmod(n, Real(2))) == Real(1);
+  constexpr int max_levels = 24;
+  Real a[max_levels + 1], c[max_levels + 1];
+  a[0] = Real(1);
+  Real b = sqrt(Real(1) - m);
+  c[0] = sqrt(m);
+  int levels = 0;
+  Real two_n = Real(1);
+  while (levels < max_levels && fabs(c[levels]) > Real(4e-17) * a[levels]) {
+    const Real an = a[levels];
+    a[levels + 1] = Real(0.5) * (an + b);
+    c[levels + 1] = Real(0.5) * (an - b);
+    b = sqrt(an * b);
+    ++levels;
+    two_n = two_n * Real(2);
+  }
+  Real phi = two_n * a[levels] * ur;
+  Real phi_prev = phi;
+  for (int lv = levels; lv >= 1; --lv) {
+    phi_prev = phi;
+    phi = Real(0.5) * (phi + asin(c[lv] * sin(phi) / a[lv]));
+  }
+  JacobiSnCnDn<Real> r;
+  r.sn = sin(phi);
+  r.cn = cos(phi);
+  r.dn = levels > 0 ? r.cn / cos(phi_prev - phi) : Real(1);
+  if (flip) {
+    r.sn = -r.sn;
+    r.cn = -r.cn;
+  }
+  return r;
+}
+
+}  // namespace chens

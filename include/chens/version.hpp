@@ -1,0 +1,3 @@
+#pragma once
+
+#define CHENS_VERSION_STRING "0.1.0"
