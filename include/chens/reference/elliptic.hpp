@@ -4,8 +4,8 @@
 //               duplication to ERRTOL = 1e-3, remainder series to fifth order
 //               (truncation error about ERRTOL^6 / 4 < 1e-18).
 //   ellint_f:   incomplete F(phi | m) = sin(phi) R_F(cos^2 phi, 1 - m sin^2 phi, 1), any phi.
-//   jacobi:     sn, cn, dn by the arithmetic-geometric mean (A&S 16.4.3) after
-//               reducing u modulo 2K so the AGM never sees a large argument.
+//   jacobi:     sn, cn by the arithmetic-geometric mean (A&S 16.4.3) after reducing u
+//               modulo 2K so the AGM never sees a large argument; dn from sqrt((1-m) + m cn^2).
 #pragma once
 
 #include <cmath>
@@ -106,7 +106,10 @@ CHENS_HD JacobiSnCnDn<Real> jacobi(Real u, Real m, Real kk) {
   JacobiSnCnDn<Real> r;
   r.sn = sin(phi);
   r.cn = cos(phi);
-  r.dn = levels > 0 ? r.cn / cos(phi_prev - phi) : Real(1);
+  // dn^2 = 1 - m sn^2 = (1 - m) + m cn^2: a sum of non-negative terms, accurate also at
+  // the quarter period, where A&S's cos(phi_0)/cos(phi_1 - phi_0) is 0/0.
+  (void)phi_prev;
+  r.dn = sqrt((Real(1) - m) + m * r.cn * r.cn);
   if (flip) {
     r.sn = -r.sn;
     r.cn = -r.cn;

@@ -8,7 +8,8 @@
 //                          cos(theta/2) = dn(.), theta' = 2 kappa w cn(.);
 //   rotation  (kappa > 1): theta/2 = am(s w t / k + u0 | k^2), k = 1/kappa, s = sign(theta'),
 //                          theta' = 2 s (w/k) dn(.);
-//   separatrix (kappa = 1): sin(theta/2) = tanh(s w t + u0), theta' = 2 s w sech(.).
+//   separatrix (kappa = 1): sin(theta/2) = tanh(s w t + u0), theta' = 2 s w sech(.);
+//   no gravity (g = 0):     theta = theta0 + theta' t.
 // Evaluating it costs nothing per integration step: the reference is computed only at
 // sample times. Initial data off the constraint manifold are first projected onto it
 // (radially for q, mass-orthogonally for p) and the projection is reported.
@@ -25,7 +26,7 @@ namespace chens {
 template <class Real>
 struct PendulumExact {
   static constexpr bool available = true;
-  enum Regime : int { rest = 0, libration = 1, rotation = 2, separatrix = 3 };
+  enum Regime : int { rest = 0, libration = 1, rotation = 2, separatrix = 3, free_rotation = 4 };
   Real l, m;      // length and mass (to map back to Cartesian momenta)
   Real w;         // sqrt(g / l)
   Real param;     // elliptic parameter: kappa^2 (libration) or k^2 = 1/kappa^2 (rotation)
@@ -41,6 +42,7 @@ struct PendulumExact {
   CHENS_HD Real period() const {
     if (regime == libration) return Real(4) * kk / w;
     if (regime == rotation) return Real(2) * kk * std::sqrt(param) / w;
+    if (regime == free_rotation && u0 != Real(0)) return Real(2) * Real(3.141592653589793238462643383279502884L) / std::fabs(u0);
     return Real(0) / Real(0);  // rest: undefined; separatrix: infinite
   }
 
@@ -78,13 +80,19 @@ struct PendulumExact {
     const Real th = atan2(x, -y);
     const Real thd = (x * py - y * px) / (model.m * model.l * model.l);
     const Real w2 = r.w * r.w;
+    if (w2 == Real(0)) {  // no gravity: uniform rotation theta = theta0 + theta' t
+      r.regime = free_rotation;
+      r.theta0 = th;
+      r.u0 = thd;
+      return r;
+    }
     // kappa^2 = (E + w^2)/(2 w^2) = sin^2(th/2) + (thd / (2w))^2, written without cancellation.
     const Real s_half = std::sin(th / Real(2));
     const Real kap2 = s_half * s_half + (thd * thd) / (Real(4) * w2);
-    (void)w2;
     if (kap2 == Real(0)) {
       r.regime = rest;
       r.theta0 = th;
+      r.u0 = Real(0);
       return r;
     }
     const Real sep_tol = Real(1e-15);
@@ -122,10 +130,11 @@ struct PendulumExact {
     using std::sin;
     using std::tanh;
     Real s, c, thd;  // sin(theta/2), cos(theta/2), theta'
-    if (regime == rest) {
-      s = sin(theta0 / Real(2));
-      c = cos(theta0 / Real(2));
-      thd = Real(0);
+    if (regime == rest || regime == free_rotation) {
+      const Real half = (theta0 + u0 * t) / Real(2);  // u0 = theta' (0 at rest)
+      s = sin(half);
+      c = cos(half);
+      thd = u0;
     } else if (regime == libration) {
       const auto j = jacobi(w * t + u0, param, kk);
       s = scale * j.sn;

@@ -1,0 +1,360 @@
+// CPU throughput of chens against Boost.Odeint on the same problem (docs/performance.md).
+//
+// Problem: an ensemble of planar pendulums, m = l = g = 1, nominal initial data
+// (x, y, px, py) = (1, 0, 0, -2), instance i perturbed by chens::perturbed_initial_state
+// (delta = 1e-4, seed 1; instance 0 is the nominal data). Hamilton-Dirac equations
+// (002 eqs. 35-36), classical RK4, h = 0.01, a fixed number of steps, momentum projection
+// after a step whenever |psi| > 1e-6 (as `chens run` does with projection.momentum = true).
+//
+//   chens_driver        make_instance + advance_to_sample on one thread, no reference
+//                       solution and no diagnostics: the per-instance driver alone.
+//   chens_ensemble      run_cpu_ensemble, the production CPU path: the driver plus, at every
+//                       sample (every 10 steps, 100 samples per 1000 steps, as `chens run`'s
+//                       default), the exact reference solution, the four metrics and their
+//                       accumulators. threads:1 and threads:<all>.
+//   chens_ensemble_noref  the same without the reference solution (NoReference): isolates
+//                       the cost of the elliptic-function reference.
+//   odeint_*            Boost.Odeint runge_kutta4 (and runge_kutta4_classic) stepping the
+//                       same equations, written as a plain functor, with the same projection,
+//                       over the same initial states, one thread.
+//
+// Throughput is reported as items_per_second = instance-steps per second (wall clock).
+// Before timing, main() checks that every odeint variant ends in the same final states as
+// the chens driver (max |difference| <= 1e-12) and that the ensemble's instance 0 equals
+// the driver's; the binary exits with status 1 otherwise.
+//
+// --one-pass=<name> [--instances=N] [--steps=S] [--threads=T] [--projall] runs one untimed
+// pass of one variant and exits (for valgrind --tool=callgrind instruction counts; see docs/performance.md).
+
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <boost/numeric/odeint.hpp>
+
+#include <chens/ensemble/instance.hpp>
+#include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/integrators/explicit_rk.hpp>
+#include <chens/integrators/tableaus.hpp>
+#include <chens/models/pendulum.hpp>
+#include <chens/reference/pendulum_exact.hpp>
+
+#include "backends/cpu/cpu_ensemble.hpp"
+
+namespace {
+
+namespace odeint = boost::numeric::odeint;
+
+using Model = chens::Pendulum<double>;
+using System = chens::HamiltonDirac<Model>;
+using Method = chens::ExplicitRk<chens::Rk4Tableau>;
+using State = Model::State;
+using NoRef = chens::NoReference<double, Model::state_size>;
+using ExactRef = chens::PendulumExact<double>;
+using Arr = std::array<double, 4>;
+
+constexpr double kH = 0.01;
+constexpr double kPerturbation = 1e-4;
+constexpr std::uint64_t kSeed = 1;
+constexpr double kProjectionTol = 1e-6;
+constexpr chens::index_t kStepsPerSample = 10;
+constexpr double kAgreementTol = 1e-12;
+
+constexpr std::int64_t kDefaultInstances = 1024;
+constexpr std::int64_t kDefaultSteps = 1000;
+
+// Compile-time constant model (only for the chens_driver_const variant).
+const Model kModel{1.0, 1.0, 1.0};
+const System kSystem{kModel};
+const State kZ0{{1.0, 0.0, 0.0, -2.0}};
+
+// As in `chens run`, m, l, g and the initial data are run-time values: read through a
+// volatile so that the compiler cannot fold m = l = g = 1 into the chens code.
+volatile double g_unit = 1.0;
+Model runtime_model() { return Model{g_unit, g_unit, g_unit}; }
+System runtime_system() { return System{runtime_model()}; }
+State runtime_z0() { return State{{g_unit * kZ0[0], g_unit * kZ0[1], g_unit * kZ0[2], g_unit * kZ0[3]}}; }
+
+// The time grid `chens run` resolves for h = 0.01, t_end = steps * h, sample_dt = 0.1,
+// with last_h = h exactly (so that odeint takes the very same steps).
+chens::RunParams<double> run_params(chens::index_t steps, double tol = kProjectionTol) {
+  chens::RunParams<double> rp;
+  rp.h = kH;
+  rp.last_h = kH;
+  rp.t_end = static_cast<double>(steps) * kH;
+  rp.fixed_step = true;
+  rp.total_steps = steps;
+  rp.steps_per_sample = std::min<chens::index_t>(kStepsPerSample, std::max<chens::index_t>(1, steps));
+  rp.sample_dt = static_cast<double>(rp.steps_per_sample) * kH;
+  rp.samples = steps == 0 ? 0 : (steps + rp.steps_per_sample - 1) / rp.steps_per_sample;
+  rp.project_momentum = true;
+  rp.project_position = false;
+  rp.projection_tol = tol;
+  return rp;
+}
+
+chens::EnsembleSpec ensemble_spec(std::uint64_t n, int threads) {
+  chens::EnsembleSpec spec;
+  spec.size = n;
+  spec.seed = kSeed;
+  spec.perturbation = kPerturbation;
+  spec.threads = threads;
+  return spec;
+}
+
+struct PassResult {
+  std::vector<Arr> finals;  // final state of every instance
+  std::uint64_t projections = 0;
+};
+
+// ---- chens: the per-instance driver, one thread ----------------------------------------
+
+PassResult chens_driver_pass(const System& sys, const State& z0, std::uint64_t n, chens::index_t steps,
+                             bool keep_finals, double tol) {
+  const auto rp = run_params(steps, tol);
+  const Method method{};
+  PassResult out;
+  if (keep_finals) out.finals.resize(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    auto in = chens::make_instance<System, NoRef>(sys, z0, kPerturbation, kSeed, i, rp);
+    for (chens::index_t k = 1; k <= rp.samples; ++k) chens::advance_to_sample(sys, method, rp, in, k);
+    benchmark::DoNotOptimize(in.z);
+    out.projections += in.c.momentum_projections;
+    if (keep_finals) out.finals[i] = Arr{in.z[0], in.z[1], in.z[2], in.z[3]};
+  }
+  return out;
+}
+
+PassResult chens_driver_pass(std::uint64_t n, chens::index_t steps, bool keep_finals, double tol = kProjectionTol) {
+  return chens_driver_pass(runtime_system(), runtime_z0(), n, steps, keep_finals, tol);
+}
+
+// ---- chens: the CPU backend -------------------------------------------------------------
+
+template <class Reference>
+chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps, int threads) {
+  return chens::run_cpu_ensemble<System, Method, Reference>(runtime_system(), Method{}, run_params(steps), runtime_z0(),
+                                                            ensemble_spec(n, threads));
+}
+
+// ---- Boost.Odeint -------------------------------------------------------------------------
+
+// Hamilton-Dirac equations of the pendulum, m = l = g = 1 (002 eqs. 35-36).
+struct DiracPendulumRhs {
+  void operator()(const Arr& z, Arr& dz, double /*t*/) const {
+    const double x = z[0], y = z[1], px = z[2], py = z[3];
+    const double r2 = x * x + y * y;
+    const double lambda = -(px * px + py * py - y) / r2;
+    const double mu = -(x * px + y * py) / r2;
+    dz[0] = px + mu * x;
+    dz[1] = py + mu * y;
+    dz[2] = lambda * x - mu * px;
+    dz[3] = lambda * y - mu * py - 1.0;
+  }
+};
+
+using OdeintRk4 = odeint::runge_kutta4<Arr>;  // std::array dispatches to array_algebra
+using OdeintRk4Range = odeint::runge_kutta4<Arr, double, Arr, double, odeint::range_algebra>;
+using OdeintRk4Classic = odeint::runge_kutta4_classic<Arr>;
+
+template <class Stepper>
+PassResult odeint_pass(std::uint64_t n, chens::index_t steps, bool keep_finals, double tol = kProjectionTol) {
+  Stepper stepper;
+  const DiracPendulumRhs rhs;
+  const Model model = runtime_model();
+  const State z0 = runtime_z0();
+  PassResult out;
+  if (keep_finals) out.finals.resize(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const State z = chens::perturbed_initial_state(model, z0, kPerturbation, kSeed, i);
+    Arr x{z[0], z[1], z[2], z[3]};
+    for (chens::index_t s = 0; s < steps; ++s) {
+      stepper.do_step(rhs, x, static_cast<double>(s) * kH, kH);
+      const double psi = x[0] * x[2] + x[1] * x[3];
+      if (std::fabs(psi) > tol) {
+        const double c = psi / (x[0] * x[0] + x[1] * x[1]);
+        x[2] -= c * x[0];
+        x[3] -= c * x[1];
+        out.projections += 1;
+      }
+    }
+    benchmark::DoNotOptimize(x);
+    if (keep_finals) out.finals[i] = x;
+  }
+  return out;
+}
+
+// ---- benchmarks -----------------------------------------------------------------------------
+
+std::uint64_t instances_of(const benchmark::State& st) { return static_cast<std::uint64_t>(st.range(0)); }
+chens::index_t steps_of(const benchmark::State& st) { return static_cast<chens::index_t>(st.range(1)); }
+
+void finish(benchmark::State& st, std::uint64_t projections) {
+  const double instance_steps = static_cast<double>(instances_of(st)) * static_cast<double>(steps_of(st));
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(instance_steps));
+  st.counters["proj_per_step"] = benchmark::Counter(static_cast<double>(projections) / instance_steps);
+}
+
+void BM_chens_driver(benchmark::State& st, double tol) {
+  std::uint64_t proj = 0;
+  for (auto _ : st) proj = chens_driver_pass(instances_of(st), steps_of(st), false, tol).projections;
+  finish(st, proj);
+}
+
+template <class Reference>
+void BM_chens_ensemble(benchmark::State& st, int threads) {
+  std::uint64_t proj = 0;
+  for (auto _ : st) {
+    const auto res = chens_ensemble_pass<Reference>(instances_of(st), steps_of(st), threads);
+    benchmark::DoNotOptimize(res.instance0_state.data());
+    proj = res.totals.momentum_projections;
+  }
+  finish(st, proj);
+  st.counters["threads"] = benchmark::Counter(threads);
+}
+
+template <class Stepper>
+void BM_odeint(benchmark::State& st, double tol) {
+  std::uint64_t proj = 0;
+  for (auto _ : st) proj = odeint_pass<Stepper>(instances_of(st), steps_of(st), false, tol).projections;
+  finish(st, proj);
+}
+
+// ---- agreement check ------------------------------------------------------------------------
+
+double max_abs_diff(const std::vector<Arr>& a, const std::vector<Arr>& b) {
+  double m = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (int c = 0; c < 4; ++c) {
+      const double d = std::fabs(a[i][c] - b[i][c]);
+      m = (d > m || d != d) ? d : m;
+    }
+  return m;
+}
+
+bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
+  bool ok = true;
+  const PassResult ref = chens_driver_pass(n, steps, true, tol);
+  std::printf("agreement check: %llu instances x %lld steps, projection_tol %g, chens driver: %llu momentum projections\n",
+              static_cast<unsigned long long>(n), static_cast<long long>(steps), tol,
+              static_cast<unsigned long long>(ref.projections));
+  struct Variant {
+    const char* name;
+    PassResult (*pass)(std::uint64_t, chens::index_t, bool, double);
+  };
+  const Variant variants[] = {{"odeint runge_kutta4 (array_algebra)", &odeint_pass<OdeintRk4>},
+                              {"odeint runge_kutta4 (range_algebra)", &odeint_pass<OdeintRk4Range>},
+                              {"odeint runge_kutta4_classic", &odeint_pass<OdeintRk4Classic>}};
+  for (const auto& v : variants) {
+    const PassResult r = v.pass(n, steps, true, tol);
+    const double d = max_abs_diff(ref.finals, r.finals);
+    const bool good = d <= kAgreementTol && r.projections == ref.projections;
+    std::printf("  %-38s max |final - chens final| = %.3e, projections %llu  %s\n", v.name, d,
+                static_cast<unsigned long long>(r.projections), good ? "ok" : "MISMATCH");
+    ok = ok && good;
+  }
+  if (tol != kProjectionTol) {
+    std::fflush(stdout);
+    return ok;
+  }
+  for (const int threads : {1, omp_get_max_threads()}) {
+    const auto res = chens_ensemble_pass<ExactRef>(n, steps, threads);
+    double d = 0.0;
+    for (int c = 0; c < 4; ++c) d = std::max(d, std::fabs(res.instance0_state[static_cast<std::size_t>(c)] - ref.finals[0][c]));
+    const bool good = d == 0.0 && res.totals.momentum_projections == ref.projections && res.lost_total() == 0;
+    std::printf("  run_cpu_ensemble, %d thread(s): instance 0 |diff| = %.3e, projections %llu, lost %llu  %s\n",
+                threads, d, static_cast<unsigned long long>(res.totals.momentum_projections),
+                static_cast<unsigned long long>(res.lost_total()), good ? "ok" : "MISMATCH");
+    ok = ok && good;
+  }
+  std::fflush(stdout);
+  return ok;
+}
+
+// ---- one untimed pass (for callgrind) --------------------------------------------------
+
+long long arg_value(int argc, char** argv, const char* key, long long fallback) {
+  const std::size_t len = std::strlen(key);
+  for (int a = 1; a < argc; ++a)
+    if (std::strncmp(argv[a], key, len) == 0 && argv[a][len] == '=') return std::atoll(argv[a] + len + 1);
+  return fallback;
+}
+
+int one_pass(const std::string& name, int argc, char** argv) {
+  const auto n = static_cast<std::uint64_t>(arg_value(argc, argv, "--instances", kDefaultInstances));
+  const auto steps = static_cast<chens::index_t>(arg_value(argc, argv, "--steps", kDefaultSteps));
+  const int threads = static_cast<int>(arg_value(argc, argv, "--threads", 1));
+  // --projall: projection_tol = 0 (project after every step) for the driver and odeint_rk4.
+  bool projall = false;
+  for (int a = 1; a < argc; ++a) projall = projall || std::strcmp(argv[a], "--projall") == 0;
+  const double tol = projall ? 0.0 : kProjectionTol;
+  std::uint64_t proj = 0;
+  if (name == "chens_driver") proj = chens_driver_pass(n, steps, false, tol).projections;
+  else if (name == "chens_driver_const") proj = chens_driver_pass(kSystem, kZ0, n, steps, false, tol).projections;
+  else if (name == "chens_ensemble") proj = chens_ensemble_pass<ExactRef>(n, steps, threads).totals.momentum_projections;
+  else if (name == "chens_ensemble_noref") proj = chens_ensemble_pass<NoRef>(n, steps, threads).totals.momentum_projections;
+  else if (name == "odeint_rk4") proj = odeint_pass<OdeintRk4>(n, steps, false, tol).projections;
+  else if (name == "odeint_rk4_range") proj = odeint_pass<OdeintRk4Range>(n, steps, false).projections;
+  else if (name == "odeint_rk4_classic") proj = odeint_pass<OdeintRk4Classic>(n, steps, false).projections;
+  else if (name == "none") proj = 0;  // startup cost only
+  else {
+    std::fprintf(stderr, "unknown --one-pass=%s\n", name.c_str());
+    return 2;
+  }
+  std::printf("%s: %llu instances x %lld steps, %llu projections\n", name.c_str(), static_cast<unsigned long long>(n),
+              static_cast<long long>(steps), static_cast<unsigned long long>(proj));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int a = 1; a < argc; ++a)
+    if (std::strncmp(argv[a], "--one-pass=", 11) == 0) return one_pass(argv[a] + 11, argc, argv);
+
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  if (!check_agreement(kDefaultInstances, kDefaultSteps, kProjectionTol) ||
+      !check_agreement(kDefaultInstances, kDefaultSteps, 0.0)) {
+    std::fprintf(stderr, "odeint and chens disagree: the comparison would not be like with like\n");
+    return 1;
+  }
+
+  const int all = omp_get_max_threads();
+  const std::vector<std::int64_t> args{kDefaultInstances, kDefaultSteps};
+  auto reg = [&](const std::string& name, auto fn) {
+    benchmark::RegisterBenchmark(name.c_str(), fn)->Args(args)->ArgNames({"instances", "steps"})->UseRealTime()->Unit(
+        benchmark::kMillisecond);
+  };
+  reg("chens_driver/threads:1", [](benchmark::State& st) { BM_chens_driver(st, kProjectionTol); });
+  reg("chens_driver_const/threads:1", [](benchmark::State& st) {
+    std::uint64_t proj = 0;
+    for (auto _ : st) proj = chens_driver_pass(kSystem, kZ0, instances_of(st), steps_of(st), false, kProjectionTol).projections;
+    finish(st, proj);
+  });
+  reg("chens_ensemble/threads:1", [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1); });
+  reg("chens_ensemble/threads:" + std::to_string(all),
+      [all](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, all); });
+  reg("chens_ensemble_noref/threads:1", [](benchmark::State& st) { BM_chens_ensemble<NoRef>(st, 1); });
+  reg("odeint_rk4/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4>(st, kProjectionTol); });
+  reg("odeint_rk4_range/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4Range>(st, kProjectionTol); });
+  reg("odeint_rk4_classic/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4Classic>(st, kProjectionTol); });
+  // projection_tol = 0: the momentum projection runs after every step (its cost, not production).
+  reg("chens_driver_projall/threads:1", [](benchmark::State& st) { BM_chens_driver(st, 0.0); });
+  reg("odeint_rk4_projall/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4>(st, 0.0); });
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

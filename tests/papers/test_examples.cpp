@@ -1,0 +1,101 @@
+// The example studies of the paper reproductions (examples/seiler*.toml) run through the
+// same path as `chens run` (load_study, resolve, run_pendulum_cpu) and give the numbers
+// the per-instance tests assert (docs/reproductions/pendulum.md).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dispatch/pendulum_dispatch.hpp"
+#include "paper_support.hpp"
+#include "study/study.hpp"
+
+namespace chens::papers {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> example_files() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(CHENS_EXAMPLES_DIR)) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() == ".toml" && name.rfind("seiler", 0) == 0) out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string example(const std::string& name) { return std::string(CHENS_EXAMPLES_DIR) + "/" + name; }
+
+EnsembleResult run_example(const std::string& path) {
+  const Study s = load_study(path, {});
+  const RunParams<double> rp = resolve(s);
+  EnsembleSpec spec;
+  spec.size = static_cast<std::uint64_t>(s.size);
+  spec.seed = s.seed;
+  spec.perturbation = s.perturbation;
+  spec.record_trajectory = s.trajectory;
+  spec.threads = 1;
+  return run_pendulum_cpu(s, rp, spec);
+}
+
+TEST(PaperExamples, AllExist) { EXPECT_GE(example_files().size(), 18u); }
+
+TEST(PaperExamples, SingleUnperturbedTrajectoryAndNoLoss) {
+  for (const auto& f : example_files()) {
+    SCOPED_TRACE(f);
+    const Study s = load_study(f, {});
+    EXPECT_EQ(s.size, 1);
+    EXPECT_EQ(s.perturbation, 0.0);
+    EXPECT_EQ(s.method, MethodId::rk4);
+    const auto r = run_example(f);
+    EXPECT_EQ(r.lost_total(), 0u);
+    EXPECT_FALSE(r.trajectory.empty());
+  }
+}
+
+TEST(PaperExamples, Table1StudiesGiveTheTable) {
+  // Same values as Seiler2002Table1.* (within the same 5 %); trajectory rows are
+  // (t, x, y, px, py, x_ref, ...), one per period.
+  const std::vector<std::pair<std::string, std::array<double, 5>>> rows = {
+      {"seiler2002_table1_naive.toml", {9.66e-3, 7.28e-2, 9.22e-1, 2.16e-1, 3.05e-1}},
+      {"seiler2002_table1_extended.toml", {5.75e-3, 1.77e-2, 8.98e-2, 3.17e-1, 6.21e-1}},
+      {"seiler2002_table1_dirac.toml", {8.28e-4, 2.63e-3, 1.39e-2, 5.18e-2, 1.13e-1}}};
+  const int k[5] = {2, 4, 10, 20, 30};
+  const double T = rotation_period();
+  for (const auto& [file, paper] : rows) {
+    SCOPED_TRACE(file);
+    const auto r = run_example(example(file));
+    ASSERT_EQ(r.trajectory.size(), 31u);
+    for (int i = 0; i < 5; ++i) {
+      const auto& row = r.trajectory[static_cast<std::size_t>(k[i])];
+      EXPECT_NEAR(row[0], k[i] * T, 1e-12 * k[i] * T);
+      EXPECT_NEAR(std::fabs(row[2]), paper[static_cast<std::size_t>(i)], 0.05 * paper[static_cast<std::size_t>(i)]);
+    }
+  }
+}
+
+TEST(PaperExamples, MomentumProjectionStudyCounts155) {
+  const auto r = run_example(example("seiler2001_sec6_momentum.toml"));
+  EXPECT_NEAR(static_cast<double>(r.totals.momentum_projections), 155.0, 15.5);
+  EXPECT_EQ(r.totals.steps, 40920u);
+  ASSERT_EQ(r.series.size(), 1024u);
+  const double phi_end = r.series.back().metric[int(MetricId::phi)].max;
+  EXPECT_GE(phi_end, 4e-4);
+  EXPECT_LE(phi_end, 6e-4);
+}
+
+TEST(PaperExamples, DiracProjectionStudyAboutEverySecondStep) {
+  const auto r = run_example(example("seiler2002_sec11_dirac_projections.toml"));
+  ASSERT_EQ(r.totals.steps, 1000u);
+  for (const auto n : {r.totals.momentum_projections, r.totals.position_projections}) {
+    EXPECT_GE(static_cast<double>(n), 1000.0 / 3.0);
+    EXPECT_LE(static_cast<double>(n), 1000.0 * 3.0 / 4.0);
+  }
+}
+
+}  // namespace
+}  // namespace chens::papers

@@ -1,0 +1,40 @@
+// Small drivers for tests: n fixed steps of one method on one formulation, and a
+// least-squares slope for convergence orders.
+#pragma once
+
+#include <cmath>
+#include <vector>
+
+#include <chens/integrators/status.hpp>
+
+namespace chens::test {
+
+// Integrates n steps of size T/n; returns the final state in the formulation's variables.
+template <class System, class Method>
+typename System::State integrate_fixed(const System& sys, const Method& method, typename System::State z, double T,
+                                       int n) {
+  const double h = T / n;
+  for (int i = 0; i < n; ++i) {
+    typename System::State zn;
+    const StepStatus st = method.step(sys, z, h, zn);
+    if (!st.finite || !st.converged) return typename System::State{{NAN, NAN, NAN, NAN}};
+    z = zn;
+  }
+  return z;
+}
+
+// Slope of log(y) against log(x) by least squares.
+inline double loglog_slope(const std::vector<double>& x, const std::vector<double>& y) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  const double n = static_cast<double>(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double lx = std::log(x[i]), ly = std::log(y[i]);
+    sx += lx;
+    sy += ly;
+    sxx += lx * lx;
+    sxy += lx * ly;
+  }
+  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+}  // namespace chens::test
