@@ -84,7 +84,7 @@ void check_all_methods(const char* name) {
   add("gauss2", 4, ImplicitRk<Gauss2Tableau, double>{1e-15, 200}, {10, 20, 40, 80});
   for (const Row& r : rows) {
     std::string errs;
-    for (double e : r.errors) errs += " " + ::testing::PrintToString(e);
+    for (double e : r.errors) errs.append(" ").append(::testing::PrintToString(e));
     // One documented exception (docs/numerics.md): on the modified impetus equations the
     // fifth-order error term of DOPRI5 nearly cancels, so down to round-off (errors 4e-15)
     // the error still falls like h^5.6 (halving ratios 51x, 45x). There we assert the
@@ -135,7 +135,9 @@ TEST(AdaptiveDopri5, ErrorFollowsToleranceAndSampleTimesAreExact) {
     EXPECT_LT(worst, 200 * tol) << "tol " << tol;
     EXPECT_LT(worst, previous) << "tol " << tol;
     previous = worst;
-    if (tol == 1e-11) EXPECT_GT(in.c.rejected_steps, 0u);
+    if (tol == 1e-11) {
+      EXPECT_GT(in.c.rejected_steps, 0u);
+    }
     EXPECT_EQ(in.c.rhs_evaluations, 6 * (in.c.steps + in.c.rejected_steps) + rp.samples);
   }
 }

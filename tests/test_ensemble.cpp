@@ -1,1 +1,241 @@
+// The CPU ensemble driver: determinism, statistics against a brute-force computation,
+// perturbed initial data, lost instances, and the time grid.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include <chens/ensemble/accumulator.hpp>
+#include <chens/ensemble/instance.hpp>
+#include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/formulations/naive.hpp>
+#include <chens/integrators/explicit_rk.hpp>
+#include <chens/integrators/tableaus.hpp>
+#include <chens/reference/pendulum_exact.hpp>
+
+#include "backends/cpu/cpu_ensemble.hpp"
+#include "dispatch/pendulum_dispatch.hpp"
+#include "study/study.hpp"
+
+namespace chens {
+namespace {
+
+using Model = Pendulum<double>;
+using State = Model::State;
+
+bool same_bits(const Accumulator& a, const Accumulator& b) {
+  return a.count == b.count && std::memcmp(&a.mean, &b.mean, sizeof(double)) == 0 &&
+         std::memcmp(&a.scale, &b.scale, sizeof(double)) == 0 && std::memcmp(&a.ssq, &b.ssq, sizeof(double)) == 0 &&
+         std::memcmp(&a.min, &b.min, sizeof(double)) == 0 && std::memcmp(&a.max, &b.max, sizeof(double)) == 0;
+}
+
+Study small_study() {
+  Study s;
+  s.size = 1000;  // not a multiple of the block size
+  s.t_end = 20.0;
+  s.h = 0.05;
+  s.perturbation = 1e-2;
+  s.seed = 7;
+  s.momentum = true;
+  s.position = true;
+  s.projection_tol = 1e-8;
+  return s;
+}
+
+TEST(Ensemble, BitwiseIdenticalForAnyThreadCount) {
+  for (const MethodId method : {MethodId::rk4, MethodId::dopri5, MethodId::gauss2}) {
+    Study s = small_study();
+    s.method = method;
+    const RunParams<double> rp = resolve(s);
+    EnsembleSpec spec{static_cast<std::uint64_t>(s.size), s.seed, s.perturbation, true, 1};
+    const EnsembleResult one = run_pendulum_cpu(s, rp, spec);
+    spec.threads = 2;
+    const EnsembleResult two = run_pendulum_cpu(s, rp, spec);
+    spec.threads = 5;  // more threads than cores
+    const EnsembleResult five = run_pendulum_cpu(s, rp, spec);
+    ASSERT_EQ(one.series.size(), two.series.size());
+    for (std::size_t k = 0; k < one.series.size(); ++k)
+      for (int m = 0; m < metric_count; ++m) {
+        EXPECT_TRUE(same_bits(one.series[k].metric[m], two.series[k].metric[m])) << method_name(method) << " sample " << k;
+        EXPECT_TRUE(same_bits(one.series[k].metric[m], five.series[k].metric[m])) << method_name(method) << " sample " << k;
+      }
+    EXPECT_EQ(one.totals.steps, two.totals.steps);
+    EXPECT_EQ(one.totals.rhs_evaluations, five.totals.rhs_evaluations);
+    EXPECT_EQ(one.totals.momentum_projections, two.totals.momentum_projections);
+    EXPECT_EQ(one.instance0_state, five.instance0_state);
+  }
+}
+
+TEST(Ensemble, StatisticsEqualABruteForceComputation) {
+  Study s = small_study();
+  s.size = 300;
+  s.formulation = FormulationId::naive;
+  s.momentum = false;
+  s.position = false;
+  s.sample_dt = 1.0;
+  const RunParams<double> rp = resolve(s);
+  const EnsembleResult r = run_pendulum_cpu(s, rp, EnsembleSpec{300, s.seed, s.perturbation, false, 2});
+  // Brute force: every instance's metrics at every sample, summed in long double.
+  const Naive<Model> sys{Model{1, 1, 1}};
+  const ExplicitRk<Rk4Tableau> rk4;
+  const State z0{{1, 0, 0, -2}};
+  std::vector<std::vector<Metrics<double>>> all(rp.samples + 1);
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    auto in = make_instance<Naive<Model>, PendulumExact<double>>(sys, z0, s.perturbation, s.seed, i, rp);
+    for (index_t k = 0; k <= rp.samples; ++k) {
+      if (k > 0) advance_to_sample(sys, rk4, rp, in, k);
+      Metrics<double> m;
+      ASSERT_TRUE(measure_instance(sys, rp, in, k, m));
+      all[k].push_back(m);
+    }
+  }
+  for (index_t k = 0; k <= rp.samples; ++k) {
+    for (int j = 0; j < metric_count; ++j) {
+      long double sum = 0, sq = 0;
+      double mn = std::numeric_limits<double>::infinity(), mx = -mn;
+      for (const auto& m : all[k]) {
+        sum += m.v[j];
+        sq += static_cast<long double>(m.v[j]) * m.v[j];
+        mn = std::min(mn, m.v[j]);
+        mx = std::max(mx, m.v[j]);
+      }
+      const Accumulator& a = r.series[k].metric[j];
+      ASSERT_EQ(a.count, 300u);
+      const double mean = static_cast<double>(sum / 300), rms = static_cast<double>(std::sqrt(sq / 300));
+      EXPECT_NEAR(a.mean, mean, 1e-13 * std::abs(mean) + 1e-300) << metric_name(j) << " sample " << k;
+      EXPECT_NEAR(a.rms(), rms, 1e-13 * rms + 1e-300) << metric_name(j) << " sample " << k;
+      EXPECT_EQ(a.min, mn) << metric_name(j) << " sample " << k;
+      EXPECT_EQ(a.max, mx) << metric_name(j) << " sample " << k;
+    }
+  }
+}
+
+TEST(Ensemble, PerturbedInstancesStayOnTheLevelSetOfTheNominalData) {
+  const Model m{1.5, 0.8, 9.81};
+  for (const State z0 : {State{{0.8, 0.0, 0.0, -2.0}}, State{{1.1, 0.1, 0.1, -1.9}}}) {
+    const double phi0 = m.phi(Model::q_of(z0))[0], psi0 = m.psi(z0)[0];
+    EXPECT_EQ(std::memcmp(perturbed_initial_state(m, z0, 1e-3, 42, 0).v, z0.v, sizeof z0.v), 0);  // instance 0 is nominal
+    double max_move = 0;
+    for (std::uint64_t i = 1; i < 2000; ++i) {
+      const State z = perturbed_initial_state(m, z0, 1e-3, 42, i);
+      EXPECT_NEAR(m.phi(Model::q_of(z))[0], phi0, 4 * 2.2e-16 * m.l * m.l) << "instance " << i;  // round-off
+      EXPECT_NEAR(m.psi(z)[0], psi0, 4e-16 * (1 + std::abs(psi0))) << "instance " << i;
+      for (int c = 0; c < 4; ++c) max_move = std::max(max_move, std::abs(z[c] - z0[c]));
+      // The same (seed, instance) always gives the same state; another seed another one.
+      const State again = perturbed_initial_state(m, z0, 1e-3, 42, i);
+      EXPECT_EQ(std::memcmp(z.v, again.v, sizeof z.v), 0);
+      const State other = perturbed_initial_state(m, z0, 1e-3, 43, i);
+      EXPECT_NE(std::memcmp(z.v, other.v, sizeof z.v), 0);
+    }
+    EXPECT_GT(max_move, 5e-4);  // the perturbation is there...
+    EXPECT_LT(max_move, 3e-3);  // ...and of the requested size
+  }
+}
+
+// A formulation that blows up (NaN) as soon as an instance's energy exceeds a threshold:
+// instances above it are lost at their first step, the others never (H is a first
+// integral of the Dirac flow, so with h = 1e-3 the stages move the energy by ~1e-6 only,
+// far less than the spread of the perturbed energies).
+struct ExplodingDirac {
+  using Real = double;
+  using State = Model::State;
+  static constexpr bool has_impetus = false;
+  Model model;
+  double e_crit;
+  void rhs(const State& z, State& dz) const {
+    HamiltonDirac<Model>{model}.rhs(z, dz);
+    if (model.energy(z) > e_crit) dz[0] = std::numeric_limits<double>::quiet_NaN();
+  }
+  State physical(const State& z) const { return z; }
+};
+
+TEST(Ensemble, LostInstancesAreFrozenCountedAndExcludedFromStatistics) {
+  const Model m{1, 1, 1};
+  const State z0{{1, 0, 0, -2}};
+  const ExplodingDirac sys{m, 2.01};  // instance 0 (E = 2) stays well below
+  RunParams<double> rp;
+  rp.h = 1e-3;
+  rp.t_end = 0.05;
+  rp.total_steps = 50;
+  rp.last_h = 1e-3;
+  rp.steps_per_sample = 10;
+  rp.samples = 5;
+  const std::uint64_t n = 500;
+  const EnsembleResult r =
+      run_cpu_ensemble<ExplodingDirac, ExplicitRk<Rk4Tableau>, PendulumExact<double>>(sys, {}, rp, z0, {n, 3, 0.05, false, 2});
+  std::uint64_t expected_lost = 0;
+  for (std::uint64_t i = 0; i < n; ++i)
+    if (m.energy(perturbed_initial_state(m, z0, 0.05, 3, i)) > 2.01) ++expected_lost;
+  ASSERT_GT(expected_lost, 50u);
+  ASSERT_LT(expected_lost, n - 50);
+  EXPECT_EQ(r.lost[int(LostReason::non_finite)], expected_lost);
+  EXPECT_EQ(r.lost_total(), expected_lost);
+  EXPECT_EQ(r.series[0].metric[0].count, n);  // all were alive at t = 0
+  for (std::size_t k = 1; k < r.series.size(); ++k) {
+    EXPECT_EQ(r.series[k].metric[0].count, n - expected_lost);
+    for (int j = 0; j < metric_count; ++j) {
+      EXPECT_TRUE(std::isfinite(r.series[k].metric[j].mean));
+      EXPECT_TRUE(std::isfinite(r.series[k].metric[j].rms()));
+    }
+  }
+  // A lost instance keeps its last finite state and counts no steps after it died.
+  EXPECT_EQ(r.totals.steps, (n - expected_lost) * 50);
+}
+
+TEST(Ensemble, FixedStepRunsEndExactlyAtTEnd) {
+  for (const auto& [t_end, h, steps] : {std::tuple{100.0, 0.1, 1000}, std::tuple{1023.0, 0.025, 40920},
+                                        std::tuple{1.05, 0.1, 11}, std::tuple{0.3, 0.1, 3}}) {
+    Study s;
+    s.size = 3;
+    s.t_end = t_end;
+    s.h = h;
+    const RunParams<double> rp = resolve(s);
+    EXPECT_EQ(rp.total_steps, steps) << t_end << " / " << h;
+    const EnsembleResult r = run_pendulum_cpu(s, rp, EnsembleSpec{3, 1, 1e-4, false, 1});
+    EXPECT_EQ(r.series.back().t, t_end);
+    EXPECT_EQ(r.totals.steps, static_cast<std::uint64_t>(3 * steps));
+  }
+}
+
+TEST(Ensemble, AdaptiveRunsSampleExactlyAtMultiplesOfSampleDt) {
+  Study s;
+  s.size = 10;
+  s.method = MethodId::dopri5;
+  s.t_end = 10.0;
+  s.sample_dt = 0.3;
+  s.rtol = s.atol = 1e-9;
+  const RunParams<double> rp = resolve(s);
+  const EnsembleResult r = run_pendulum_cpu(s, rp, EnsembleSpec{10, 1, 1e-4, false, 1});
+  ASSERT_EQ(r.series.size(), 35u);  // 0, 0.3, ..., 9.9, 10
+  for (std::size_t k = 0; k + 1 < r.series.size(); ++k) EXPECT_EQ(r.series[k].t, 0.3 * k);
+  EXPECT_EQ(r.series.back().t, 10.0);
+  EXPECT_LT(r.series.back().metric[0].max, 1e-6);  // integration error at t = 10
+}
+
+TEST(Accumulator, MergingPartitionsEqualsAddingSequentially) {
+  std::vector<double> xs;
+  for (int i = 0; i < 1000; ++i) xs.push_back(std::exp(0.05 * (i % 97)) * 1e-9 * (1 + (i * 7919) % 13));
+  Accumulator all;
+  for (double x : xs) all.add(x);
+  for (std::size_t cut : {1u, 64u, 500u, 999u}) {
+    Accumulator a, b;
+    for (std::size_t i = 0; i < xs.size(); ++i) (i < cut ? a : b).add(xs[i]);
+    a.merge(b);
+    EXPECT_EQ(a.count, all.count);
+    EXPECT_NEAR(a.mean, all.mean, 1e-14 * all.mean);
+    EXPECT_NEAR(a.rms(), all.rms(), 1e-14 * all.rms());
+    EXPECT_EQ(a.min, all.min);
+    EXPECT_EQ(a.max, all.max);
+  }
+  // Finite statistics even for values near the overflow threshold.
+  Accumulator big;
+  big.add(1e300);
+  big.add(1.5e308);
+  EXPECT_TRUE(std::isfinite(big.mean));
+  EXPECT_TRUE(std::isfinite(big.rms()));
+}
+
+}  // namespace
+}  // namespace chens

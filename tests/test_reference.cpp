@@ -119,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"rotation_paper", 1, 1, 1, M_PI / 2, -2.0, 20},  // (1, 0, 0, -2) of 001/002
                       Case{"rotation_ccw", 0.3, 1.9, 0.45, 0.4, 3.0, 20}, Case{"no_gravity", 1, 1, 0, 0.3, 0.7, 20},
                       Case{"at_rest", 1, 1, 1, 0.0, 0.0, 5}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(ExactPendulum, PeriodOfThePapersOrbitAndSmallOscillations) {
   const Model m{1, 1, 1};

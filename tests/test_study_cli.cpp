@@ -1,1 +1,194 @@
+// `chens run` end to end, in process: bad input is refused with a message naming the key,
+// exit code 2 and nothing written; good input writes complete, well-formed results.
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.hpp"
+#include "support/temp_dir.hpp"
+
+namespace chens {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int code;
+  std::string out, err;
+};
+
+CliResult run_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "chens");
+  std::ostringstream out, err;
+  const int code = cli_main(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+}
+
+struct BadCase {
+  const char* name;
+  std::vector<std::string> args;  // after "run"; "STUDY" is replaced by a study file with `study` text
+  const char* study;
+  const char* message;  // must appear in stderr
+};
+
+class BadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadInput, IsRefusedWithAMessageNamingTheKeyAndNothingIsWritten) {
+  const BadCase c = GetParam();
+  test::TempDir dir;
+  const std::string out = dir.str("out");
+  std::vector<std::string> args = {"run"};
+  for (const std::string& a : c.args) {
+    if (a == "STUDY") {
+      write_file(dir.str("study.toml"), c.study);
+      args.push_back(dir.str("study.toml"));
+    } else {
+      args.push_back(a);
+    }
+  }
+  args.push_back("--out");
+  args.push_back(out);
+  const CliResult r = run_cli(args);
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find(c.message), std::string::npos) << "stderr was: " << r.err;
+  EXPECT_FALSE(fs::exists(out)) << "a refused run must not create " << out;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadInput,
+    ::testing::Values(
+        BadCase{"negative_h", {"--set", "integrator.h=-0.1"}, "", "integrator.h = -0.1: must be a finite number > 0"},
+        BadCase{"zero_h", {"--set", "integrator.h=0"}, "", "integrator.h = 0: must be a finite number > 0"},
+        BadCase{"nan_h", {"--set", "integrator.h=nan"}, "", "integrator.h = nan: must be a finite number > 0"},
+        BadCase{"inf_h", {"STUDY"}, "[integrator]\nh = inf\n", "study.toml:2: integrator.h = inf"},
+        BadCase{"string_h", {"--set", "integrator.h=fast"}, "", "integrator.h = \"fast\": must be a number"},
+        BadCase{"negative_t_end", {"--set", "integrator.t_end=-1"}, "", "integrator.t_end = -1: must be a finite number >= 0"},
+        BadCase{"unknown_method", {"--set", "integrator.method=rk5"}, "",
+                "integrator.method = \"rk5\": unknown name; allowed: \"euler\", \"rk2\", \"rk4\", \"dopri5\", "
+                "\"midpoint\", \"gauss2\""},
+        BadCase{"unknown_formulation", {"STUDY"}, "[integrator]\nformulation = \"dirak\"\n",
+                "integrator.formulation = \"dirak\": unknown name; allowed: \"naive\", \"total\", \"extended\", "
+                "\"dirac\", \"impetus\", \"impetus-modified\""},
+        BadCase{"unknown_model", {"--set", "model.kind=chain"}, "", "model.kind = \"chain\": unknown name"},
+        BadCase{"unknown_key_set", {"--set", "integrator.hh=0.1"}, "",
+                "unknown key integrator.hh; allowed keys in [integrator]: formulation, method, h, t_end"},
+        BadCase{"unknown_key_file", {"STUDY"}, "[projection]\ntolerance = 1e-6\n",
+                "study.toml:2: unknown key projection.tolerance; allowed keys in [projection]: momentum, position, tol"},
+        BadCase{"unknown_section", {"--set", "foo.bar=1"}, "", "unknown section [foo]; allowed sections: model"},
+        BadCase{"unknown_section_file", {"STUDY"}, "[solver]\nh = 1\n", "unknown section [solver]"},
+        BadCase{"set_without_value", {"--set", "integrator.h"}, "", "expected SECTION.KEY=VALUE"},
+        BadCase{"zero_size", {"--set", "ensemble.size=0"}, "", "ensemble.size = 0: must be an integer in [1,"},
+        BadCase{"fractional_size", {"--set", "ensemble.size=1.5"}, "", "ensemble.size = 1.5: must be an integer"},
+        BadCase{"bool_as_word", {"--set", "projection.momentum=yes"}, "", "projection.momentum = \"yes\": must be true or false"},
+        BadCase{"short_initial", {"--set", "model.initial=[1, 0, 0]"}, "", "model.initial = [ 1, 0, 0 ]: must be an array of 4"},
+        BadCase{"initial_at_origin", {"--set", "model.initial=[0, 0, 1, 1]"}, "", "model.initial"},
+        BadCase{"sample_dt_off_grid", {"--set", "output.sample_dt=0.33"}, "",
+                "output.sample_dt = 0.33 is not a multiple of integrator.h = 0.1"},
+        BadCase{"reset_without_impetus", {"--set", "integrator.impetus_reset=1"}, "", "integrator.impetus_reset"},
+        BadCase{"malformed_toml", {"STUDY"}, "[integrator]\nh = = 3\n", "study.toml:2:"},
+        BadCase{"missing_file", {"/nonexistent/study.toml"}, "", "/nonexistent/study.toml: cannot open study file"},
+        BadCase{"unknown_option", {"--frobnicate"}, "", "unknown option --frobnicate"},
+        BadCase{"unknown_backend", {"--backend", "gpu"}, "", "--backend gpu: unknown backend; allowed: auto, cpu, cuda"},
+        BadCase{"zero_threads", {"--threads", "0"}, "", "--threads 0: must be an integer in [1, 4096]"}),
+    [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(Cli, CudaBackendWithoutKernelsIsAClearErrorWithItsOwnExitCode) {
+  test::TempDir dir;
+  const CliResult r = run_cli({"run", "--backend", "cuda", "--out", dir.str("out")});
+  EXPECT_EQ(r.code, exit_no_backend);
+  EXPECT_NE(r.err.find("--backend cuda"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.str("out")));
+}
+
+TEST(Cli, RunWritesACompleteSummaryAndSeries) {
+  test::TempDir dir;
+  const std::string out = dir.str("out");
+  const CliResult r = run_cli({"run", "--set", "ensemble.size=100", "--set", "integrator.t_end=10", "--set",
+                               "projection.momentum=true", "--set", "output.sample_dt=0.5", "--set",
+                               "output.trajectory=true", "--out", out});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  std::ifstream f(out + "/summary.json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["backend_requested"], "auto");
+  EXPECT_EQ(j["instances"], 100);
+  EXPECT_EQ(j["lost_instances"], 0);
+  EXPECT_EQ(j["steps"], 100 * 100);  // h = 0.1 to t = 10
+  EXPECT_EQ(j["rhs_evaluations"], 4 * 100 * 100);
+  EXPECT_GT(j["projections"]["momentum"].get<int>(), 0);
+  EXPECT_EQ(j["projections"]["position"], 0);
+  EXPECT_GT(j["wall_seconds"].get<double>(), 0.0);
+  EXPECT_GT(j["instance_steps_per_second"].get<double>(), 0.0);
+  EXPECT_EQ(j["t_final"], 10.0);
+  ASSERT_EQ(j["instance0"]["final_state"].size(), 4u);
+  for (const char* metric : {"integration_error", "energy_error", "phi", "psi"}) {
+    for (const char* stat : {"final_mean", "final_max", "peak_max"}) EXPECT_TRUE(j[metric][stat].is_number()) << metric << stat;
+    EXPECT_LE(j[metric]["final_max"].get<double>(), j[metric]["peak_max"].get<double>()) << metric;
+  }
+  EXPECT_EQ(j["study"]["integrator"]["formulation"], "dirac");
+  // series.csv: header plus one row per sample time t = 0, 0.5, ..., 10.
+  std::ifstream s(out + "/series.csv");
+  std::string line;
+  std::getline(s, line);
+  EXPECT_EQ(line.rfind("t,live,integration_error_mean,integration_error_rms,", 0), 0u) << line;
+  int rows = 0;
+  std::string last;
+  while (std::getline(s, line)) {
+    ++rows;
+    last = line;
+  }
+  EXPECT_EQ(rows, 21);
+  EXPECT_EQ(last.rfind("10,100,", 0), 0u) << last;
+  EXPECT_TRUE(fs::exists(out + "/trajectory.csv"));
+  // No partial-write leftovers.
+  for (const auto& e : fs::directory_iterator(out)) EXPECT_NE(e.path().filename().string().rfind(".chens-partial", 0), 0u);
+
+  // A second run into the same directory must not overwrite silently...
+  const CliResult again = run_cli({"run", "--set", "ensemble.size=10", "--out", out});
+  EXPECT_EQ(again.code, exit_bad_input);
+  EXPECT_NE(again.err.find("--force"), std::string::npos) << again.err;
+  std::ifstream f2(out + "/summary.json");
+  EXPECT_EQ(nlohmann::json::parse(f2)["instances"], 100);
+  // ...but may with --force, and then leaves no stale trajectory of the earlier run.
+  const CliResult forced = run_cli({"run", "--set", "ensemble.size=10", "--out", out, "--force"});
+  EXPECT_EQ(forced.code, exit_ok) << forced.err;
+  std::ifstream f3(out + "/summary.json");
+  EXPECT_EQ(nlohmann::json::parse(f3)["instances"], 10);
+  EXPECT_FALSE(fs::exists(out + "/trajectory.csv"));
+}
+
+TEST(Cli, DryRunPrintsAStudyThatReadsBackToTheSameRun) {
+  test::TempDir dir;
+  const CliResult r = run_cli({"run", "--dry-run", "--set", "integrator.method=dopri5", "--set", "integrator.rtol=1e-9",
+                               "--set", "ensemble.seed=99", "--out", dir.str("out")});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  EXPECT_FALSE(fs::exists(dir.str("out")));
+  write_file(dir.str("echo.toml"), r.out);
+  const CliResult back = run_cli({"run", "--dry-run", dir.str("echo.toml")});
+  ASSERT_EQ(back.code, exit_ok) << back.err;
+  // Identical apart from the comment lines.
+  auto body = [](const std::string& s) { return s.substr(s.find("[model]")); };
+  EXPECT_EQ(body(back.out), body(r.out));
+  EXPECT_NE(r.out.find("method = \"dopri5\""), std::string::npos);
+  EXPECT_NE(r.out.find("seed = 99"), std::string::npos);
+}
+
+TEST(Cli, HelpAndVersion) {
+  EXPECT_EQ(run_cli({"--help"}).code, exit_ok);
+  EXPECT_EQ(run_cli({"--version"}).out.rfind("chens ", 0), 0u);
+  EXPECT_EQ(run_cli({}).code, exit_bad_input);
+  EXPECT_EQ(run_cli({"frobnicate"}).code, exit_bad_input);
+}
+
+}  // namespace
+}  // namespace chens

@@ -1,5 +1,6 @@
 // Runtime names -> compile-time types. Each visitor calls f with the one object that
-// the run needs; the caller's template is instantiated once per alternative.
+// the run needs (a method, a formulation bound to its model); the caller's template is
+// instantiated once per alternative.
 #pragma once
 
 #include <chens/formulations/extended_hamiltonian.hpp>
@@ -12,6 +13,8 @@
 #include <chens/integrators/explicit_rk.hpp>
 #include <chens/integrators/implicit_rk.hpp>
 #include <chens/integrators/tableaus.hpp>
+
+#include <chens/models/pendulum.hpp>
 
 #include "study/study.hpp"
 
@@ -28,6 +31,20 @@ decltype(auto) with_method(MethodId id, const RunParams<Real>& rp, F&& f) {
     case MethodId::gauss2: return f(ImplicitRk<Gauss2Tableau, Real>{rp.iteration_tol, rp.max_iterations});
   }
   throw StudyError("unknown integrator.method");
+}
+
+template <class Real, class F>
+decltype(auto) with_pendulum_formulation(FormulationId id, const Pendulum<Real>& model, F&& f) {
+  using M = Pendulum<Real>;
+  switch (id) {
+    case FormulationId::naive: return f(Naive<M>{model});
+    case FormulationId::total: return f(TotalHamiltonian<M>{model});
+    case FormulationId::extended: return f(ExtendedHamiltonian<M>{model});
+    case FormulationId::dirac: return f(HamiltonDirac<M>{model});
+    case FormulationId::impetus: return f(ImpetusStriction<M>{model});
+    case FormulationId::impetus_modified: return f(ImpetusModified<M>{model});
+  }
+  throw StudyError("unknown integrator.formulation");
 }
 
 }  // namespace chens

@@ -1,5 +1,6 @@
 #include "study/study.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -49,9 +50,20 @@ std::string where(const toml::node& n) {
   return os.str();
 }
 
+// Shortest text that reads back to the same double (what the user most likely typed).
+std::string shortest(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
+
 std::string render(const toml::node& n) {
   std::ostringstream os;
-  if (auto s = n.as_string()) {
+  if (auto f = n.as_floating_point()) {
+    os << shortest(f->get());
+  } else if (auto s = n.as_string()) {
     os << '"' << s->get() << '"';
   } else if (n.is_table()) {
     os << "a table";
@@ -317,7 +329,7 @@ RunParams<double> resolve(const Study& s) {
   const bool adaptive = s.method == MethodId::dopri5;
   const bool impetus = s.formulation == FormulationId::impetus || s.formulation == FormulationId::impetus_modified;
   if (s.impetus_reset > 0 && !impetus)
-    throw StudyError("integrator.impetus_reset = " + std::to_string(s.impetus_reset) +
+    throw StudyError("integrator.impetus_reset = " + shortest(s.impetus_reset) +
                      ": only the impetus formulations (\"impetus\", \"impetus-modified\") carry impetuses to reset; "
                      "set it to 0 or choose an impetus formulation");
   if (adaptive && s.rtol == 0 && s.atol == 0)
@@ -345,7 +357,7 @@ RunParams<double> resolve(const Study& s) {
   constexpr std::int64_t max_samples = 10000000;
   if (!adaptive) {
     const double n = s.t_end / s.h;
-    if (n > 9.0e15) throw StudyError("integrator.t_end / integrator.h = " + std::to_string(n) + " steps: too many");
+    if (n > 9.0e15) throw StudyError("integrator.t_end / integrator.h = " + shortest(n) + " steps: too many for fixed-step integration");
     const double nr = std::round(n);
     rp.total_steps = static_cast<index_t>(std::fabs(n - nr) <= rel * std::max(1.0, n) ? nr : std::ceil(n));
     rp.last_h = rp.total_steps > 0 ? s.t_end - static_cast<double>(rp.total_steps - 1) * s.h : s.h;
@@ -353,11 +365,8 @@ RunParams<double> resolve(const Study& s) {
       const double m = *s.sample_dt / s.h;
       const double mr = std::round(m);
       if (mr < 1 || std::fabs(m - mr) > rel * std::max(1.0, m)) {
-        std::ostringstream os;
-        os.precision(17);
-        os << "output.sample_dt = " << *s.sample_dt << " is not a multiple of integrator.h = " << s.h
-           << ": fixed-step methods sample on their step grid; choose sample_dt = k * h";
-        throw StudyError(os.str());
+        throw StudyError("output.sample_dt = " + shortest(*s.sample_dt) + " is not a multiple of integrator.h = " +
+                         shortest(s.h) + ": fixed-step methods sample on their step grid; choose sample_dt = k * h");
       }
       rp.steps_per_sample = static_cast<index_t>(mr);
     } else {
@@ -370,7 +379,7 @@ RunParams<double> resolve(const Study& s) {
     rp.sample_dt = s.sample_dt ? *s.sample_dt : (s.t_end > 0 ? s.t_end / 100.0 : 1.0);
     const double k = s.t_end / rp.sample_dt;
     if (k > static_cast<double>(max_samples))
-      throw StudyError("output.sample_dt = " + std::to_string(rp.sample_dt) + " gives " + std::to_string(k) +
+      throw StudyError("output.sample_dt = " + shortest(rp.sample_dt) + " gives " + shortest(k) +
                        " samples; at most " + std::to_string(max_samples) + " are allowed");
     const double kr = std::round(k);
     rp.samples = static_cast<index_t>(std::fabs(k - kr) <= rel * std::max(1.0, k) ? kr : std::ceil(k));

@@ -149,3 +149,25 @@ CHENS_HD bool measure_instance(const System& sys, const RunParams<typename Syste
 }
 
 }  // namespace chens
+
+namespace chens {
+
+// Instance i from t = 0 to the last sample, and its final state, metrics and counters:
+// the whole life of one instance, as a CUDA thread or a CPU loop iteration runs it.
+template <class System, class Method, class Reference>
+CHENS_HD void run_instance_to_end(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
+                                  const typename System::State& z0, typename System::Real perturbation,
+                                  std::uint64_t seed, std::uint64_t i, double* final_state, double* final_metrics,
+                                  int* lost, Counters* counters) {
+  auto in = make_instance<System, Reference>(sys, z0, perturbation, seed, i, rp);
+  for (index_t k = 1; k <= rp.samples; ++k) advance_to_sample(sys, method, rp, in, k);
+  Metrics<typename System::Real> m;
+  const bool ok = measure_instance(sys, rp, in, rp.samples, m);
+  constexpr int S = System::State::size;
+  for (int c = 0; c < S; ++c) final_state[c] = static_cast<double>(in.z[c]);
+  for (int j = 0; j < metric_count; ++j) final_metrics[j] = ok ? static_cast<double>(m.v[j]) : 0.0;
+  *lost = in.lost;
+  *counters = in.c;
+}
+
+}  // namespace chens

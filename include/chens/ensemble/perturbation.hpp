@@ -43,7 +43,7 @@ CHENS_HD typename Model::State perturbed_initial_state(const Model& model, const
   }
   const auto phi0 = model.phi(Model::q_of(z0));
   const auto psi0 = model.psi(z0);
-  const Real tol = Real(8) * machine_epsilon<Real>() * model.constraint_scale();
+  const Real tol = Real(2) * machine_epsilon<Real>() * model.constraint_scale();
   // Newton with the matrix refreshed each sweep (a few sweeps reach round-off).
   for (int sweep = 0; sweep < 8; ++sweep) {
     const ProjectionStatus st = position_project(model, z, tol, 4, phi0);
