@@ -99,7 +99,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"missing_file", {"/nonexistent/study.toml"}, "", "/nonexistent/study.toml: cannot open study file"},
         BadCase{"unknown_option", {"--frobnicate"}, "", "unknown option --frobnicate"},
         BadCase{"unknown_backend", {"--backend", "gpu"}, "", "--backend gpu: unknown backend; allowed: auto, cpu, cuda"},
-        BadCase{"zero_threads", {"--threads", "0"}, "", "--threads 0: must be an integer in [1, 4096]"}),
+        BadCase{"zero_threads", {"--threads", "0"}, "", "--threads 0: must be an integer in [1, 4096]"},
+        BadCase{"ensemble_beyond_memory", {"--set", "ensemble.size=1000000000000"}, "",
+                "ensemble.size = 1000000000000 needs about"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(Cli, CudaBackendWithoutKernelsIsAClearErrorWithItsOwnExitCode) {

@@ -1,5 +1,7 @@
 #include "cli/cli.hpp"
 
+#include <unistd.h>
+
 #include <exception>
 #include <optional>
 #include <string>
@@ -126,6 +128,17 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   } catch (const std::exception& e) {
     err << "chens run: " << e.what() << "\n";
     return exit_bad_input;
+  }
+  // Instances live in memory for the whole run (at most bytes_per_instance each, checked at
+  // compile time in the dispatch): refuse ensembles that cannot fit instead of being killed.
+  {
+    const double phys = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+    const double need = static_cast<double>(study.size) * static_cast<double>(pendulum_bytes_per_instance);
+    if (phys > 0 && need > 0.8 * phys) {
+      err << "chens run: ensemble.size = " << study.size << " needs about " << need / 1e9 << " GB for its states, more than 80% of this machine's " << phys / 1e9
+          << " GB; use a smaller ensemble\n";
+      return exit_bad_input;
+    }
   }
   EnsembleSpec spec;
   spec.size = static_cast<std::uint64_t>(study.size);

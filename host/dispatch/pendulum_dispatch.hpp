@@ -7,6 +7,9 @@
 
 namespace chens {
 
+// Upper bound on the host memory one pendulum instance needs (checked at compile time).
+inline constexpr std::size_t pendulum_bytes_per_instance = 256;
+
 EnsembleResult run_pendulum_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
 
 // One translation unit per formulation (pendulum_<name>.cpp) keeps builds parallel.

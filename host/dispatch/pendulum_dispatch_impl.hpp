@@ -21,6 +21,7 @@ template <FormulationId F>
 EnsembleResult run_pendulum_cpu_formulation(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
   using Model = Pendulum<double>;
   using System = typename FormulationOf<F>::template type<Model>;
+  static_assert(sizeof(InstanceOf<System, PendulumExact<double>>) <= pendulum_bytes_per_instance);
   const System sys{Model{s.mass, s.length, s.gravity}};
   const typename Model::State z0{{s.initial[0], s.initial[1], s.initial[2], s.initial[3]}};
   return with_method(s.method, rp, [&](const auto& method) {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages chens needs to build and test, if any is missing.
+# Run as root on a fresh Debian 12 machine; a machine that has them all is left alone.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++                       # build
+  libgtest-dev libbenchmark-dev               # tests, benchmarks
+  libeigen3-dev                               # dense reference implementation (tests)
+  libtomlplusplus-dev nlohmann-json3-dev      # study files, summary.json
+  librandom123-dev                            # counter-based RNG for perturbations
+  libboost-dev                                # Boost.Odeint, the benchmark's peer
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "chens bootstrap: missing Debian packages: ${missing[*]}" >&2
+  echo "chens bootstrap: run this script as root (or: sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+echo "chens bootstrap: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq || echo "chens bootstrap: apt-get update failed; trying the cached package lists" >&2
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
