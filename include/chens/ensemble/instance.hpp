@@ -52,86 +52,133 @@ CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const ty
   return in;
 }
 
-// Advance one instance to sample time k (k = 1..rp.samples). A lost instance stays
-// frozen at its last finite state.
+// Fixed-step methods: advance B instances, all at the same step, to sample time k in
+// lockstep (B = 1 on the GPU and for single instances; the CPU backend uses B = 4 for
+// methods with lanes). Per instance the arithmetic, projections, counters and lost-
+// instance rules do not depend on B. A lost instance stays frozen at its last finite state.
+template <int B, class System, class Method, class Inst>
+CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method,
+                                      const RunParams<typename System::Real>& rp, Inst* in, index_t k) {
+  using Real = typename System::Real;
+  using State = typename System::State;
+  if constexpr (B > 1) {
+    bool together = true;
+    for (int j = 0; j < B; ++j) together = together && in[j].lost == int(LostReason::none) && in[j].step == in[0].step;
+    if (!together) {
+      for (int j = 0; j < B; ++j) advance_fixed_to_sample<1>(sys, method, rp, &in[j], k);
+      return;
+    }
+  }
+  if (in[0].lost != int(LostReason::none)) return;  // B = 1; for B > 1 all are live here
+  const index_t target = rp.sample_step(k);
+  State z[B];
+  bool alive[B];
+  index_t step[B];
+  for (int j = 0; j < B; ++j) {
+    z[j] = in[j].z;
+    alive[j] = true;
+    step[j] = in[j].step;
+  }
+  int live = B;
+  for (index_t s = in[0].step; s < target && live > 0; ++s) {
+    const Real h = (s + 1 == rp.total_steps) ? rp.last_h : rp.h;
+    State zn[B];
+    StepStatus st[B];
+    if constexpr (Method::has_lanes) {
+      method.template step_lanes<B>(sys, z, h, zn, st);
+    } else {
+      for (int j = 0; j < B; ++j) st[j] = method.step(sys, z[j], h, zn[j]);
+    }
+    for (int j = 0; j < B; ++j) {
+      if (!alive[j]) continue;
+      Counters& c = in[j].c;
+      c.rhs_evaluations += static_cast<std::uint64_t>(st[j].rhs_evals);
+      c.iterations += static_cast<std::uint64_t>(st[j].iterations);
+      if (!st[j].converged) c.unconverged_steps += 1;
+      if (!st[j].finite || (apply_projections(sys, rp, zn[j], c) && !all_finite(zn[j]))) {
+        in[j].lost = int(LostReason::non_finite);
+        alive[j] = false;
+        live -= 1;
+        continue;
+      }
+      z[j] = zn[j];
+      step[j] = s + 1;
+      c.steps += 1;
+    }
+  }
+  for (int j = 0; j < B; ++j) {
+    in[j].z = z[j];
+    in[j].step = step[j];
+    in[j].t = rp.step_time(step[j]);
+  }
+}
+
+// Adaptive methods (dopri5): advance one instance to sample time k, landing on it exactly.
+template <class System, class Method, class Inst>
+CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method,
+                                         const RunParams<typename System::Real>& rp, Inst& in, index_t k) {
+  using Real = typename System::Real;
+  using State = typename System::State;
+  using std::fabs;
+  if (in.lost != int(LostReason::none)) return;
+  const Real t_target = rp.sample_time(k);
+  if (!(in.t < t_target)) return;
+  State k1;
+  sys.rhs(in.z, k1);
+  in.c.rhs_evaluations += 1;
+  while (in.t < t_target) {
+    if (in.c.steps + in.c.rejected_steps >= static_cast<std::uint64_t>(rp.max_steps)) {
+      in.lost = int(LostReason::max_steps);
+      return;
+    }
+    Real h = in.h;
+    bool clamped = false;
+    if (in.t + Real(1.01) * h >= t_target) {  // as Hairer's DOPRI5: no sliver of a last step
+      h = t_target - in.t;
+      clamped = true;
+    }
+    if (!(h > Real(16) * machine_epsilon<Real>() * fabs(t_target))) {
+      in.lost = int(LostReason::step_size_underflow);
+      return;
+    }
+    State zn, k7;
+    const Real err = method.attempt(sys, in.z, k1, h, zn, k7);
+    in.c.rhs_evaluations += 6;
+    if (err <= Real(1) && all_finite(zn)) {
+      const Real hn = method.next_step(in.ctl, err, h, true);
+      in.t = clamped ? t_target : in.t + h;
+      in.c.steps += 1;
+      if (apply_projections(sys, rp, zn, in.c)) {
+        if (!all_finite(zn)) {
+          in.lost = int(LostReason::non_finite);
+          return;
+        }
+        sys.rhs(zn, k7);
+        in.c.rhs_evaluations += 1;
+      }
+      in.z = zn;
+      k1 = k7;
+      in.h = (clamped && in.h > hn) ? in.h : hn;
+    } else {
+      in.c.rejected_steps += 1;
+      if (err == err && all_finite(zn)) {
+        in.h = method.next_step(in.ctl, err, h, false);
+      } else {
+        in.ctl.last_rejected = true;
+        in.h = h * Real(0.1);
+      }
+    }
+  }
+}
+
+// Advance one instance to sample time k (k = 1..rp.samples).
 template <class System, class Method, class Inst>
 CHENS_HD void advance_to_sample(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
                                 Inst& in, index_t k) {
-  using Real = typename System::Real;
-  using State = typename System::State;
-  if (in.lost != int(LostReason::none)) return;
-  if constexpr (!Method::adaptive) {
-    const index_t target = rp.sample_step(k);
-    while (in.step < target) {
-      const Real h = (in.step + 1 == rp.total_steps) ? rp.last_h : rp.h;
-      State zn;
-      const StepStatus st = method.step(sys, in.z, h, zn);
-      in.c.rhs_evaluations += static_cast<std::uint64_t>(st.rhs_evals);
-      in.c.iterations += static_cast<std::uint64_t>(st.iterations);
-      if (!st.converged) in.c.unconverged_steps += 1;
-      if (!st.finite) {
-        in.lost = int(LostReason::non_finite);
-        return;
-      }
-      if (apply_projections(sys, rp, zn, in.c) && !all_finite(zn)) {
-        in.lost = int(LostReason::non_finite);
-        return;
-      }
-      in.z = zn;
-      in.step += 1;
-      in.c.steps += 1;
-      in.t = rp.step_time(in.step);
-    }
+  if constexpr (Method::adaptive) {
+    advance_adaptive_to_sample(sys, method, rp, in, k);
   } else {
-    using std::fabs;
-    const Real t_target = rp.sample_time(k);
-    if (!(in.t < t_target)) return;
-    State k1;
-    sys.rhs(in.z, k1);
-    in.c.rhs_evaluations += 1;
-    while (in.t < t_target) {
-      if (in.c.steps + in.c.rejected_steps >= static_cast<std::uint64_t>(rp.max_steps)) {
-        in.lost = int(LostReason::max_steps);
-        return;
-      }
-      Real h = in.h;
-      bool clamped = false;
-      if (in.t + Real(1.01) * h >= t_target) {  // as Hairer's DOPRI5: no sliver of a last step
-        h = t_target - in.t;
-        clamped = true;
-      }
-      if (!(h > Real(16) * machine_epsilon<Real>() * fabs(t_target))) {
-        in.lost = int(LostReason::step_size_underflow);
-        return;
-      }
-      State zn, k7;
-      const Real err = method.attempt(sys, in.z, k1, h, zn, k7);
-      in.c.rhs_evaluations += 6;
-      if (err <= Real(1) && all_finite(zn)) {
-        const Real hn = method.next_step(in.ctl, err, h, true);
-        in.t = clamped ? t_target : in.t + h;
-        in.c.steps += 1;
-        if (apply_projections(sys, rp, zn, in.c)) {
-          if (!all_finite(zn)) {
-            in.lost = int(LostReason::non_finite);
-            return;
-          }
-          sys.rhs(zn, k7);
-          in.c.rhs_evaluations += 1;
-        }
-        in.z = zn;
-        k1 = k7;
-        in.h = (clamped && in.h > hn) ? in.h : hn;
-      } else {
-        in.c.rejected_steps += 1;
-        if (err == err && all_finite(zn)) {
-          in.h = method.next_step(in.ctl, err, h, false);
-        } else {
-          in.ctl.last_rejected = true;
-          in.h = h * Real(0.1);
-        }
-      }
-    }
+    advance_fixed_to_sample<1>(sys, method, rp, &in, k);
   }
 }
 

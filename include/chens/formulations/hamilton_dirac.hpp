@@ -25,11 +25,14 @@ struct HamiltonDirac {
     const auto p = Model::p_of(z);
     const auto v = model.minv_mul(p);  // dH/dp
     const auto nu = model.gram_solve(q, model.psi(z));
-    const auto hb = model.psi_h_bracket(z);
-    const auto s_nu = model.s_mul(z, nu);
-    auto rhs_l = model.gram_solve(q, s_nu);  // Q^-1 S nu
-    const auto lam = model.gram_solve(q, hb);
-    for (int a = 0; a < Model::constraints; ++a) rhs_l[a] = rhs_l[a] - lam[a];
+    const auto lam = model.gram_solve(q, model.psi_h_bracket(z));
+    typename Model::Multipliers rhs_l;  // Q^-1 S nu - Q^-1 {psi, H}
+    if constexpr (Model::constraints == 1) {
+      rhs_l[0] = -lam[0];  // S = {psi, psi} is skew-symmetric: for one constraint it vanishes
+    } else {
+      rhs_l = model.gram_solve(q, model.s_mul(z, nu));
+      for (int a = 0; a < Model::constraints; ++a) rhs_l[a] = rhs_l[a] - lam[a];
+    }
     const auto dq = model.minv_mul(p - model.jac_t_mul(q, nu));
     const auto dp = model.jac_t_mul(q, rhs_l) + model.hess_phi_mul(q, nu, v) - model.grad_potential(q);
     dz = Model::join(dq, dp);

@@ -23,6 +23,7 @@ template <class Real>
 struct Dopri5 {
   using Tableau = Dopri5Tableau;
   static constexpr bool adaptive = true;
+  static constexpr bool has_lanes = false;  // step sizes differ per instance
   static constexpr int order = 5;
   Real rtol;
   Real atol;

@@ -16,6 +16,7 @@ namespace chens {
 template <class Tableau, class Real>
 struct ImplicitRk {
   static constexpr bool adaptive = false;
+  static constexpr bool has_lanes = false;  // iteration counts differ per instance
   static constexpr int order = Tableau::order;
   static constexpr int stages = Tableau::stages;
   Real tol;

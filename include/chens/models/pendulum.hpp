@@ -65,12 +65,16 @@ struct Pendulum {
   CHENS_HD Coords hess_phi_mul(const Coords&, const Multipliers& lam, const Coords& v) const {
     return Coords{{lam[0] * v[0], lam[0] * v[1]}};
   }
+  // Multiplied by 1/m rather than divided: every use of psi feeds a division by |q|^2,
+  // and chained divisions double the latency of the right-hand side (docs/performance.md).
   CHENS_HD Multipliers psi(const State& z) const {
-    return Multipliers{{(z[0] * z[2] + z[1] * z[3]) / m}};
+    return Multipliers{{(z[0] * z[2] + z[1] * z[3]) * (Real(1) / m)}};
   }
   // Solve Q x = rhs with Q = J M^-1 J^T = (x^2 + y^2) / m (002 eq. 28, 001 Prop. 2's R).
+  // rhs * (m / |q|^2): the factor is the same expression in every solve at q, so the
+  // compiler computes its one division once per right-hand side.
   CHENS_HD Multipliers gram_solve(const Coords& q, const Multipliers& rhs) const {
-    return Multipliers{{m * rhs[0] / (q[0] * q[0] + q[1] * q[1])}};
+    return Multipliers{{rhs[0] * (m / (q[0] * q[0] + q[1] * q[1]))}};
   }
   // {psi, H} = p^T M^-1 Hess(phi) M^-1 p - J M^-1 grad V  (002 eq. 45 for one constraint).
   CHENS_HD Multipliers psi_h_bracket(const State& z) const {

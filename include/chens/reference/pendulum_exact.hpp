@@ -35,8 +35,24 @@ struct PendulumExact {
   Real u0;        // argument at t = 0
   Real sign;      // direction of rotation (rotation, separatrix)
   Real theta0;    // rest angle (rest)
+  JacobiTheta<Real> theta;  // fast sn, cn, dn for this instance's parameter (when usable)
   int regime;
   bool projected; // initial data were moved onto the constraint manifold
+
+  // sn, cn, dn of (u | param): reduce u modulo 2K, then theta functions or the AGM.
+  CHENS_HD JacobiSnCnDn<Real> sncndn(Real u) const {
+    using std::floor;
+    using std::fmod;
+    using std::fabs;
+    const Real n = floor(u / (Real(2) * kk) + Real(0.5));
+    const Real ur = u - Real(2) * kk * n;
+    JacobiSnCnDn<Real> j = theta.usable ? theta.eval(ur) : jacobi(ur, param, kk);
+    if (fabs(fmod(n, Real(2))) == Real(1)) {
+      j.sn = -j.sn;
+      j.cn = -j.cn;
+    }
+    return j;
+  }
 
   // Period of the motion in theta (libration: full swing, rotation: one revolution).
   CHENS_HD Real period() const {
@@ -64,6 +80,8 @@ struct PendulumExact {
     r.u0 = Real(0);
     r.sign = Real(1);
     r.theta0 = Real(0);
+    r.theta = JacobiTheta<Real>{};
+    r.theta.usable = false;
     // Onto the manifold: q radially to length l, then the mass-orthogonal momentum
     // projection (002 eq. 68).
     Real x = z_in[0], y = z_in[1], px = z_in[2], py = z_in[3];
@@ -112,6 +130,7 @@ struct PendulumExact {
       // sn(u0) = sin(th/2)/kappa, cn(u0) = thd/(2 kappa w): amplitude alpha0 = am(u0).
       const Real alpha0 = atan2(s_half / r.scale, thd / (Real(2) * r.scale * r.w));
       r.u0 = ellint_f(alpha0, kap2);
+      r.theta = JacobiTheta<Real>::make(kap2, r.kk);
       return r;
     }
     r.regime = rotation;
@@ -120,6 +139,7 @@ struct PendulumExact {
     r.scale = sqrt(kap2);  // 1/k
     r.sign = thd >= Real(0) ? Real(1) : Real(-1);
     r.u0 = ellint_f(th / Real(2), r.param);
+    r.theta = JacobiTheta<Real>::make(r.param, r.kk);
     return r;
   }
 
@@ -136,12 +156,12 @@ struct PendulumExact {
       c = cos(half);
       thd = u0;
     } else if (regime == libration) {
-      const auto j = jacobi(w * t + u0, param, kk);
+      const auto j = sncndn(w * t + u0);
       s = scale * j.sn;
       c = j.dn;
       thd = Real(2) * scale * w * j.cn;
     } else if (regime == rotation) {
-      const auto j = jacobi(sign * w * scale * t + u0, param, kk);
+      const auto j = sncndn(sign * w * scale * t + u0);
       s = j.sn;
       c = j.cn;
       thd = Real(2) * sign * w * scale * j.dn;
