@@ -8,27 +8,39 @@
 // As in `chens run`, m, l, g and the initial data are run-time values for chens.
 //
 //   chens_driver          make_instance + advance_to_sample on one thread, no reference
-//                         solution and no diagnostics: the per-instance driver alone.
-//   chens_driver_const    the same with m = l = g = 1 and z0 known at compile time.
+//                         solution and no diagnostics: the per-instance driver alone, one
+//                         instance at a time (B = 1, as on the GPU and for single instances).
+//   chens_driver_lanes4   the same driver advancing 4 instances in lockstep
+//                         (advance_fixed_to_sample<4>, as run_cpu_ensemble does): the lanes
+//                         gain in isolation.
+//   chens_driver_const    chens_driver with m = l = g = 1 and z0 known at compile time.
 //   chens_ensemble        run_cpu_ensemble, the production CPU path: the driver plus, at
 //                         every sample (every 10 steps: 100 samples per 1000 steps, as
 //                         `chens run` resolves t_end = 10, h = 0.01), the exact reference
 //                         solution, the four metrics and their accumulators.
 //                         threads:1 and threads:<all>.
+//   chens_ensemble_lanes1 run_cpu_ensemble with lanes switched off (the method wrapped so
+//                         that has_lanes = false): the production path one instance at a
+//                         time, as before lanes.
 //   chens_ensemble_noref  the same without the reference solution (NoReference): isolates
 //                         the cost of the elliptic-function reference.
 //   odeint_*              Boost.Odeint runge_kutta4 (array_algebra, the default for
 //                         std::array; range_algebra) and runge_kutta4_classic stepping the
 //                         same equations, written as a plain functor for m = l = g = 1,
 //                         with the same projection, over the same initial states, one thread.
+//                         The functor takes one reciprocal 1/r^2 per evaluation, as chens
+//                         does, so that both round the same; odeint_rk4_div divides twice by
+//                         r^2, as the functor measured at a79aa54 did.
 //   *_projall             projection_tol = 0: the momentum projection runs after every step
 //                         (its cost; with tol = 1e-6 it never triggers in these runs).
+//                         chens_ensemble_projall is the production path (lanes) doing so.
 //
 // Throughput is reported as items_per_second = instance-steps per second (wall clock).
 // Before timing, main() checks that every odeint variant ends in the same final states as
-// the chens driver (max |difference| <= 1e-12, same number of projections) and that the
-// ensemble's instance 0 equals the driver's bit for bit; the binary exits with status 1
-// otherwise.
+// the chens driver (max |difference| <= 1e-12, same number of projections), that the
+// 4-lane driver's final states equal the driver's bit for bit, and that the ensemble's
+// instance 0 (lanes on and off) equals the driver's bit for bit; the binary exits with
+// status 1 otherwise.
 //
 // --one-pass=<name> [--instances=N] [--steps=S] [--threads=T] [--projall] runs one untimed
 // pass of one variant and exits (for valgrind --tool=callgrind instruction counts; see
@@ -69,6 +81,12 @@ using State = Model::State;
 using NoRef = chens::NoReference<double, Model::state_size>;
 using ExactRef = chens::PendulumExact<double>;
 using Arr = std::array<double, 4>;
+
+// The same RK4 with lanes switched off: run_cpu_ensemble then takes its one-instance-at-a-
+// time path (advance_to_sample, i.e. advance_fixed_to_sample<1> calling step()).
+struct Rk4NoLanes : Method {
+  static constexpr bool has_lanes = false;
+};
 
 constexpr double kH = 0.01;
 constexpr double kPerturbation = 1e-4;
@@ -146,18 +164,70 @@ PassResult chens_driver_pass(std::uint64_t n, chens::index_t steps, bool keep_fi
   return chens_driver_pass(runtime_system(), runtime_z0(), n, steps, keep_finals, tol);
 }
 
+// The same driver, B instances in lockstep (advance_fixed_to_sample<B>), the rest one by one.
+template <int B>
+PassResult chens_driver_lanes_pass(std::uint64_t n, chens::index_t steps, bool keep_finals,
+                                   double tol = kProjectionTol) {
+  const System sys = runtime_system();
+  const State z0 = runtime_z0();
+  const auto rp = run_params(steps, tol);
+  const Method method{};
+  using Inst = chens::InstanceOf<System, NoRef>;
+  PassResult out;
+  if (keep_finals) out.finals.resize(n);
+  for (std::uint64_t i = 0; i < n;) {
+    const int b = (i + B <= n) ? B : 1;
+    Inst in[B];
+    for (int j = 0; j < b; ++j) in[j] = chens::make_instance<System, NoRef>(sys, z0, kPerturbation, kSeed, i + j, rp);
+    for (chens::index_t k = 1; k <= rp.samples; ++k) {
+      if (b == B) chens::advance_fixed_to_sample<B>(sys, method, rp, in, k);
+      else chens::advance_fixed_to_sample<1>(sys, method, rp, in, k);
+    }
+    for (int j = 0; j < b; ++j) {
+      benchmark::DoNotOptimize(in[j].z);
+      out.projections += in[j].c.momentum_projections;
+      if (keep_finals) out.finals[i + j] = Arr{in[j].z[0], in[j].z[1], in[j].z[2], in[j].z[3]};
+    }
+    i += static_cast<std::uint64_t>(b);
+  }
+  return out;
+}
+
 // ---- chens: the CPU backend -------------------------------------------------------------
 
-template <class Reference>
-chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps, int threads) {
-  return chens::run_cpu_ensemble<System, Method, Reference>(runtime_system(), Method{}, run_params(steps), runtime_z0(),
-                                                            ensemble_spec(n, threads));
+template <class Reference, class M = Method>
+chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps, int threads,
+                                          double tol = kProjectionTol) {
+  return chens::run_cpu_ensemble<System, M, Reference>(runtime_system(), M{}, run_params(steps, tol), runtime_z0(),
+                                                       ensemble_spec(n, threads));
 }
 
 // ---- Boost.Odeint -------------------------------------------------------------------------
 
-// Hamilton-Dirac equations of the pendulum, m = l = g = 1 (002 eqs. 35-36).
+// Hamilton-Dirac equations of the pendulum, m = l = g = 1 (002 eqs. 35-36), with one
+// reciprocal of r^2 per evaluation, as chens computes them: the results round the same.
+// project() is the momentum projection p -= (psi / r^2) q, likewise.
 struct DiracPendulumRhs {
+  void operator()(const Arr& z, Arr& dz, double /*t*/) const {
+    const double x = z[0], y = z[1], px = z[2], py = z[3];
+    const double ir2 = 1.0 / (x * x + y * y);
+    const double lambda = -((px * px + py * py - y) * ir2);
+    const double mu = -((x * px + y * py) * ir2);
+    dz[0] = px + mu * x;
+    dz[1] = py + mu * y;
+    dz[2] = lambda * x - mu * px;
+    dz[3] = lambda * y - mu * py - 1.0;
+  }
+  static void project(Arr& z, double psi) {
+    const double c = psi * (1.0 / (z[0] * z[0] + z[1] * z[1]));
+    z[2] -= c * z[0];
+    z[3] -= c * z[1];
+  }
+};
+
+// The functor as measured at a79aa54: two divisions by r^2 (they round differently from
+// chens's reciprocal by a few ulp; the final states differ by about 3e-13).
+struct DiracPendulumRhsDiv {
   void operator()(const Arr& z, Arr& dz, double /*t*/) const {
     const double x = z[0], y = z[1], px = z[2], py = z[3];
     const double r2 = x * x + y * y;
@@ -168,16 +238,21 @@ struct DiracPendulumRhs {
     dz[2] = lambda * x - mu * px;
     dz[3] = lambda * y - mu * py - 1.0;
   }
+  static void project(Arr& z, double psi) {
+    const double c = psi / (z[0] * z[0] + z[1] * z[1]);
+    z[2] -= c * z[0];
+    z[3] -= c * z[1];
+  }
 };
 
 using OdeintRk4 = odeint::runge_kutta4<Arr>;  // std::array dispatches to array_algebra
 using OdeintRk4Range = odeint::runge_kutta4<Arr, double, Arr, double, odeint::range_algebra>;
 using OdeintRk4Classic = odeint::runge_kutta4_classic<Arr>;
 
-template <class Stepper>
+template <class Stepper, class Rhs = DiracPendulumRhs>
 PassResult odeint_pass(std::uint64_t n, chens::index_t steps, bool keep_finals, double tol = kProjectionTol) {
   Stepper stepper;
-  const DiracPendulumRhs rhs;
+  const Rhs rhs;
   const Model model = runtime_model();
   const State z0 = runtime_z0();
   PassResult out;
@@ -189,9 +264,7 @@ PassResult odeint_pass(std::uint64_t n, chens::index_t steps, bool keep_finals, 
       stepper.do_step(rhs, x, static_cast<double>(s) * kH, kH);
       const double psi = x[0] * x[2] + x[1] * x[3];
       if (std::fabs(psi) > tol) {
-        const double c = psi / (x[0] * x[0] + x[1] * x[1]);
-        x[2] -= c * x[0];
-        x[3] -= c * x[1];
+        Rhs::project(x, psi);
         out.projections += 1;
       }
     }
@@ -218,11 +291,17 @@ void BM_chens_driver(benchmark::State& st, double tol) {
   finish(st, proj);
 }
 
-template <class Reference>
-void BM_chens_ensemble(benchmark::State& st, int threads) {
+void BM_chens_driver_lanes4(benchmark::State& st, double tol) {
+  std::uint64_t proj = 0;
+  for (auto _ : st) proj = chens_driver_lanes_pass<4>(instances_of(st), steps_of(st), false, tol).projections;
+  finish(st, proj);
+}
+
+template <class Reference, class M = Method>
+void BM_chens_ensemble(benchmark::State& st, int threads, double tol = kProjectionTol) {
   std::uint64_t proj = 0;
   for (auto _ : st) {
-    const auto res = chens_ensemble_pass<Reference>(instances_of(st), steps_of(st), threads);
+    const auto res = chens_ensemble_pass<Reference, M>(instances_of(st), steps_of(st), threads, tol);
     benchmark::DoNotOptimize(res.instance0_state.data());
     proj = res.totals.momentum_projections;
   }
@@ -230,10 +309,10 @@ void BM_chens_ensemble(benchmark::State& st, int threads) {
   st.counters["threads"] = benchmark::Counter(threads);
 }
 
-template <class Stepper>
+template <class Stepper, class Rhs = DiracPendulumRhs>
 void BM_odeint(benchmark::State& st, double tol) {
   std::uint64_t proj = 0;
-  for (auto _ : st) proj = odeint_pass<Stepper>(instances_of(st), steps_of(st), false, tol).projections;
+  for (auto _ : st) proj = odeint_pass<Stepper, Rhs>(instances_of(st), steps_of(st), false, tol).projections;
   finish(st, proj);
 }
 
@@ -259,30 +338,36 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
     const char* name;
     PassResult (*pass)(std::uint64_t, chens::index_t, bool, double);
   };
-  const Variant variants[] = {{"odeint runge_kutta4 (array_algebra)", &odeint_pass<OdeintRk4>},
+  const Variant variants[] = {{"chens driver, 4 lanes", &chens_driver_lanes_pass<4>},
+                              {"odeint runge_kutta4 (array_algebra)", &odeint_pass<OdeintRk4>},
                               {"odeint runge_kutta4 (range_algebra)", &odeint_pass<OdeintRk4Range>},
-                              {"odeint runge_kutta4_classic", &odeint_pass<OdeintRk4Classic>}};
+                              {"odeint runge_kutta4_classic", &odeint_pass<OdeintRk4Classic>},
+                              {"odeint runge_kutta4, two divisions", &odeint_pass<OdeintRk4, DiracPendulumRhsDiv>}};
   for (const auto& v : variants) {
     const PassResult r = v.pass(n, steps, true, tol);
     const double d = max_abs_diff(ref.finals, r.finals);
-    const bool good = d <= kAgreementTol && r.projections == ref.projections;
+    // The lanes driver must agree bit for bit; odeint to within kAgreementTol.
+    const bool lanes = v.pass == &chens_driver_lanes_pass<4>;
+    const bool good = (lanes ? d == 0.0 : d <= kAgreementTol) && r.projections == ref.projections;
     std::printf("  %-38s max |final - chens final| = %.3e, projections %llu  %s\n", v.name, d,
                 static_cast<unsigned long long>(r.projections), good ? "ok" : "MISMATCH");
     ok = ok && good;
   }
-  if (tol != kProjectionTol) {
-    std::fflush(stdout);
-    return ok;
-  }
-  for (const int threads : {1, omp_get_max_threads()}) {
-    const auto res = chens_ensemble_pass<ExactRef>(n, steps, threads);
+  auto check_ensemble = [&](const char* what, const chens::EnsembleResult& res, int threads) {
     double d = 0.0;
     for (int c = 0; c < 4; ++c) d = std::max(d, std::fabs(res.instance0_state[static_cast<std::size_t>(c)] - ref.finals[0][c]));
     const bool good = d == 0.0 && res.totals.momentum_projections == ref.projections && res.lost_total() == 0;
-    std::printf("  run_cpu_ensemble, %d thread(s): instance 0 |diff| = %.3e, projections %llu, lost %llu  %s\n",
+    std::printf("  run_cpu_ensemble%s, %d thread(s): instance 0 |diff| = %.3e, projections %llu, lost %llu  %s\n", what,
                 threads, d, static_cast<unsigned long long>(res.totals.momentum_projections),
                 static_cast<unsigned long long>(res.lost_total()), good ? "ok" : "MISMATCH");
     ok = ok && good;
+  };
+  for (const int threads : {1, omp_get_max_threads()})
+    check_ensemble("", chens_ensemble_pass<ExactRef>(n, steps, threads, tol), threads);
+  check_ensemble(" (lanes off)", chens_ensemble_pass<ExactRef, Rk4NoLanes>(n, steps, 1, tol), 1);
+  if (tol == kProjectionTol) {
+    std::printf("  sizeof Instance: %zu bytes with PendulumExact, %zu with NoReference\n",
+                sizeof(chens::InstanceOf<System, ExactRef>), sizeof(chens::InstanceOf<System, NoRef>));
   }
   std::fflush(stdout);
   return ok;
@@ -301,15 +386,21 @@ int one_pass(const std::string& name, int argc, char** argv) {
   const auto n = static_cast<std::uint64_t>(arg_value(argc, argv, "--instances", kDefaultInstances));
   const auto steps = static_cast<chens::index_t>(arg_value(argc, argv, "--steps", kDefaultSteps));
   const int threads = static_cast<int>(arg_value(argc, argv, "--threads", 1));
-  // --projall: projection_tol = 0 (project after every step) for the driver and odeint_rk4.
+  // --projall: projection_tol = 0 (project after every step) for the drivers, the ensembles
+  // and odeint_rk4.
   bool projall = false;
   for (int a = 1; a < argc; ++a) projall = projall || std::strcmp(argv[a], "--projall") == 0;
   const double tol = projall ? 0.0 : kProjectionTol;
   std::uint64_t proj = 0;
   if (name == "chens_driver") proj = chens_driver_pass(n, steps, false, tol).projections;
-  else if (name == "chens_ensemble") proj = chens_ensemble_pass<ExactRef>(n, steps, threads).totals.momentum_projections;
-  else if (name == "chens_ensemble_noref") proj = chens_ensemble_pass<NoRef>(n, steps, threads).totals.momentum_projections;
+  else if (name == "chens_driver_lanes4") proj = chens_driver_lanes_pass<4>(n, steps, false, tol).projections;
+  else if (name == "chens_driver_const") proj = chens_driver_pass(kSystem, kZ0, n, steps, false, tol).projections;
+  else if (name == "chens_ensemble") proj = chens_ensemble_pass<ExactRef>(n, steps, threads, tol).totals.momentum_projections;
+  else if (name == "chens_ensemble_lanes1")
+    proj = chens_ensemble_pass<ExactRef, Rk4NoLanes>(n, steps, threads, tol).totals.momentum_projections;
+  else if (name == "chens_ensemble_noref") proj = chens_ensemble_pass<NoRef>(n, steps, threads, tol).totals.momentum_projections;
   else if (name == "odeint_rk4") proj = odeint_pass<OdeintRk4>(n, steps, false, tol).projections;
+  else if (name == "odeint_rk4_div") proj = odeint_pass<OdeintRk4, DiracPendulumRhsDiv>(n, steps, false, tol).projections;
   else if (name == "odeint_rk4_range") proj = odeint_pass<OdeintRk4Range>(n, steps, false).projections;
   else if (name == "odeint_rk4_classic") proj = odeint_pass<OdeintRk4Classic>(n, steps, false).projections;
   else if (name == "none") proj = 0;  // startup cost only
@@ -344,6 +435,7 @@ int main(int argc, char** argv) {
         benchmark::kMillisecond);
   };
   reg("chens_driver/threads:1", [](benchmark::State& st) { BM_chens_driver(st, kProjectionTol); });
+  reg("chens_driver_lanes4/threads:1", [](benchmark::State& st) { BM_chens_driver_lanes4(st, kProjectionTol); });
   reg("chens_driver_const/threads:1", [](benchmark::State& st) {
     std::uint64_t proj = 0;
     for (auto _ : st) proj = chens_driver_pass(kSystem, kZ0, instances_of(st), steps_of(st), false, kProjectionTol).projections;
@@ -352,12 +444,17 @@ int main(int argc, char** argv) {
   reg("chens_ensemble/threads:1", [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1); });
   reg("chens_ensemble/threads:" + std::to_string(all),
       [all](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, all); });
+  reg("chens_ensemble_lanes1/threads:1", [](benchmark::State& st) { BM_chens_ensemble<ExactRef, Rk4NoLanes>(st, 1); });
   reg("chens_ensemble_noref/threads:1", [](benchmark::State& st) { BM_chens_ensemble<NoRef>(st, 1); });
   reg("odeint_rk4/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4>(st, kProjectionTol); });
+  reg("odeint_rk4_div/threads:1",
+      [](benchmark::State& st) { BM_odeint<OdeintRk4, DiracPendulumRhsDiv>(st, kProjectionTol); });
   reg("odeint_rk4_range/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4Range>(st, kProjectionTol); });
   reg("odeint_rk4_classic/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4Classic>(st, kProjectionTol); });
   // projection_tol = 0: the momentum projection runs after every step (its cost, not production).
   reg("chens_driver_projall/threads:1", [](benchmark::State& st) { BM_chens_driver(st, 0.0); });
+  reg("chens_driver_lanes4_projall/threads:1", [](benchmark::State& st) { BM_chens_driver_lanes4(st, 0.0); });
+  reg("chens_ensemble_projall/threads:1", [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1, 0.0); });
   reg("odeint_rk4_projall/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4>(st, 0.0); });
 
   benchmark::RunSpecifiedBenchmarks();

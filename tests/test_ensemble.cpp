@@ -239,3 +239,37 @@ TEST(Accumulator, MergingPartitionsEqualsAddingSequentially) {
 
 }  // namespace
 }  // namespace chens
+
+namespace chens {
+namespace {
+
+// A perturbation as large as the pendulum itself can throw positions through the origin,
+// where Newton cannot bring them back: such instances are reported lost with their own
+// reason, never integrated from inconsistent data.
+TEST(Ensemble, InitialDataThatCannotBeProjectedAreLostWithTheirOwnReason) {
+  const Model m{1, 1, 1};
+  const State z0{{1, 0, 0, -2}};
+  int failed = 0;
+  for (std::uint64_t i = 1; i < 4000; ++i) {
+    bool ok = true;
+    const State z = perturbed_initial_state(m, z0, 3.0, 5, i, &ok);
+    if (!ok) {
+      ++failed;
+    } else {
+      EXPECT_NEAR(m.phi(Model::q_of(z))[0], 0.0, 64 * 2.3e-16) << "instance " << i;
+    }
+  }
+  EXPECT_GT(failed, 0);
+  Study s;
+  s.size = 4000;
+  s.perturbation = 3.0;
+  s.seed = 5;
+  s.t_end = 1.0;
+  const RunParams<double> rp = resolve(s);
+  const EnsembleResult r = run_pendulum_cpu(s, rp, EnsembleSpec{4000, 5, 3.0, false, 1});
+  EXPECT_EQ(r.lost[int(LostReason::initial_projection)], static_cast<std::uint64_t>(failed));
+  EXPECT_EQ(r.series[0].metric[0].count, 4000u - static_cast<std::uint64_t>(failed));  // never measured
+}
+
+}  // namespace
+}  // namespace chens

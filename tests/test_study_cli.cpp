@@ -185,6 +185,21 @@ TEST(Cli, DryRunPrintsAStudyThatReadsBackToTheSameRun) {
   EXPECT_NE(r.out.find("seed = 99"), std::string::npos);
 }
 
+TEST(Cli, ResultsThatCannotBeWrittenWhereAskedAreRescuedNotLost) {
+  test::TempDir dir;
+  write_file(dir.str("a-file"), "not a directory");
+  const CliResult r = run_cli({"run", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out",
+                               dir.str("a-file/out")});
+  EXPECT_EQ(r.code, exit_failure);
+  const std::string marker = "the results were saved to ";
+  const auto at = r.err.find(marker);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string rescued = r.err.substr(at + marker.size(), r.err.find("/ instead", at) - at - marker.size());
+  EXPECT_TRUE(fs::exists(rescued + "/summary.json")) << rescued;
+  EXPECT_TRUE(fs::exists(rescued + "/series.csv")) << rescued;
+  fs::remove_all(rescued);
+}
+
 TEST(Cli, HelpAndVersion) {
   EXPECT_EQ(run_cli({"--help"}).code, exit_ok);
   EXPECT_EQ(run_cli({"--version"}).out.rfind("chens ", 0), 0u);

@@ -24,7 +24,7 @@ struct EnsembleResult {
   std::vector<SampleStats> series;  // one entry per sample time, t = 0 first
   Counters totals;
   std::uint64_t instances = 0;
-  std::uint64_t lost[4] = {0, 0, 0, 0};  // by LostReason
+  std::uint64_t lost[lost_reason_count] = {};  // by LostReason
   bool reference_available = false;
   std::uint64_t reference_projected = 0;  // instances whose reference started from projected data
   std::vector<double> instance0_state;     // final state in the formulation's variables
@@ -34,7 +34,11 @@ struct EnsembleResult {
   std::vector<std::vector<double>> trajectory;
   double wall_seconds = 0.0;
 
-  std::uint64_t lost_total() const { return lost[1] + lost[2] + lost[3]; }
+  std::uint64_t lost_total() const {
+    std::uint64_t t = 0;
+    for (int r = 1; r < lost_reason_count; ++r) t += lost[r];
+    return t;
+  }
 };
 
 }  // namespace chens

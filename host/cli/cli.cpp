@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -159,7 +160,16 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   try {
     write_outputs(ra.out, study, rp, result, info);
   } catch (const std::exception& e) {
+    // Never lose a computed result: put it somewhere writable and say where.
     err << "chens run: could not write the results to " << ra.out << ": " << e.what() << "\n";
+    const std::string rescue =
+        (std::filesystem::temp_directory_path() / ("chens-rescue-" + std::to_string(::getpid()))).string();
+    try {
+      write_outputs(rescue, study, rp, result, info);
+      err << "chens run: the results were saved to " << rescue << "/ instead\n";
+    } catch (const std::exception& e2) {
+      err << "chens run: saving them to " << rescue << " failed too: " << e2.what() << "\n";
+    }
     return exit_failure;
   }
   out << "chens: " << result.instances << " instances of " << formulation_name(study.formulation) << " + "

@@ -40,7 +40,8 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
   j["lost_instances"] = r.lost_total();
   j["lost"] = {{"non_finite", r.lost[int(LostReason::non_finite)]},
                {"step_size_underflow", r.lost[int(LostReason::step_size_underflow)]},
-               {"max_steps", r.lost[int(LostReason::max_steps)]}};
+               {"max_steps", r.lost[int(LostReason::max_steps)]},
+               {"initial_projection", r.lost[int(LostReason::initial_projection)]}};
   j["t_final"] = r.series.empty() ? 0.0 : r.series.back().t;
   j["samples"] = r.series.size();
   j["steps"] = r.totals.steps;

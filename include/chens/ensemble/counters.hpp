@@ -13,7 +13,9 @@ enum class LostReason : int {
   non_finite = 1,           // the state (or a metric of it) stopped being finite
   step_size_underflow = 2,  // adaptive step fell below 16 ulp of t
   max_steps = 3,            // adaptive run exceeded integrator.max_steps
+  initial_projection = 4,   // perturbed initial data could not be put back on the level set
 };
+inline constexpr int lost_reason_count = 5;
 
 struct Counters {
   std::uint64_t steps = 0;                 // accepted steps

@@ -39,7 +39,8 @@ CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const ty
                                                      typename System::Real perturbation, std::uint64_t seed,
                                                      std::uint64_t index, const RunParams<typename System::Real>& rp) {
   InstanceOf<System, Reference> in;
-  in.z = perturbed_initial_state(sys.model, z0, perturbation, seed, index);
+  bool on_level_set = true;
+  in.z = perturbed_initial_state(sys.model, z0, perturbation, seed, index, &on_level_set);
   in.t = typename System::Real(0);
   in.h = rp.h;
   in.ctl = Dopri5Controller<typename System::Real>{};
@@ -47,7 +48,9 @@ CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const ty
   in.energy0 = sys.model.energy(phys);
   in.ref = Reference::make(sys.model, phys);
   in.step = 0;
-  in.lost = all_finite(in.z) ? int(LostReason::none) : int(LostReason::non_finite);
+  in.lost = !all_finite(in.z)  ? int(LostReason::non_finite)
+            : !on_level_set     ? int(LostReason::initial_projection)
+                                : int(LostReason::none);
   in.c = Counters{};
   return in;
 }

@@ -5,7 +5,9 @@
 // delta * u with u uniform in [-1, 1); the result is then put back on the level set
 // {phi = phi(z0), psi = psi(z0)} of the nominal initial data (the constraint manifold
 // when z0 is consistent): Newton for the positions, then the exact momentum
-// projection. Instance 0 is the unperturbed nominal initial data.
+// projection. Instance 0 is the unperturbed nominal initial data. `on_level_set` reports
+// whether the Newton iteration reached round-off (it may not when the perturbation is
+// comparable to the size of the system); such an instance must not be integrated.
 #pragma once
 
 #include <Random123/philox.h>
@@ -26,9 +28,10 @@ CHENS_HD CHENS_FORCEINLINE double uniform_pm1(std::uint64_t x) {
 template <class Model>
 CHENS_HD typename Model::State perturbed_initial_state(const Model& model, const typename Model::State& z0,
                                                        typename Model::Real delta, std::uint64_t seed,
-                                                       std::uint64_t instance) {
+                                                       std::uint64_t instance, bool* on_level_set = nullptr) {
   using Real = typename Model::Real;
   using State = typename Model::State;
+  if (on_level_set) *on_level_set = true;
   if (instance == 0 || delta == Real(0)) return z0;
   State z = z0;
   r123::Philox4x64 rng;
@@ -45,11 +48,16 @@ CHENS_HD typename Model::State perturbed_initial_state(const Model& model, const
   const auto psi0 = model.psi(z0);
   const Real tol = Real(2) * machine_epsilon<Real>() * model.constraint_scale();
   // Newton with the matrix refreshed each sweep (a few sweeps reach round-off).
-  for (int sweep = 0; sweep < 8; ++sweep) {
-    const ProjectionStatus st = position_project(model, z, tol, 4, phi0);
-    if (st.converged) break;
-  }
+  for (int sweep = 0; sweep < 8; ++sweep)
+    if (position_project(model, z, tol, 4, phi0).converged) break;
   momentum_project(model, z, psi0);
+  if (on_level_set) {
+    // Judged more loosely than the iteration's target, so that round-off noise in phi
+    // never condemns an instance.
+    auto r = model.phi(Model::q_of(z));
+    for (int a = 0; a < Model::constraints; ++a) r[a] = r[a] - phi0[a];
+    *on_level_set = all_finite(z) && max_abs(r) <= Real(32) * tol;
+  }
   return z;
 }
 
