@@ -39,8 +39,8 @@
 // Before timing, main() checks that every odeint variant ends in the same final states as
 // the chens driver (max |difference| <= 1e-12, same number of projections), that the
 // 4-lane driver's final states equal the driver's bit for bit, and that the ensemble's
-// instance 0 (lanes on and off) equals the driver's bit for bit; the binary exits with
-// status 1 otherwise.
+// instance 0 (lanes on and off) equals the driver's bit for bit, with sample statistics
+// equal bit for bit with lanes on and off; the binary exits with status 1 otherwise.
 //
 // --one-pass=<name> [--instances=N] [--steps=S] [--threads=T] [--projall] runs one untimed
 // pass of one variant and exits (for valgrind --tool=callgrind instruction counts; see
@@ -353,18 +353,36 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
                 static_cast<unsigned long long>(r.projections), good ? "ok" : "MISMATCH");
     ok = ok && good;
   }
+  // Every ensemble run: instance 0 equal to the driver's, and all sample statistics equal
+  // bit for bit to those of the run with lanes off.
+  const chens::EnsembleResult off = chens_ensemble_pass<ExactRef, Rk4NoLanes>(n, steps, 1, tol);
+  auto same_series = [&](const chens::EnsembleResult& res) {
+    if (res.series.size() != off.series.size()) return false;
+    for (std::size_t k = 0; k < res.series.size(); ++k)
+      for (int j = 0; j < chens::metric_count; ++j) {
+        const chens::Accumulator& a = res.series[k].metric[j];
+        const chens::Accumulator& b = off.series[k].metric[j];
+        if (a.count != b.count || std::memcmp(&a.mean, &b.mean, sizeof a.mean) != 0 ||
+            std::memcmp(&a.scale, &b.scale, sizeof a.scale) != 0 || std::memcmp(&a.ssq, &b.ssq, sizeof a.ssq) != 0 ||
+            std::memcmp(&a.min, &b.min, sizeof a.min) != 0 || std::memcmp(&a.max, &b.max, sizeof a.max) != 0)
+          return false;
+      }
+    return true;
+  };
   auto check_ensemble = [&](const char* what, const chens::EnsembleResult& res, int threads) {
     double d = 0.0;
     for (int c = 0; c < 4; ++c) d = std::max(d, std::fabs(res.instance0_state[static_cast<std::size_t>(c)] - ref.finals[0][c]));
-    const bool good = d == 0.0 && res.totals.momentum_projections == ref.projections && res.lost_total() == 0;
-    std::printf("  run_cpu_ensemble%s, %d thread(s): instance 0 |diff| = %.3e, projections %llu, lost %llu  %s\n", what,
-                threads, d, static_cast<unsigned long long>(res.totals.momentum_projections),
-                static_cast<unsigned long long>(res.lost_total()), good ? "ok" : "MISMATCH");
+    const bool series = same_series(res);
+    const bool good = d == 0.0 && series && res.totals.momentum_projections == ref.projections && res.lost_total() == 0;
+    std::printf("  run_cpu_ensemble%s, %d thread(s): instance 0 |diff| = %.3e, projections %llu, lost %llu, "
+                "statistics %s lanes off  %s\n",
+                what, threads, d, static_cast<unsigned long long>(res.totals.momentum_projections),
+                static_cast<unsigned long long>(res.lost_total()), series ? "==" : "!=", good ? "ok" : "MISMATCH");
     ok = ok && good;
   };
   for (const int threads : {1, omp_get_max_threads()})
     check_ensemble("", chens_ensemble_pass<ExactRef>(n, steps, threads, tol), threads);
-  check_ensemble(" (lanes off)", chens_ensemble_pass<ExactRef, Rk4NoLanes>(n, steps, 1, tol), 1);
+  check_ensemble(" (lanes off)", off, 1);
   if (tol == kProjectionTol) {
     std::printf("  sizeof Instance: %zu bytes with PendulumExact, %zu with NoReference\n",
                 sizeof(chens::InstanceOf<System, ExactRef>), sizeof(chens::InstanceOf<System, NoRef>));

@@ -103,17 +103,12 @@ CHENS_HD JacobiSnCnDn<Real> jacobi(Real u, Real m, Real kk) {
     two_n = two_n * Real(2);
   }
   Real phi = two_n * a[levels] * ur;
-  Real phi_prev = phi;
-  for (int lv = levels; lv >= 1; --lv) {
-    phi_prev = phi;
-    phi = Real(0.5) * (phi + asin(c[lv] * sin(phi) / a[lv]));
-  }
+  for (int lv = levels; lv >= 1; --lv) phi = Real(0.5) * (phi + asin(c[lv] * sin(phi) / a[lv]));
   JacobiSnCnDn<Real> r;
   r.sn = sin(phi);
   r.cn = cos(phi);
   // dn^2 = 1 - m sn^2 = (1 - m) + m cn^2: a sum of non-negative terms, accurate also at
   // the quarter period, where A&S's cos(phi_0)/cos(phi_1 - phi_0) is 0/0.
-  (void)phi_prev;
   r.dn = sqrt((Real(1) - m) + m * r.cn * r.cn);
   if (flip) {
     r.sn = -r.sn;
