@@ -31,4 +31,11 @@ inline constexpr const char* formulation_name(FormulationId f) {
   return "?";
 }
 
+// A formulation F<Model> over another arithmetic type R: F<Model::rebind<R>>, when the
+// model can be rebound. Used by the CPU lanes to evaluate two instances per SSE2 register.
+template <class R, template <class> class F, class Model>
+CHENS_HD auto rebound_system(const F<Model>& f) -> F<typename Model::template rebind<R>> {
+  return F<typename Model::template rebind<R>>{f.model.template rebound<R>()};
+}
+
 }  // namespace chens

@@ -33,6 +33,14 @@ struct Pendulum {
   Real l;  // length
   Real g;  // gravitational acceleration (gravity acts along -y)
 
+  // The same model over another arithmetic type (e.g. D2, two instances per register).
+  template <class R>
+  using rebind = Pendulum<R>;
+  template <class R>
+  CHENS_HD Pendulum<R> rebound() const {
+    return Pendulum<R>{R(m), R(l), R(g)};
+  }
+
   // Size of phi's values, for round-off-level tolerances.
   CHENS_HD Real constraint_scale() const { return l * l; }
 

@@ -42,12 +42,10 @@ struct PendulumExact {
   // sn, cn, dn of (u | param): reduce u modulo 2K, then theta functions or the AGM.
   CHENS_HD JacobiSnCnDn<Real> sncndn(Real u) const {
     using std::floor;
-    using std::fmod;
-    using std::fabs;
     const Real n = floor(u / (Real(2) * kk) + Real(0.5));
     const Real ur = u - Real(2) * kk * n;
     JacobiSnCnDn<Real> j = theta.usable ? theta.eval(ur) : jacobi(ur, param, kk);
-    if (fabs(fmod(n, Real(2))) == Real(1)) {
+    if (static_cast<long long>(n) & 1) {  // |n| < 2^53: exact
       j.sn = -j.sn;
       j.cn = -j.cn;
     }
