@@ -14,6 +14,8 @@
 #include <chens/integrators/implicit_rk.hpp>
 #include <chens/integrators/tableaus.hpp>
 
+#include <type_traits>
+
 #include <chens/models/pendulum.hpp>
 
 #include "study/study.hpp"
@@ -33,18 +35,38 @@ decltype(auto) with_method(MethodId id, const RunParams<Real>& rp, F&& f) {
   throw StudyError("unknown integrator.method");
 }
 
-template <class Real, class F>
-decltype(auto) with_pendulum_formulation(FormulationId id, const Pendulum<Real>& model, F&& f) {
-  using M = Pendulum<Real>;
+// The formulation template of each FormulationId.
+template <FormulationId F>
+struct FormulationOf;
+template <> struct FormulationOf<FormulationId::naive> { template <class M> using type = Naive<M>; };
+template <> struct FormulationOf<FormulationId::total> { template <class M> using type = TotalHamiltonian<M>; };
+template <> struct FormulationOf<FormulationId::extended> { template <class M> using type = ExtendedHamiltonian<M>; };
+template <> struct FormulationOf<FormulationId::dirac> { template <class M> using type = HamiltonDirac<M>; };
+template <> struct FormulationOf<FormulationId::impetus> { template <class M> using type = ImpetusStriction<M>; };
+template <> struct FormulationOf<FormulationId::impetus_modified> { template <class M> using type = ImpetusModified<M>; };
+
+// Calls f(std::integral_constant<FormulationId, id>{}): the one switch from a runtime
+// formulation to a compile-time one.
+template <class F>
+decltype(auto) with_formulation_id(FormulationId id, F&& f) {
+  using I = FormulationId;
   switch (id) {
-    case FormulationId::naive: return f(Naive<M>{model});
-    case FormulationId::total: return f(TotalHamiltonian<M>{model});
-    case FormulationId::extended: return f(ExtendedHamiltonian<M>{model});
-    case FormulationId::dirac: return f(HamiltonDirac<M>{model});
-    case FormulationId::impetus: return f(ImpetusStriction<M>{model});
-    case FormulationId::impetus_modified: return f(ImpetusModified<M>{model});
+    case I::naive: return f(std::integral_constant<I, I::naive>{});
+    case I::total: return f(std::integral_constant<I, I::total>{});
+    case I::extended: return f(std::integral_constant<I, I::extended>{});
+    case I::dirac: return f(std::integral_constant<I, I::dirac>{});
+    case I::impetus: return f(std::integral_constant<I, I::impetus>{});
+    case I::impetus_modified: return f(std::integral_constant<I, I::impetus_modified>{});
   }
   throw StudyError("unknown integrator.formulation");
+}
+
+// Calls f with the formulation of `id` bound to `model`.
+template <class Real, class F>
+decltype(auto) with_pendulum_formulation(FormulationId id, const Pendulum<Real>& model, F&& f) {
+  return with_formulation_id(id, [&](auto fid) -> decltype(auto) {
+    return f(typename FormulationOf<decltype(fid)::value>::template type<Pendulum<Real>>{model});
+  });
 }
 
 }  // namespace chens

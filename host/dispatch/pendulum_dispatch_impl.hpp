@@ -9,15 +9,6 @@
 namespace chens {
 
 template <FormulationId F>
-struct FormulationOf;
-template <> struct FormulationOf<FormulationId::naive> { template <class M> using type = Naive<M>; };
-template <> struct FormulationOf<FormulationId::total> { template <class M> using type = TotalHamiltonian<M>; };
-template <> struct FormulationOf<FormulationId::extended> { template <class M> using type = ExtendedHamiltonian<M>; };
-template <> struct FormulationOf<FormulationId::dirac> { template <class M> using type = HamiltonDirac<M>; };
-template <> struct FormulationOf<FormulationId::impetus> { template <class M> using type = ImpetusStriction<M>; };
-template <> struct FormulationOf<FormulationId::impetus_modified> { template <class M> using type = ImpetusModified<M>; };
-
-template <FormulationId F>
 EnsembleResult run_pendulum_cpu_formulation(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
   using Model = Pendulum<double>;
   using System = typename FormulationOf<F>::template type<Model>;

@@ -127,7 +127,7 @@ const Schema& schema() {
        {
            {"kind",
             [](const toml::node& n, const std::string& k, Study& st) {
-              st.model_kind = choice<int>(n, k, {{"pendulum", 0}}) == 0 ? "pendulum" : "";
+              st.model_kind = choice<std::string>(n, k, {{"pendulum", "pendulum"}});
             }},
            {"initial",
             [](const toml::node& n, const std::string& k, Study& st) {

@@ -15,21 +15,16 @@ namespace {
 const Model pend = unit_pendulum();
 const State inconsistent{{1.1, 0.1, 0.1, -1.9}};
 
-Trajectory run_impetus(double reset = 0.0) {
+template <class System>
+Trajectory run(double reset) {
   auto rp = fixed_grid(0.025, 40920, 40);
   rp.impetus_reset = reset;
-  auto tr = integrate(ImpetusStriction<Model>{pend}, inconsistent, rp);
+  auto tr = integrate(System{pend}, inconsistent, rp);
   EXPECT_FALSE(tr.lost);
   return tr;
 }
-
-Trajectory run_modified(double reset = 0.0) {
-  auto rp = fixed_grid(0.025, 40920, 40);
-  rp.impetus_reset = reset;
-  auto tr = integrate(ImpetusModified<Model>{pend}, inconsistent, rp);
-  EXPECT_FALSE(tr.lost);
-  return tr;
-}
+Trajectory run_impetus(double reset = 0.0) { return run<ImpetusStriction<Model>>(reset); }
+Trajectory run_modified(double reset = 0.0) { return run<ImpetusModified<Model>>(reset); }
 
 const Trajectory& impetus() {
   static const Trajectory tr = run_impetus();

@@ -28,56 +28,58 @@ struct ExplicitRk {
                                              typename System::Real h, typename System::State* z_new,
                                              StepStatus* st) const {
     using Real = typename System::Real;
-    using State = typename System::State;
-    constexpr int S = Tableau::stages;
 #if defined(CHENS_HAS_D2)
     // CPU: pairs of lanes share SSE2 registers when the system can be rebound to D2;
     // each lane's arithmetic is unchanged (simd2.hpp), so results are identical.
     if constexpr (B % 2 == 0 && std::is_same_v<Real, double> && requires { rebound_system<D2>(sys); }) {
       const auto sys2 = rebound_system<D2>(sys);
       using State2 = typename decltype(sys2)::State;
-      constexpr int P = B / 2, N = State::size;
-      State2 z2[P];
+      constexpr int P = B / 2, N = State2::size;
+      State2 z2[P], zn2[P];
       CHENS_UNROLL
       for (int p = 0; p < P; ++p) {
         CHENS_UNROLL
         for (int c = 0; c < N; ++c) z2[p][c] = D2::pack(z[2 * p][c], z[2 * p + 1][c]);
       }
-      State2 k2[S][P];
-      CHENS_UNROLL
-      for (int i = 0; i < S; ++i) {
-        CHENS_UNROLL
-        for (int p = 0; p < P; ++p) {
-          State2 zi = z2[p];
-          CHENS_UNROLL
-          for (int j = 0; j < i; ++j) {
-            if (Tableau::a(i, j) != 0.0) zi = axpy(zi, D2(h * Real(Tableau::a(i, j))), k2[j][p]);
-          }
-          sys2.rhs(zi, k2[i][p]);
-        }
-      }
+      advance_lanes<P>(sys2, z2, D2(h), zn2);
       CHENS_UNROLL
       for (int p = 0; p < P; ++p) {
-        State2 zn = z2[p];
-        CHENS_UNROLL
-        for (int i = 0; i < S; ++i) {
-          if (Tableau::b(i) != 0.0) zn = axpy(zn, D2(h * Real(Tableau::b(i))), k2[i][p]);
-        }
         CHENS_UNROLL
         for (int c = 0; c < N; ++c) {
-          z_new[2 * p][c] = zn[c].lo();
-          z_new[2 * p + 1][c] = zn[c].hi();
+          z_new[2 * p][c] = zn2[p][c].lo();
+          z_new[2 * p + 1][c] = zn2[p][c].hi();
         }
       }
-      CHENS_UNROLL
-      for (int l = 0; l < B; ++l) {
-        st[l] = StepStatus{};
-        st[l].rhs_evals = S;
-        st[l].finite = all_finite(z_new[l]);
-      }
-      return;
-    }
+    } else
 #endif
+    {
+      advance_lanes<B>(sys, z, h, z_new);
+    }
+    CHENS_UNROLL
+    for (int l = 0; l < B; ++l) {
+      st[l] = StepStatus{};
+      st[l].rhs_evals = Tableau::stages;
+      st[l].finite = all_finite(z_new[l]);
+    }
+  }
+
+  template <class System>
+  CHENS_HD CHENS_FORCEINLINE StepStatus step(const System& sys, const typename System::State& z,
+                                             typename System::Real h, typename System::State& z_new) const {
+    StepStatus st;
+    step_lanes<1>(sys, &z, h, &z_new, &st);
+    return st;
+  }
+
+ private:
+  // The stages and the update of B lanes: arithmetic only, for any scalar type (double,
+  // float, or D2 holding two lanes).
+  template <int B, class System>
+  CHENS_HD CHENS_FORCEINLINE static void advance_lanes(const System& sys, const typename System::State* z,
+                                                       typename System::Real h, typename System::State* z_new) {
+    using Real = typename System::Real;
+    using State = typename System::State;
+    constexpr int S = Tableau::stages;
     State k[S][B];
     CHENS_UNROLL
     for (int i = 0; i < S; ++i) {
@@ -98,18 +100,7 @@ struct ExplicitRk {
       for (int i = 0; i < S; ++i) {
         if (Tableau::b(i) != 0.0) z_new[l] = axpy(z_new[l], h * Real(Tableau::b(i)), k[i][l]);
       }
-      st[l] = StepStatus{};
-      st[l].rhs_evals = S;
-      st[l].finite = all_finite(z_new[l]);
     }
-  }
-
-  template <class System>
-  CHENS_HD CHENS_FORCEINLINE StepStatus step(const System& sys, const typename System::State& z,
-                                             typename System::Real h, typename System::State& z_new) const {
-    StepStatus st;
-    step_lanes<1>(sys, &z, h, &z_new, &st);
-    return st;
   }
 };
 
