@@ -61,13 +61,10 @@ struct PendulumExact {
   }
 
   CHENS_HD static PendulumExact make(const Pendulum<Real>& model, const Vec<Real, 4>& z_in) {
-    using std::atan;
     using std::atan2;
-    using std::exp;
     using std::fabs;
     using std::log;
     using std::sqrt;
-    using std::tanh;
     PendulumExact r;
     r.l = model.l;
     r.m = model.m;
