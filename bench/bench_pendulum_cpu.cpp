@@ -47,6 +47,8 @@
 // docs/performance.md).
 
 #include <benchmark/benchmark.h>
+
+#include "bench_args.hpp"
 #include <omp.h>
 
 #include <algorithm>
@@ -393,12 +395,7 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
 
 // ---- one untimed pass (for callgrind) --------------------------------------------------
 
-long long arg_value(int argc, char** argv, const char* key, long long fallback) {
-  const std::size_t len = std::strlen(key);
-  for (int a = 1; a < argc; ++a)
-    if (std::strncmp(argv[a], key, len) == 0 && argv[a][len] == '=') return std::atoll(argv[a] + len + 1);
-  return fallback;
-}
+using chens::bench::arg_value;
 
 int one_pass(const std::string& name, int argc, char** argv) {
   const auto n = static_cast<std::uint64_t>(arg_value(argc, argv, "--instances", kDefaultInstances));

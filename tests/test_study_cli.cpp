@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
+#include "support/cli_runner.hpp"
 #include "support/temp_dir.hpp"
 
 namespace chens {
@@ -16,17 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int code;
-  std::string out, err;
-};
-
-CliResult run_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "chens");
-  std::ostringstream out, err;
-  const int code = cli_main(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using test::CliResult;
+using test::run_cli;
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path);
@@ -79,7 +71,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_formulation", {"STUDY"}, "[integrator]\nformulation = \"dirak\"\n",
                 "integrator.formulation = \"dirak\": unknown name; allowed: \"naive\", \"total\", \"extended\", "
                 "\"dirac\", \"impetus\", \"impetus-modified\""},
-        BadCase{"unknown_model", {"--set", "model.kind=chain"}, "", "model.kind = \"chain\": unknown name"},
+        BadCase{"unknown_model", {"--set", "model.kind=ring"}, "",
+                "model.kind = \"ring\": unknown name; allowed: \"pendulum\", \"chain\""},
         BadCase{"unknown_key_set", {"--set", "integrator.hh=0.1"}, "",
                 "unknown key integrator.hh; allowed keys in [integrator]: formulation, method, h, t_end"},
         BadCase{"unknown_key_file", {"STUDY"}, "[projection]\ntolerance = 1e-6\n",
@@ -90,13 +83,49 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"zero_size", {"--set", "ensemble.size=0"}, "", "ensemble.size = 0: must be an integer in [1,"},
         BadCase{"fractional_size", {"--set", "ensemble.size=1.5"}, "", "ensemble.size = 1.5: must be an integer"},
         BadCase{"bool_as_word", {"--set", "projection.momentum=yes"}, "", "projection.momentum = \"yes\": must be true or false"},
-        BadCase{"short_initial", {"--set", "model.initial=[1, 0, 0]"}, "", "model.initial = [ 1, 0, 0 ]: must be an array of 4"},
+        BadCase{"short_initial", {"--set", "model.initial=[1, 0, 0]"}, "", "model.initial has 3 numbers: the pendulum needs an array of 4"},
         BadCase{"initial_at_origin", {"--set", "model.initial=[0, 0, 1, 1]"}, "", "model.initial"},
         BadCase{"sample_dt_off_grid", {"--set", "output.sample_dt=0.33"}, "",
                 "output.sample_dt = 0.33 is not a multiple of integrator.h = 0.1"},
         BadCase{"reset_without_impetus", {"--set", "integrator.impetus_reset=1"}, "", "integrator.impetus_reset"},
         BadCase{"malformed_toml", {"STUDY"}, "[integrator]\nh = = 3\n", "study.toml:2:"},
         BadCase{"missing_file", {"/nonexistent/study.toml"}, "", "/nonexistent/study.toml: cannot open study file"},
+        // Chains (002 §7).
+        BadCase{"chain_one_atom", {"--set", "model.kind=chain", "--set", "model.atoms=1"}, "",
+                "model.atoms = 1: must be an integer in [2, "},
+        BadCase{"chain_size_not_built", {"--set", "model.kind=chain", "--set", "model.atoms=5"}, "",
+                "model.atoms = 5: this build has chains of 7, 16, 32, 64 atoms; add 5 to the CMake list CHENS_CHAIN_ATOMS"},
+        BadCase{"chain_zero_bond", {"--set", "model.kind=chain", "--set", "model.bond_length=0"}, "",
+                "model.bond_length = 0: must be a finite number > 0"},
+        BadCase{"chain_negative_epsilon", {"--set", "model.kind=chain", "--set", "model.lj_epsilon=-0.1"}, "",
+                "model.lj_epsilon = -0.1: must be a finite number >= 0"},
+        BadCase{"chain_initial_wrong_length", {"--set", "model.kind=chain", "--set", "model.initial=[1, 0, 0, -2]"}, "",
+                "model.initial has 4 numbers; model.atoms = 7 needs 4 * atoms = 28"},
+        BadCase{"chain_initial_not_finite", {"STUDY"}, "[model]\nkind = \"chain\"\ninitial = [0.0, nan]\n",
+                "study.toml:3: model.initial = [\n0.0,\nnan\n]: element 1 must be a finite number"},
+        BadCase{"chain_bond_far_from_length", {"STUDY"},
+                "[model]\nkind = \"chain\"\ninitial = [1, 0, 0.5, 0.8660254, -0.5, 0.8660254, 0, 0, 0.5, -0.8660254, "
+                "-0.5, -0.8660254, -1.2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n",
+                "model.initial: bond 5 (atoms 5 and 6) has length 1.11355"},
+        BadCase{"chain_pendulum_formulation", {"--set", "model.kind=chain", "--set", "integrator.formulation=extended"}, "",
+                "integrator.formulation = \"extended\" is written for the pendulum only"},
+        BadCase{"chain_pendulum_key", {"--set", "model.kind=chain", "--set", "model.gravity=9.81"}, "",
+                "model.gravity applies to model.kind = \"pendulum\" only"},
+        BadCase{"pendulum_chain_key", {"--set", "model.atoms=7"}, "", "model.atoms applies to model.kind = \"chain\" only"},
+        BadCase{"chain_masses_wrong_length", {"--set", "model.kind=chain", "--set", "model.masses=[1, 2]"}, "",
+                "model.masses has 2 entries; model.atoms = 7 needs one mass per atom"},
+        BadCase{"chain_nonpositive_mass", {"--set", "model.kind=chain", "--set", "model.masses=[1, 1, 1, 0, 1, 1, 1]"}, "",
+                "model.masses = [ 1, 1, 1, 0, 1, 1, 1 ]: element 3 must be a finite number > 0"},
+        BadCase{"chain_mass_and_masses", {"--set", "model.kind=chain", "--set", "model.mass=2", "--set",
+                "model.masses=[1, 1, 1, 1, 1, 1, 1]"}, "", "model.mass and model.masses are both given"},
+        BadCase{"rattle_with_formulation", {"--set", "integrator.method=rattle", "--set", "integrator.formulation=dirac"}, "",
+                "integrator.method = \"rattle\" integrates the constrained equations themselves"},
+        BadCase{"constrained_without_rattle", {"--set", "integrator.formulation=constrained"}, "",
+                "integrator.formulation = \"constrained\" has no right-hand side to integrate"},
+        BadCase{"unknown_reference", {"--set", "output.reference=exact"}, "",
+                "output.reference = \"exact\": unknown name; allowed: \"auto\", \"none\""},
+        BadCase{"zero_reference_tol", {"--set", "output.reference_tol=0"}, "",
+                "output.reference_tol = 0: must be a finite number > 0"},
         BadCase{"unknown_option", {"--frobnicate"}, "", "unknown option --frobnicate"},
         BadCase{"unknown_backend", {"--backend", "gpu"}, "", "--backend gpu: unknown backend; allowed: auto, cpu, cuda"},
         BadCase{"zero_threads", {"--threads", "0"}, "", "--threads 0: must be an integer in [1, 4096]"},

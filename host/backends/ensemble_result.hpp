@@ -18,14 +18,17 @@ struct SampleStats {
 };
 
 struct EnsembleResult {
-  std::string backend;  // "cpu"
+  std::string backend;  // "cpu" or "cuda"
   std::string device;   // e.g. "CPU, 2 OpenMP threads"
   int threads = 1;
   std::vector<SampleStats> series;  // one entry per sample time, t = 0 first
   Counters totals;
   std::uint64_t instances = 0;
   std::uint64_t lost[lost_reason_count] = {};  // by LostReason
-  bool reference_available = false;
+  bool reference_available = false;       // integration_error is reported
+  std::string reference_kind = "none";    // what the reference is (summary.json)
+  bool momentum_metrics = false;          // linear/angular momentum errors are reported
+  std::vector<std::string> state_names;   // names of the physical state's components
   std::uint64_t reference_projected = 0;  // instances whose reference started from projected data
   std::vector<double> instance0_state;     // final state in the formulation's variables
   std::vector<double> instance0_physical;  // final physical (q, p)
@@ -33,6 +36,12 @@ struct EnsembleResult {
   // Instance 0 at every sample: t, physical state, reference state (if any).
   std::vector<std::vector<double>> trajectory;
   double wall_seconds = 0.0;
+
+  bool metric_reported(int m) const {
+    if (m == int(MetricId::integration_error)) return reference_available;
+    if (m == int(MetricId::linear_momentum_error) || m == int(MetricId::angular_momentum_error)) return momentum_metrics;
+    return true;
+  }
 
   std::uint64_t lost_total() const {
     std::uint64_t t = 0;

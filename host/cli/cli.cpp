@@ -9,7 +9,7 @@
 
 #include <chens/version.hpp>
 
-#include "dispatch/pendulum_dispatch.hpp"
+#include "dispatch/run_study.hpp"
 #include "output/writer.hpp"
 #include "study/study.hpp"
 
@@ -134,7 +134,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // compile time in the dispatch): refuse ensembles that cannot fit instead of being killed.
   {
     const double phys = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-    const double need = static_cast<double>(study.size) * static_cast<double>(pendulum_bytes_per_instance);
+    const double need = static_cast<double>(study.size) * static_cast<double>(bytes_per_instance(study));
     if (phys > 0 && need > 0.8 * phys) {
       err << "chens run: ensemble.size = " << study.size << " needs about " << need / 1e9 << " GB for its states, more than 80% of this machine's " << phys / 1e9
           << " GB; use a smaller ensemble\n";
@@ -149,7 +149,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   spec.threads = ra.threads;
   EnsembleResult result;
   try {
-    result = run_pendulum_cpu(study, rp, spec);
+    result = run_study_cpu(study, rp, spec);
   } catch (const std::bad_alloc&) {
     err << "chens run: out of memory for ensemble.size = " << study.size << " instances; use a smaller ensemble\n";
     return exit_failure;

@@ -8,7 +8,7 @@
 namespace chens {
 
 // Upper bound on the host memory one pendulum instance needs (checked at compile time).
-inline constexpr std::size_t pendulum_bytes_per_instance = 320;
+inline constexpr std::size_t pendulum_bytes_per_instance = 384;
 
 EnsembleResult run_pendulum_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
 

@@ -41,7 +41,8 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
   j["lost"] = {{"non_finite", r.lost[int(LostReason::non_finite)]},
                {"step_size_underflow", r.lost[int(LostReason::step_size_underflow)]},
                {"max_steps", r.lost[int(LostReason::max_steps)]},
-               {"initial_projection", r.lost[int(LostReason::initial_projection)]}};
+               {"initial_projection", r.lost[int(LostReason::initial_projection)]},
+               {"reference_failed", r.lost[int(LostReason::reference_failed)]}};
   j["t_final"] = r.series.empty() ? 0.0 : r.series.back().t;
   j["samples"] = r.series.size();
   j["steps"] = r.totals.steps;
@@ -62,12 +63,14 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
   if (r.instance0_state != r.instance0_physical) i0["final_state_variables"] = r.instance0_state;
   i0["lost"] = r.instance0_lost;
   j["instance0"] = i0;
-  j["reference"] = {{"kind", r.reference_available ? "closed form in Jacobi elliptic functions" : "none"},
-                    {"instances_with_projected_initial_data", r.reference_projected}};
+  j["reference"] = {{"kind", r.reference_available ? r.reference_kind : std::string("none")},
+                    {"instances_with_projected_initial_data", r.reference_projected},
+                    {"steps", r.totals.reference_steps},
+                    {"rhs_evaluations", r.totals.reference_rhs_evaluations}};
   for (int m = 0; m < metric_count; ++m) {
     const char* name = metric_name(m);
-    if (m == int(MetricId::integration_error) && !r.reference_available) {
-      j[name] = nullptr;
+    if (!r.metric_reported(m)) {
+      if (m == int(MetricId::integration_error)) j[name] = nullptr;  // asked for, but no reference
       continue;
     }
     double peak = 0.0;
@@ -92,14 +95,14 @@ std::string make_series_csv(const EnsembleResult& r) {
   std::ostringstream os;
   os << "t,live";
   for (int m = 0; m < metric_count; ++m) {
-    if (m == int(MetricId::integration_error) && !r.reference_available) continue;
+    if (!r.metric_reported(m)) continue;
     for (const char* stat : {"mean", "rms", "min", "max"}) os << ',' << metric_name(m) << '_' << stat;
   }
   os << '\n';
   for (const auto& st : r.series) {
     os << fmt(st.t) << ',' << st.metric[0].count;
     for (int m = 0; m < metric_count; ++m) {
-      if (m == int(MetricId::integration_error) && !r.reference_available) continue;
+      if (!r.metric_reported(m)) continue;
       const Accumulator& a = st.metric[m];
       if (a.count == 0) {
         os << ",nan,nan,nan,nan";
@@ -114,8 +117,10 @@ std::string make_series_csv(const EnsembleResult& r) {
 
 std::string make_trajectory_csv(const EnsembleResult& r) {
   std::ostringstream os;
-  os << "t,x,y,px,py";
-  if (r.reference_available) os << ",x_ref,y_ref,px_ref,py_ref";
+  os << 't';
+  for (const auto& n : r.state_names) os << ',' << n;
+  if (r.reference_available)
+    for (const auto& n : r.state_names) os << ',' << n << "_ref";
   os << '\n';
   for (const auto& row : r.trajectory) {
     for (std::size_t c = 0; c < row.size(); ++c) os << (c ? "," : "") << fmt(row[c]);

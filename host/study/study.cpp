@@ -1,5 +1,6 @@
 #include "study/study.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -9,6 +10,10 @@
 #include <sstream>
 
 #include <toml++/toml.h>
+
+#include <chens/models/chain.hpp>
+
+#include "dispatch/chain_sizes.hpp"
 
 namespace chens {
 
@@ -20,6 +25,7 @@ const char* method_name(MethodId m) {
     case MethodId::dopri5: return "dopri5";
     case MethodId::midpoint: return "midpoint";
     case MethodId::gauss2: return "gauss2";
+    case MethodId::rattle: return "rattle";
   }
   return "?";
 }
@@ -32,6 +38,7 @@ int method_order(MethodId m) {
     case MethodId::dopri5: return 5;
     case MethodId::midpoint: return 2;
     case MethodId::gauss2: return 4;
+    case MethodId::rattle: return 2;
   }
   return 0;
 }
@@ -97,6 +104,21 @@ std::int64_t integer(const toml::node& n, const std::string& key, std::int64_t l
   return v;
 }
 
+// A non-empty array of finite numbers each satisfying ok (described by rule).
+std::vector<double> number_array(const toml::node& n, const std::string& key, const char* what, const char* rule,
+                                 const std::function<bool(double)>& ok) {
+  auto a = n.as_array();
+  if (!a || a->empty()) fail(n, key, what);
+  std::vector<double> out;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const toml::node& e = *a->get(i);
+    const double x = e.is_number() ? number(e, key) : std::numeric_limits<double>::quiet_NaN();
+    if (!std::isfinite(x) || !ok(x)) fail(n, key, "element " + std::to_string(i) + " must be a finite number" + rule);
+    out.push_back(x);
+  }
+  return out;
+}
+
 bool boolean(const toml::node& n, const std::string& key) {
   auto b = n.as_boolean();
   if (!b) fail(n, key, "must be true or false");
@@ -127,27 +149,34 @@ const Schema& schema() {
        {
            {"kind",
             [](const toml::node& n, const std::string& k, Study& st) {
-              st.model_kind = choice<std::string>(n, k, {{"pendulum", "pendulum"}});
+              st.model_kind = choice<std::string>(n, k, {{"pendulum", "pendulum"}, {"chain", "chain"}});
             }},
            {"initial",
             [](const toml::node& n, const std::string& k, Study& st) {
-              auto a = n.as_array();
-              if (!a || a->size() != 4) fail(n, k, "must be an array of 4 numbers [x, y, px, py]");
-              for (std::size_t i = 0; i < 4; ++i) {
-                const toml::node& e = *a->get(i);
-                const double x = e.is_number() ? number(e, k) : std::numeric_limits<double>::quiet_NaN();
-                if (!std::isfinite(x)) fail(n, k, "must be an array of 4 finite numbers [x, y, px, py]");
-                st.initial[i] = x;
-              }
+              st.initial = number_array(n, k, "must be an array of numbers (pendulum: [x, y, px, py]; chain: 4 * atoms numbers)",
+                                        "", [](double) { return true; });
             }},
            {"mass", [](const toml::node& n, const std::string& k, Study& st) {
               st.mass = finite_number(n, k, "> 0", [](double x) { return x > 0; });
+            }},
+           {"masses",
+            [](const toml::node& n, const std::string& k, Study& st) {
+              st.masses = number_array(n, k, "must be an array of one mass per atom", " > 0", [](double x) { return x > 0; });
             }},
            {"length", [](const toml::node& n, const std::string& k, Study& st) {
               st.length = finite_number(n, k, "> 0", [](double x) { return x > 0; });
             }},
            {"gravity", [](const toml::node& n, const std::string& k, Study& st) {
               st.gravity = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
+            }},
+           {"atoms", [](const toml::node& n, const std::string& k, Study& st) {
+              st.atoms = integer(n, k, 2, 1000000);
+            }},
+           {"bond_length", [](const toml::node& n, const std::string& k, Study& st) {
+              st.bond_length = finite_number(n, k, "> 0", [](double x) { return x > 0; });
+            }},
+           {"lj_epsilon", [](const toml::node& n, const std::string& k, Study& st) {
+              st.lj_epsilon = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
             }},
        }},
       {"integrator",
@@ -160,7 +189,8 @@ const Schema& schema() {
                                                       {"extended", FormulationId::extended},
                                                       {"dirac", FormulationId::dirac},
                                                       {"impetus", FormulationId::impetus},
-                                                      {"impetus-modified", FormulationId::impetus_modified}});
+                                                      {"impetus-modified", FormulationId::impetus_modified},
+                                                      {"constrained", FormulationId::constrained}});
             }},
            {"method",
             [](const toml::node& n, const std::string& k, Study& st) {
@@ -170,7 +200,8 @@ const Schema& schema() {
                                             {"rk4", MethodId::rk4},
                                             {"dopri5", MethodId::dopri5},
                                             {"midpoint", MethodId::midpoint},
-                                            {"gauss2", MethodId::gauss2}});
+                                            {"gauss2", MethodId::gauss2},
+                                            {"rattle", MethodId::rattle}});
             }},
            {"h", [](const toml::node& n, const std::string& k, Study& st) {
               st.h = finite_number(n, k, "> 0", [](double x) { return x > 0; });
@@ -226,6 +257,12 @@ const Schema& schema() {
               st.sample_dt = finite_number(n, k, "> 0", [](double x) { return x > 0; });
             }},
            {"trajectory", [](const toml::node& n, const std::string& k, Study& st) { st.trajectory = boolean(n, k); }},
+           {"reference", [](const toml::node& n, const std::string& k, Study& st) {
+              st.reference = choice<std::string>(n, k, {{"auto", "auto"}, {"none", "none"}});
+            }},
+           {"reference_tol", [](const toml::node& n, const std::string& k, Study& st) {
+              st.reference_tol = finite_number(n, k, "> 0", [](double x) { return x > 0; });
+            }},
        }},
   };
   return s;
@@ -318,11 +355,129 @@ Study load_study(const std::optional<std::string>& path, const std::vector<std::
     const auto* tbl = root[sec].as_table();
     if (!tbl) continue;
     for (const auto& spec : keys) {
-      if (const toml::node* n = tbl->get(spec.name)) spec.apply(*n, std::string(sec) + "." + spec.name, st);
+      if (const toml::node* n = tbl->get(spec.name)) {
+        spec.apply(*n, std::string(sec) + "." + spec.name, st);
+        st.given.insert(std::string(sec) + "." + spec.name);
+      }
     }
   }
+  // RATTLE integrates the constrained equations themselves: that is its formulation.
+  if (st.method == MethodId::rattle && !st.has("integrator.formulation")) st.formulation = FormulationId::constrained;
   return st;
 }
+
+const std::vector<int>& compiled_chain_sizes() {
+  static const std::vector<int> sizes = {
+#define CHENS_CHAIN_SIZE_ENTRY(N) N,
+      CHENS_FOR_EACH_CHAIN_SIZE(CHENS_CHAIN_SIZE_ENTRY)
+#undef CHENS_CHAIN_SIZE_ENTRY
+  };
+  return sizes;
+}
+
+std::vector<double> chain_inverse_masses(const Study& s) {
+  std::vector<double> w(static_cast<std::size_t>(s.atoms), 1.0 / s.mass);
+  if (!s.masses.empty() && s.masses.size() == w.size())
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = 1.0 / s.masses[i];
+  return w;
+}
+
+std::vector<double> initial_state(const Study& s) {
+  if (!s.initial.empty()) return s.initial;
+  if (s.model_kind == "chain") {
+    std::vector<double> z(static_cast<std::size_t>(4 * s.atoms));
+    const std::vector<double> w = chain_inverse_masses(s);
+    chain_default_initial(static_cast<int>(s.atoms), s.bond_length, w.data(), 0.25, z.data());
+    return z;
+  }
+  return {1.0, 0.0, 0.0, -2.0};
+}
+
+bool reference_on(const Study& s) {
+  if (s.reference) return *s.reference == "auto";
+  return s.model_kind == "pendulum";
+}
+
+namespace {
+
+std::string list(const std::vector<int>& v) {
+  std::string out;
+  for (int x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
+  return out;
+}
+
+// Model-specific keys and values: which keys apply to which model, and whether the
+// initial data make sense for it.
+void validate_model(const Study& s) {
+  const bool chain = s.model_kind == "chain";
+  for (const char* k : {"model.atoms", "model.bond_length", "model.lj_epsilon", "model.masses"})
+    if (!chain && s.has(k))
+      throw StudyError(std::string(k) + " applies to model.kind = \"chain\" only (this study's model.kind is \"" +
+                       s.model_kind + "\")");
+  for (const char* k : {"model.length", "model.gravity"})
+    if (chain && s.has(k))
+      throw StudyError(std::string(k) + " applies to model.kind = \"pendulum\" only; a chain has model.bond_length "
+                       "and no gravity");
+  if (s.method == MethodId::rattle && s.formulation != FormulationId::constrained)
+    throw StudyError(std::string("integrator.method = \"rattle\" integrates the constrained equations themselves, not an "
+                     "underlying ODE: remove integrator.formulation (or set it to \"constrained\"); it was \"") +
+                     formulation_name(s.formulation) + "\"");
+  if (s.formulation == FormulationId::constrained && s.method != MethodId::rattle)
+    throw StudyError(std::string("integrator.formulation = \"constrained\" has no right-hand side to integrate; only "
+                     "integrator.method = \"rattle\" integrates it (method was \"") + method_name(s.method) + "\")");
+  if (!chain) {
+    const std::vector<double> z = initial_state(s);
+    if (z.size() != 4)
+      throw StudyError("model.initial has " + std::to_string(z.size()) +
+                       " numbers: the pendulum needs an array of 4 numbers [x, y, px, py]");
+    const double r2 = z[0] * z[0] + z[1] * z[1];
+    if (!(r2 > 0) || !std::isfinite(r2))
+      throw StudyError("model.initial: the position (x, y) = (0, 0) has no constraint gradient; the pendulum needs "
+                       "x^2 + y^2 > 0");
+    return;
+  }
+  const auto& sizes = compiled_chain_sizes();
+  if (std::find(sizes.begin(), sizes.end(), static_cast<int>(s.atoms)) == sizes.end())
+    throw StudyError("model.atoms = " + std::to_string(s.atoms) + ": this build has chains of " + list(sizes) +
+                     " atoms; add " + std::to_string(s.atoms) +
+                     " to the CMake list CHENS_CHAIN_ATOMS and rebuild (docs/study-format.md)");
+  if (s.formulation != FormulationId::naive && s.formulation != FormulationId::dirac &&
+      s.formulation != FormulationId::impetus && s.formulation != FormulationId::constrained)
+    throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) +
+                     "\" is written for the pendulum only; chains have \"naive\", \"dirac\", \"impetus\" and "
+                     "method \"rattle\"");
+  if (!s.masses.empty() && s.masses.size() != static_cast<std::size_t>(s.atoms))
+    throw StudyError("model.masses has " + std::to_string(s.masses.size()) + " entries; model.atoms = " +
+                     std::to_string(s.atoms) + " needs one mass per atom");
+  if (s.has("model.masses") && s.has("model.mass"))
+    throw StudyError("model.mass and model.masses are both given: use one (mass sets every atom)");
+  const std::vector<double> z = initial_state(s);
+  if (z.size() != static_cast<std::size_t>(4 * s.atoms))
+    throw StudyError("model.initial has " + std::to_string(z.size()) + " numbers; model.atoms = " +
+                     std::to_string(s.atoms) + " needs 4 * atoms = " + std::to_string(4 * s.atoms) +
+                     " (x0, y0, ..., x" + std::to_string(s.atoms - 1) + ", y" + std::to_string(s.atoms - 1) +
+                     ", then px0, py0, ...)");
+  // Bonds must have the bond length: the constraint manifold is the whole point. The
+  // tolerance admits coordinates typed to about 7 digits.
+  constexpr double bond_rel_tol = 1e-6;
+  for (std::int64_t a = 0; a + 1 < s.atoms; ++a) {
+    const double dx = z[2 * a + 2] - z[2 * a], dy = z[2 * a + 3] - z[2 * a + 1];
+    const double r = std::sqrt(dx * dx + dy * dy);
+    if (!(std::fabs(r - s.bond_length) <= bond_rel_tol * s.bond_length))
+      throw StudyError("model.initial: bond " + std::to_string(a) + " (atoms " + std::to_string(a) + " and " +
+                       std::to_string(a + 1) + ") has length " + shortest(r) + ", but model.bond_length = " +
+                       shortest(s.bond_length) + " (allowed relative deviation " + shortest(bond_rel_tol) + ")");
+  }
+  // Atoms on top of each other make the Lennard-Jones potential infinite.
+  if (s.lj_epsilon > 0)
+    for (std::int64_t i = 0; i < s.atoms; ++i)
+      for (std::int64_t j = i + 1; j < s.atoms; ++j)
+        if (z[2 * i] == z[2 * j] && z[2 * i + 1] == z[2 * j + 1])
+          throw StudyError("model.initial: atoms " + std::to_string(i) + " and " + std::to_string(j) +
+                           " are at the same position; the Lennard-Jones potential is infinite there");
+}
+
+}  // namespace
 
 RunParams<double> resolve(const Study& s) {
   RunParams<double> rp;
@@ -334,12 +489,7 @@ RunParams<double> resolve(const Study& s) {
                      "set it to 0 or choose an impetus formulation");
   if (adaptive && s.rtol == 0 && s.atol == 0)
     throw StudyError("integrator.rtol and integrator.atol are both 0: dopri5 needs at least one > 0");
-  {
-    const double r2 = s.initial[0] * s.initial[0] + s.initial[1] * s.initial[1];
-    if (!(r2 > 0) || !std::isfinite(r2))
-      throw StudyError("model.initial: the position (x, y) = (0, 0) has no constraint gradient; the pendulum needs "
-                       "x^2 + y^2 > 0");
-  }
+  validate_model(s);
   rp.h = s.h;
   rp.t_end = s.t_end;
   rp.fixed_step = !adaptive;
@@ -353,6 +503,8 @@ RunParams<double> resolve(const Study& s) {
   rp.projection_tol = s.projection_tol;
   rp.projection_max_iterations = static_cast<int>(s.projection_max_iterations);
   rp.impetus_reset = s.impetus_reset;
+  rp.reference = reference_on(s);
+  rp.reference_tol = s.reference_tol;
   constexpr double rel = 1e-9;
   constexpr std::int64_t max_samples = 10000000;
   if (!adaptive) {
@@ -395,21 +547,35 @@ RunParams<double> resolve(const Study& s) {
 
 namespace {
 const char* formulation_key(FormulationId f) { return formulation_name(f); }
+// The shortest text that reads back to x, as a TOML float (0.1, not 0.10000000000000001).
 std::string num(double x) {
-  std::ostringstream os;
-  os.precision(17);
-  os << x;
-  std::string s = os.str();
+  std::string s = shortest(x);
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
   return s;
 }
 }  // namespace
 
+namespace {
+std::string num_array(const std::vector<double>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + num(v[i]);
+  return out + "]";
+}
+}  // namespace
+
 std::string to_toml(const Study& s, const RunParams<double>& rp) {
   std::ostringstream os;
-  os << "[model]\nkind = \"" << s.model_kind << "\"\ninitial = [" << num(s.initial[0]) << ", " << num(s.initial[1])
-     << ", " << num(s.initial[2]) << ", " << num(s.initial[3]) << "]\nmass = " << num(s.mass)
-     << "\nlength = " << num(s.length) << "\ngravity = " << num(s.gravity) << "\n\n";
+  os << "[model]\nkind = \"" << s.model_kind << "\"\ninitial = " << num_array(initial_state(s)) << "\n";
+  if (s.model_kind == "chain") {
+    os << "atoms = " << s.atoms << "\nbond_length = " << num(s.bond_length) << "\nlj_epsilon = " << num(s.lj_epsilon) << "\n";
+    if (!s.masses.empty()) {
+      os << "masses = " << num_array(s.masses) << "\n\n";
+    } else {
+      os << "mass = " << num(s.mass) << "\n\n";
+    }
+  } else {
+    os << "mass = " << num(s.mass) << "\nlength = " << num(s.length) << "\ngravity = " << num(s.gravity) << "\n\n";
+  }
   os << "[integrator]\nformulation = \"" << formulation_key(s.formulation) << "\"\nmethod = \"" << method_name(s.method)
      << "\"\nh = " << num(s.h) << "\nt_end = " << num(s.t_end) << "\nrtol = " << num(s.rtol) << "\natol = " << num(s.atol)
      << "\ntol = " << num(s.tol) << "\nmax_iterations = " << s.max_iterations << "\nmax_steps = " << s.max_steps
@@ -417,17 +583,26 @@ std::string to_toml(const Study& s, const RunParams<double>& rp) {
   os << "[projection]\nmomentum = " << (s.momentum ? "true" : "false") << "\nposition = " << (s.position ? "true" : "false")
      << "\ntol = " << num(s.projection_tol) << "\nmax_iterations = " << s.projection_max_iterations << "\n\n";
   os << "[ensemble]\nsize = " << s.size << "\nseed = " << s.seed << "\nperturbation = " << num(s.perturbation) << "\n\n";
-  os << "[output]\nsample_dt = " << num(rp.sample_dt) << "\ntrajectory = " << (s.trajectory ? "true" : "false") << "\n";
+  os << "[output]\nsample_dt = " << num(rp.sample_dt) << "\ntrajectory = " << (s.trajectory ? "true" : "false")
+     << "\nreference = \"" << (reference_on(s) ? "auto" : "none") << "\"\nreference_tol = " << num(s.reference_tol) << "\n";
   return os.str();
 }
 
 nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
   nlohmann::json j;
-  j["model"] = {{"kind", s.model_kind},
-                {"initial", s.initial},
-                {"mass", s.mass},
-                {"length", s.length},
-                {"gravity", s.gravity}};
+  j["model"] = {{"kind", s.model_kind}, {"initial", initial_state(s)}};
+  if (s.model_kind == "chain") {
+    j["model"]["atoms"] = s.atoms;
+    j["model"]["bond_length"] = s.bond_length;
+    j["model"]["lj_epsilon"] = s.lj_epsilon;
+    std::vector<double> m;
+    for (double w : chain_inverse_masses(s)) m.push_back(1.0 / w);
+    j["model"]["masses"] = m;
+  } else {
+    j["model"]["mass"] = s.mass;
+    j["model"]["length"] = s.length;
+    j["model"]["gravity"] = s.gravity;
+  }
   j["integrator"] = {{"formulation", formulation_key(s.formulation)},
                      {"method", method_name(s.method)},
                      {"h", s.h},
@@ -443,7 +618,10 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
                      {"tol", s.projection_tol},
                      {"max_iterations", s.projection_max_iterations}};
   j["ensemble"] = {{"size", s.size}, {"seed", s.seed}, {"perturbation", s.perturbation}};
-  j["output"] = {{"sample_dt", rp.sample_dt}, {"trajectory", s.trajectory}};
+  j["output"] = {{"sample_dt", rp.sample_dt},
+                 {"trajectory", s.trajectory},
+                 {"reference", reference_on(s) ? "auto" : "none"},
+                 {"reference_tol", s.reference_tol}};
   return j;
 }
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,8 +17,8 @@
 
 namespace chens {
 
-enum class MethodId : int { euler = 0, rk2 = 1, rk4 = 2, dopri5 = 3, midpoint = 4, gauss2 = 5 };
-inline constexpr int method_count = 6;
+enum class MethodId : int { euler = 0, rk2 = 1, rk4 = 2, dopri5 = 3, midpoint = 4, gauss2 = 5, rattle = 6 };
+inline constexpr int method_count = 7;
 const char* method_name(MethodId m);
 int method_order(MethodId m);
 
@@ -29,11 +30,15 @@ class StudyError : public std::runtime_error {
 
 struct Study {
   // [model]
-  std::string model_kind = "pendulum";
-  std::array<double, 4> initial{1.0, 0.0, 0.0, -2.0};
-  double mass = 1.0;
-  double length = 1.0;
-  double gravity = 1.0;
+  std::string model_kind = "pendulum";  // "pendulum" | "chain"
+  std::vector<double> initial;          // empty: the model's default (initial_state())
+  double mass = 1.0;                    // every atom's mass (chain), the bob's (pendulum)
+  std::vector<double> masses;           // chain: one mass per atom (overrides mass)
+  double length = 1.0;                  // pendulum
+  double gravity = 1.0;                 // pendulum
+  std::int64_t atoms = 7;               // chain
+  double bond_length = 1.0;             // chain
+  double lj_epsilon = 0.1;              // chain (002 eq. 39)
   // [integrator]
   FormulationId formulation = FormulationId::dirac;
   MethodId method = MethodId::rk4;
@@ -57,7 +62,24 @@ struct Study {
   // [output]
   std::optional<double> sample_dt;  // default: see resolve()
   bool trajectory = false;
+  std::optional<std::string> reference;  // "auto" | "none"; default: auto for the pendulum, none for chains
+  double reference_tol = 1e-12;
+
+  // "section.key" of every key the study file or --set gave.
+  std::set<std::string> given;
+  bool has(const char* key) const { return given.count(key) > 0; }
 };
+
+// Chain sizes this build has instantiated (CMake: CHENS_CHAIN_ATOMS).
+const std::vector<int>& compiled_chain_sizes();
+
+// The initial state the study runs from: model.initial, or the model's default
+// ([1, 0, 0, -2] for the pendulum; chain_default_initial for chains).
+std::vector<double> initial_state(const Study& s);
+// Inverse masses of the chain's atoms.
+std::vector<double> chain_inverse_masses(const Study& s);
+// Whether the run computes a reference solution (output.reference resolved).
+bool reference_on(const Study& s);
 
 // Reads the study file (if any) and applies --set SECTION.KEY=VALUE overrides in order.
 // Throws StudyError naming the offending key.

@@ -6,9 +6,11 @@
 #if defined(__CUDACC__)
 #define CHENS_HD __host__ __device__
 #define CHENS_FORCEINLINE __forceinline__
+#define CHENS_NOINLINE __noinline__
 #else
 #define CHENS_HD
 #define CHENS_FORCEINLINE inline __attribute__((always_inline))
+#define CHENS_NOINLINE __attribute__((noinline))
 #endif
 
 #if defined(__CUDACC__) || defined(__clang__)

@@ -34,6 +34,7 @@ inline constexpr std::uint64_t cpu_block_size = 64;
 // single instance's right-hand side is one chain of dependent operations, so interleaving
 // independent instances fills the core's pipelines. Divides cpu_block_size.
 inline constexpr int cpu_lanes = 4;
+inline constexpr int cpu_lanes_max_state = 8;
 
 template <class System, class Method, class Reference>
 EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
@@ -52,7 +53,8 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   res.threads = threads;
   res.device = "CPU, " + std::to_string(threads) + " OpenMP thread" + (threads == 1 ? "" : "s");
   res.instances = n;
-  res.reference_available = Reference::available;
+  res.reference_available = Reference::available && rp.reference;
+  res.momentum_metrics = decltype(sys.model)::has_momentum_integrals;
   res.series.resize(static_cast<std::size_t>(samples + 1));
 
   std::vector<Inst> inst(n);
@@ -68,8 +70,10 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
     const auto phys = sys.physical(in.z);
     for (int c = 0; c < S; ++c) row.push_back(static_cast<double>(phys[c]));
     if constexpr (Reference::available) {
-      const auto r = in.ref.eval(rp.sample_time(k));
-      for (int c = 0; c < S; ++c) row.push_back(static_cast<double>(r[c]));
+      if (in.ref.enabled()) {
+        const auto r = in.ref.eval(rp.sample_time(k));
+        for (int c = 0; c < S; ++c) row.push_back(static_cast<double>(r[c]));
+      }
     }
     res.trajectory[static_cast<std::size_t>(k)] = std::move(row);
   };
@@ -106,7 +110,8 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
         }
       };
       std::uint64_t i = lo;
-      if constexpr (!Method::adaptive && Method::has_lanes) {
+      // Lanes pay off for small states only: four chain states would spill the registers.
+      if constexpr (!Method::adaptive && Method::has_lanes && S <= cpu_lanes_max_state) {
         for (; i + cpu_lanes <= hi; i += cpu_lanes) group.template operator()<cpu_lanes>(i);
       }
       for (; i < hi; ++i) group.template operator()<1>(i);

@@ -1,6 +1,9 @@
-// Per-instance diagnostics at a sample time (001 §6, 002 §6): integration error
-// |z(t) - z_ref(t)|_2 over (q, p) of the physical state, energy error |H - H(0)|, and
-// the largest constraint residuals max_a |phi_a|, max_a |psi_a|.
+// Per-instance diagnostics at a sample time (001 §6, 002 §6-7): integration error
+// |z(t) - z_ref(t)|_2 over (q, p) of the physical state, energy error |H - H(0)|, the
+// largest constraint residuals max_a |phi_a|, max_a |psi_a|, and for models without
+// external fields (chains, 002 §7 last paragraph) the errors of the other first
+// integrals: |P(t) - P(0)|_2 of the total linear momentum and |L(t) - L(0)| of the
+// angular momentum.
 #pragma once
 
 #include <cmath>
@@ -10,14 +13,23 @@
 
 namespace chens {
 
-enum class MetricId : int { integration_error = 0, energy_error = 1, phi = 2, psi = 3 };
-inline constexpr int metric_count = 4;
+enum class MetricId : int {
+  integration_error = 0,
+  energy_error = 1,
+  phi = 2,
+  psi = 3,
+  linear_momentum_error = 4,
+  angular_momentum_error = 5,
+};
+inline constexpr int metric_count = 6;
 inline constexpr const char* metric_name(int i) {
   switch (i) {
     case 0: return "integration_error";
     case 1: return "energy_error";
     case 2: return "phi";
     case 3: return "psi";
+    case 4: return "linear_momentum_error";
+    case 5: return "angular_momentum_error";
   }
   return "?";
 }
@@ -31,16 +43,32 @@ struct Metrics {
 template <class Real, int S>
 struct NoReference {
   static constexpr bool available = false;
+  static constexpr bool advancing = false;
   bool projected = false;
   template <class Model>
   CHENS_HD static NoReference make(const Model&, const Vec<Real, S>&) { return NoReference{}; }
+  template <class Model, class RP>
+  CHENS_HD static NoReference make(const Model&, const Vec<Real, S>&, const RP&) { return NoReference{}; }
+  CHENS_HD bool enabled() const { return false; }
   CHENS_HD Vec<Real, S> eval(Real) const { return Vec<Real, S>::zero(); }
 };
 
+// The first integrals besides H that a model conserves (P_x, P_y, L_z), or zeros.
+template <class Model>
+CHENS_HD Vec<typename Model::Real, 3> momentum_integrals_of(const Model& model, const typename Model::State& z) {
+  if constexpr (Model::has_momentum_integrals) {
+    return model.momentum_integrals(z);
+  } else {
+    return Vec<typename Model::Real, 3>::zero();
+  }
+}
+
 // Physical-state diagnostics. Returns false when any reported value is not finite.
+// integrals0 = momentum_integrals_of(model, physical initial state).
 template <class System, class Reference>
 CHENS_HD bool measure(const System& sys, const typename System::State& z, typename System::Real energy0,
-                      const Reference& ref, typename System::Real t, Metrics<typename System::Real>& out) {
+                      const Vec<typename System::Real, 3>& integrals0, const Reference& ref, typename System::Real t,
+                      Metrics<typename System::Real>& out) {
   using Real = typename System::Real;
   using Model = decltype(sys.model);
   using std::fabs;
@@ -50,12 +78,21 @@ CHENS_HD bool measure(const System& sys, const typename System::State& z, typena
   out.v[2] = max_abs(sys.model.phi(Model::q_of(phys)));
   out.v[3] = max_abs(sys.model.psi(phys));
   bool ok = all_finite(Vec<Real, 3>{{out.v[1], out.v[2], out.v[3]}});
-  if constexpr (Reference::available) {
-    const auto d = phys - ref.eval(t);
-    out.v[0] = sqrt(dot(d, d));
-    ok = ok && all_finite(Vec<Real, 1>{{out.v[0]}});
+  if constexpr (Model::has_momentum_integrals) {
+    const auto d = sys.model.momentum_integrals(phys) - integrals0;
+    out.v[4] = sqrt(d[0] * d[0] + d[1] * d[1]);
+    out.v[5] = fabs(d[2]);
+    ok = ok && all_finite(Vec<Real, 2>{{out.v[4], out.v[5]}});
   } else {
-    out.v[0] = Real(0);
+    out.v[4] = out.v[5] = Real(0);
+  }
+  out.v[0] = Real(0);
+  if constexpr (Reference::available) {
+    if (ref.enabled()) {
+      const auto d = phys - ref.eval(t);
+      out.v[0] = sqrt(dot(d, d));
+      ok = ok && all_finite(Vec<Real, 1>{{out.v[0]}});
+    }
   }
   return ok;
 }

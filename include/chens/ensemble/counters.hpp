@@ -14,8 +14,9 @@ enum class LostReason : int {
   step_size_underflow = 2,  // adaptive step fell below 16 ulp of t
   max_steps = 3,            // adaptive run exceeded integrator.max_steps
   initial_projection = 4,   // perturbed initial data could not be put back on the level set
+  reference_failed = 5,     // the numerical reference run of this instance failed
 };
-inline constexpr int lost_reason_count = 5;
+inline constexpr int lost_reason_count = 6;
 
 struct Counters {
   std::uint64_t steps = 0;                 // accepted steps
@@ -28,6 +29,8 @@ struct Counters {
   std::uint64_t position_newton_iterations = 0;
   std::uint64_t unconverged_position_projections = 0;
   std::uint64_t impetus_resets = 0;
+  std::uint64_t reference_steps = 0;            // numerical reference runs: accepted steps
+  std::uint64_t reference_rhs_evaluations = 0;  // and their right-hand-side evaluations
 
   CHENS_HD void add(const Counters& o) {
     steps += o.steps;
@@ -40,6 +43,8 @@ struct Counters {
     position_newton_iterations += o.position_newton_iterations;
     unconverged_position_projections += o.unconverged_position_projections;
     impetus_resets += o.impetus_resets;
+    reference_steps += o.reference_steps;
+    reference_rhs_evaluations += o.reference_rhs_evaluations;
   }
 };
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include <chens/config.hpp>
+#include <chens/formulations/formulation.hpp>
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/counters.hpp>
 #include <chens/ensemble/perturbation.hpp>
@@ -25,6 +26,7 @@ struct Instance {
   Real h;                      // adaptive: next trial step
   Dopri5Controller<Real> ctl;  // adaptive: controller memory
   Real energy0;                // H of the initial physical state
+  Vec<Real, 3> integrals0;     // (P_x, P_y, L_z) of the initial physical state, or zeros
   Reference ref;               // reference solution of this instance
   index_t step;                // fixed-step: steps taken
   int lost;                    // LostReason
@@ -46,7 +48,8 @@ CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const ty
   in.ctl = Dopri5Controller<typename System::Real>{};
   const auto phys = sys.physical(in.z);
   in.energy0 = sys.model.energy(phys);
-  in.ref = Reference::make(sys.model, phys);
+  in.integrals0 = momentum_integrals_of(sys.model, phys);
+  in.ref = Reference::make(sys.model, phys, rp);
   in.step = 0;
   in.lost = !all_finite(in.z)  ? int(LostReason::non_finite)
             : !on_level_set     ? int(LostReason::initial_projection)
@@ -127,7 +130,7 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
   const Real t_target = rp.sample_time(k);
   if (!(in.t < t_target)) return;
   State k1;
-  sys.rhs(in.z, k1);
+  eval_rhs(sys, in.z, k1);
   in.c.rhs_evaluations += 1;
   while (in.t < t_target) {
     if (in.c.steps + in.c.rejected_steps >= static_cast<std::uint64_t>(rp.max_steps)) {
@@ -156,7 +159,7 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
           in.lost = int(LostReason::non_finite);
           return;
         }
-        sys.rhs(zn, k7);
+        eval_rhs(sys, zn, k7);
         in.c.rhs_evaluations += 1;
       }
       in.z = zn;
@@ -185,13 +188,27 @@ CHENS_HD void advance_to_sample(const System& sys, const Method& method, const R
   }
 }
 
+// Brings an instance's numerical reference (if it has one) to sample time k.
+template <class System, class Inst>
+CHENS_HD void advance_reference_to_sample(const System& sys, const RunParams<typename System::Real>& rp, Inst& in,
+                                          index_t k) {
+  if constexpr (decltype(in.ref)::advancing) {
+    if (in.lost != int(LostReason::none) || !in.ref.enabled()) return;
+    in.ref.advance(sys.model, rp, k);
+    in.c.reference_steps = in.ref.run.c.steps;
+    in.c.reference_rhs_evaluations = in.ref.run.c.rhs_evaluations;
+    if (in.ref.failed()) in.lost = int(LostReason::reference_failed);
+  }
+}
+
 // Diagnostics of one instance at sample k; marks the instance lost (and returns false)
 // when a reported value is not finite, so that statistics stay finite.
 template <class System, class Inst>
 CHENS_HD bool measure_instance(const System& sys, const RunParams<typename System::Real>& rp, Inst& in, index_t k,
                                Metrics<typename System::Real>& out) {
+  advance_reference_to_sample(sys, rp, in, k);
   if (in.lost != int(LostReason::none)) return false;
-  if (!measure(sys, in.z, in.energy0, in.ref, rp.sample_time(k), out)) {
+  if (!measure(sys, in.z, in.energy0, in.integrals0, in.ref, rp.sample_time(k), out)) {
     in.lost = int(LostReason::non_finite);
     return false;
   }
@@ -210,7 +227,10 @@ CHENS_HD void run_instance_to_end(const System& sys, const Method& method, const
                                   std::uint64_t seed, std::uint64_t i, double* final_state, double* final_metrics,
                                   int* lost, Counters* counters) {
   auto in = make_instance<System, Reference>(sys, z0, perturbation, seed, i, rp);
-  for (index_t k = 1; k <= rp.samples; ++k) advance_to_sample(sys, method, rp, in, k);
+  for (index_t k = 1; k <= rp.samples; ++k) {
+    advance_to_sample(sys, method, rp, in, k);
+    advance_reference_to_sample(sys, rp, in, k);  // as the CPU ensemble does at every sample
+  }
   Metrics<typename System::Real> m;
   const bool ok = measure_instance(sys, rp, in, rp.samples, m);
   constexpr int S = System::State::size;

@@ -36,6 +36,12 @@ struct RunParams {
   Real projection_tol = Real(1e-6);
   int projection_max_iterations = 50;
 
+  // Reference solution for the integration error: false = none. Models without a closed
+  // form use a tight-tolerance DOPRI5 run of the Hamilton-Dirac equations from the same
+  // physical initial data (reference/numerical.hpp), with rtol = atol = reference_tol.
+  bool reference = true;
+  Real reference_tol = Real(1e-12);
+
   // Impetus reset (000 §8): replace p* by p when max |p* - p| exceeds this; 0 = never.
   Real impetus_reset = Real(0);
 

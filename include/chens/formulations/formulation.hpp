@@ -6,6 +6,8 @@
 // and the flag has_impetus telling whether a state carries impetuses p* (000 §5).
 #pragma once
 
+#include <chens/config.hpp>
+
 namespace chens {
 
 enum class FormulationId : int {
@@ -15,9 +17,10 @@ enum class FormulationId : int {
   dirac = 3,             // Hamilton-Dirac equations, 002 eqs. 35-36 (general form 31)
   impetus = 4,           // impetus-striction formalism, 000 eq. 50 (general form 30)
   impetus_modified = 5,  // impetus-striction with the modified Hamiltonian, 000 eqs. 52-53
+  constrained = 6,       // no underlying ODE: the constrained equations themselves (RATTLE)
 };
 
-inline constexpr int formulation_count = 6;
+inline constexpr int formulation_count = 7;
 
 inline constexpr const char* formulation_name(FormulationId f) {
   switch (f) {
@@ -27,8 +30,32 @@ inline constexpr const char* formulation_name(FormulationId f) {
     case FormulationId::dirac: return "dirac";
     case FormulationId::impetus: return "impetus";
     case FormulationId::impetus_modified: return "impetus-modified";
+    case FormulationId::constrained: return "constrained";
   }
   return "?";
+}
+
+// Evaluates sys.rhs(z, dz). Small systems (the pendulum) have it inlined into every
+// stage, where the scheduler interleaves stages and instances; large ones (chains) call
+// one out-of-line copy, which keeps kernels and host instantiations small (inlining an
+// O(N^2) right-hand side into every stage of every method multiplied build times) at a
+// call's cost, negligible beside the work of the right-hand side itself.
+inline constexpr int inline_rhs_max_state = 16;
+
+template <class System>
+CHENS_HD CHENS_NOINLINE void rhs_out_of_line(const System& sys, const typename System::State& z,
+                                             typename System::State& dz) {
+  sys.rhs(z, dz);
+}
+
+template <class System>
+CHENS_HD CHENS_FORCEINLINE void eval_rhs(const System& sys, const typename System::State& z,
+                                         typename System::State& dz) {
+  if constexpr (System::State::size <= inline_rhs_max_state) {
+    sys.rhs(z, dz);
+  } else {
+    rhs_out_of_line(sys, z, dz);
+  }
 }
 
 // A formulation F<Model> over another arithmetic type R: F<Model::rebind<R>>, when the

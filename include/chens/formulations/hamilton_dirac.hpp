@@ -24,17 +24,19 @@ struct HamiltonDirac {
     const auto q = Model::q_of(z);
     const auto p = Model::p_of(z);
     const auto v = model.minv_mul(p);  // dH/dp
-    const auto nu = model.gram_solve(q, model.psi(z));
-    const auto lam = model.gram_solve(q, model.psi_h_bracket(z));
+    const auto gV = model.grad_potential(q);
+    const auto Q = model.gram(q);  // factorised once, three solves (002 §7: O(N) for chains)
+    const auto nu = Q.solve(model.psi(z));
+    const auto lam = Q.solve(model.psi_h_bracket(z, gV));
     typename Model::Multipliers rhs_l;  // Q^-1 S nu - Q^-1 {psi, H}
     if constexpr (Model::constraints == 1) {
       rhs_l[0] = -lam[0];  // S = {psi, psi} is skew-symmetric: for one constraint it vanishes
     } else {
-      rhs_l = model.gram_solve(q, model.s_mul(z, nu));
+      rhs_l = Q.solve(model.s_mul(z, nu));
       for (int a = 0; a < Model::constraints; ++a) rhs_l[a] = rhs_l[a] - lam[a];
     }
     const auto dq = model.minv_mul(p - model.jac_t_mul(q, nu));
-    const auto dp = model.jac_t_mul(q, rhs_l) + model.hess_phi_mul(q, nu, v) - model.grad_potential(q);
+    const auto dp = model.jac_t_mul(q, rhs_l) + model.hess_phi_mul(q, nu, v) - gV;
     dz = Model::join(dq, dp);
   }
   CHENS_HD CHENS_FORCEINLINE State physical(const State& z) const { return z; }

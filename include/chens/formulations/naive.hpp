@@ -20,11 +20,11 @@ struct Naive {
   CHENS_HD CHENS_FORCEINLINE void rhs(const State& z, State& dz) const {
     const auto q = Model::q_of(z);
     const auto p = Model::p_of(z);
-    const auto hb = model.psi_h_bracket(z);
-    auto lam = model.gram_solve(q, hb);
+    const auto gV = model.grad_potential(q);
+    auto lam = model.gram(q).solve(model.psi_h_bracket(z, gV));
     for (int a = 0; a < Model::constraints; ++a) lam[a] = -lam[a];
     const auto dq = model.minv_mul(p);
-    const auto dp = model.jac_t_mul(q, lam) - model.grad_potential(q);
+    const auto dp = model.jac_t_mul(q, lam) - gV;
     dz = Model::join(dq, dp);
   }
   CHENS_HD CHENS_FORCEINLINE State physical(const State& z) const { return z; }

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include <chens/config.hpp>
+#include <chens/formulations/formulation.hpp>
 #include <chens/integrators/status.hpp>
 #include <chens/integrators/tableaus.hpp>
 #include <chens/linalg/vec.hpp>
@@ -48,7 +49,7 @@ struct Dopri5 {
         if (T::a(i, j) != 0.0) zi = axpy(zi, h * Real(T::a(i, j)), k[j]);
       }
       if (i == 6) z_new = zi;  // row 7 of A is b
-      sys.rhs(zi, k[i]);
+      eval_rhs(sys, zi, k[i]);
     }
     k7 = k[6];
     Real sum = Real(0);

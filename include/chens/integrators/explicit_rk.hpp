@@ -90,7 +90,7 @@ struct ExplicitRk {
         for (int j = 0; j < i; ++j) {
           if (Tableau::a(i, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a(i, j)), k[j][l]);
         }
-        sys.rhs(zi, k[i][l]);
+        eval_rhs(sys, zi, k[i][l]);
       }
     }
     CHENS_UNROLL

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chens/config.hpp>
+#include <chens/formulations/formulation.hpp>
 #include <chens/integrators/status.hpp>
 #include <chens/linalg/vec.hpp>
 
@@ -29,7 +30,7 @@ struct ImplicitRk {
     constexpr int S = Tableau::stages;
     StepStatus st;
     State k[S];
-    sys.rhs(z, k[0]);
+    eval_rhs(sys, z, k[0]);
     st.rhs_evals = 1;
     CHENS_UNROLL
     for (int i = 1; i < S; ++i) k[i] = k[0];
@@ -41,7 +42,7 @@ struct ImplicitRk {
         State zi = z;
         CHENS_UNROLL
         for (int j = 0; j < S; ++j) zi = axpy(zi, h * Real(Tableau::a(i, j)), k[j]);
-        sys.rhs(zi, kn[i]);
+        eval_rhs(sys, zi, kn[i]);
       }
       st.rhs_evals += S;
       st.iterations = it + 1;

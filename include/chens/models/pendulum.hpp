@@ -25,6 +25,7 @@ struct Pendulum {
   static constexpr int dof = 2;
   static constexpr int constraints = 1;
   static constexpr int state_size = 2 * dof;
+  static constexpr bool has_momentum_integrals = false;  // gravity: neither P nor L is conserved
   using State = Vec<Real, state_size>;
   using Coords = Vec<Real, dof>;
   using Multipliers = Vec<Real, constraints>;
@@ -78,6 +79,14 @@ struct Pendulum {
   CHENS_HD Multipliers psi(const State& z) const {
     return Multipliers{{(z[0] * z[2] + z[1] * z[3]) * (Real(1) / m)}};
   }
+  // The Gram "factorisation" Q^-1 = m / |q|^2 of one point, reused for every solve there.
+  struct Gram {
+    Real f;
+    CHENS_HD CHENS_FORCEINLINE Multipliers solve(const Multipliers& r) const { return Multipliers{{r[0] * f}}; }
+  };
+  CHENS_HD Gram gram(const Coords& q) const { return Gram{m / (q[0] * q[0] + q[1] * q[1])}; }
+  // J(qa) M^-1 J(qb)^T = qa . qb / m (RATTLE's Newton matrix).
+  CHENS_HD Gram cross_gram(const Coords& qa, const Coords& qb) const { return Gram{m / (qa[0] * qb[0] + qa[1] * qb[1])}; }
   // Solve Q x = rhs with Q = J M^-1 J^T = (x^2 + y^2) / m (002 eq. 28, 001 Prop. 2's R).
   // rhs * (m / |q|^2): the factor is the same expression in every solve at q, so the
   // compiler computes its one division once per right-hand side.
@@ -89,6 +98,8 @@ struct Pendulum {
     const Real im = Real(1) / m;
     return Multipliers{{im * im * (z[2] * z[2] + z[3] * z[3]) - g * z[1]}};
   }
+  // The same given grad V (constant for the pendulum: the closed form above is used as is).
+  CHENS_HD Multipliers psi_h_bracket(const State& z, const Coords&) const { return psi_h_bracket(z); }
   // S nu with S_ab = {psi_a, psi_b}: a 1x1 skew-symmetric matrix vanishes.
   CHENS_HD Multipliers s_mul(const State&, const Multipliers&) const { return Multipliers{{Real(0)}}; }
 };

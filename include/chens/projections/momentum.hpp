@@ -15,7 +15,7 @@ CHENS_HD CHENS_FORCEINLINE void momentum_project(const Model& model, typename Mo
   const auto q = Model::q_of(z);
   auto r = model.psi(z);
   for (int a = 0; a < Model::constraints; ++a) r[a] = r[a] - target[a];
-  const auto lam = model.gram_solve(q, r);
+  const auto lam = model.gram(q).solve(r);
   z = Model::join(q, Model::p_of(z) - model.jac_t_mul(q, lam));
 }
 

@@ -24,6 +24,7 @@ CHENS_HD CHENS_FORCEINLINE ProjectionStatus position_project(const Model& model,
   ProjectionStatus st;
   const auto q_frozen = Model::q_of(z);
   auto q = q_frozen;
+  const auto Q = model.gram(q_frozen);
   st.converged = false;
   for (int it = 0; it <= max_iterations; ++it) {
     auto r = model.phi(q);
@@ -34,7 +35,7 @@ CHENS_HD CHENS_FORCEINLINE ProjectionStatus position_project(const Model& model,
       break;
     }
     if (it == max_iterations || !(res == res)) break;
-    const auto lam = model.gram_solve(q_frozen, r);
+    const auto lam = Q.solve(r);
     q = q - model.minv_mul(model.jac_t_mul(q_frozen, lam));
     st.iterations = it + 1;
   }

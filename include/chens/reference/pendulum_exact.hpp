@@ -26,6 +26,7 @@ namespace chens {
 template <class Real>
 struct PendulumExact {
   static constexpr bool available = true;
+  static constexpr bool advancing = false;
   enum Regime : int { rest = 0, libration = 1, rotation = 2, separatrix = 3, free_rotation = 4 };
   Real l, m;      // length and mass (to map back to Cartesian momenta)
   Real w;         // sqrt(g / l)
@@ -38,6 +39,8 @@ struct PendulumExact {
   JacobiTheta<Real> theta;  // fast sn, cn, dn for this instance's parameter (when usable)
   int regime;
   bool projected; // initial data were moved onto the constraint manifold
+  bool on = true;  // false: the run asked for no reference (RunParams::reference)
+  CHENS_HD bool enabled() const { return on; }
 
   // sn, cn, dn of (u | param): reduce u modulo 2K, then theta functions or the AGM.
   CHENS_HD JacobiSnCnDn<Real> sncndn(Real u) const {
@@ -58,6 +61,16 @@ struct PendulumExact {
     if (regime == rotation) return Real(2) * kk * std::sqrt(param) / w;
     if (regime == free_rotation && u0 != Real(0)) return Real(2) * Real(3.141592653589793238462643383279502884L) / std::fabs(u0);
     return Real(0) / Real(0);  // rest: undefined; separatrix: infinite
+  }
+
+  // The reference of one ensemble instance, or a disabled one when the run asks for none.
+  template <class RP>
+  CHENS_HD static PendulumExact make(const Pendulum<Real>& model, const Vec<Real, 4>& z_in, const RP& rp) {
+    if (rp.reference) return make(model, z_in);
+    PendulumExact r{};
+    r.on = false;
+    r.projected = false;
+    return r;
   }
 
   CHENS_HD static PendulumExact make(const Pendulum<Real>& model, const Vec<Real, 4>& z_in) {

@@ -1,0 +1,26 @@
+// Runs a chain-molecule study on the CPU backend: (atoms, formulation, method) -> one
+// instantiation. The sizes come from the CMake list CHENS_CHAIN_ATOMS (chain_sizes.hpp).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu_ensemble.hpp"
+#include "backends/ensemble_result.hpp"
+#include "study/study.hpp"
+
+namespace chens {
+
+EnsembleResult run_chain_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
+
+// Host memory one instance of an `atoms`-atom chain needs (the Instance struct).
+std::size_t chain_bytes_per_instance(int atoms);
+
+// Column names of a chain's state: x0, y0, ..., then px0, py0, ...
+std::vector<std::string> chain_state_names(int atoms);
+
+template <int N, FormulationId F>
+EnsembleResult run_chain_cpu_formulation(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
+
+}  // namespace chens

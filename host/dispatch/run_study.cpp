@@ -1,0 +1,18 @@
+#include "dispatch/run_study.hpp"
+
+#include "dispatch/chain_dispatch.hpp"
+#include "dispatch/pendulum_dispatch.hpp"
+
+namespace chens {
+
+EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
+  if (s.model_kind == "chain") return run_chain_cpu(s, rp, spec);
+  return run_pendulum_cpu(s, rp, spec);
+}
+
+std::size_t bytes_per_instance(const Study& s) {
+  if (s.model_kind == "chain") return chain_bytes_per_instance(static_cast<int>(s.atoms));
+  return pendulum_bytes_per_instance;
+}
+
+}  // namespace chens
