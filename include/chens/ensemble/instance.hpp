@@ -7,11 +7,11 @@
 #include <cmath>
 
 #include <chens/config.hpp>
-#include <chens/formulations/formulation.hpp>
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/counters.hpp>
 #include <chens/ensemble/perturbation.hpp>
 #include <chens/ensemble/run_params.hpp>
+#include <chens/formulations/formulation.hpp>
 #include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/status.hpp>
 #include <chens/linalg/vec.hpp>
