@@ -11,6 +11,12 @@
 //                          t in [0, 10], no reference, momentum projection at 1e-8
 //   BM_CpuChain7/n         the same on the CPU twin
 //
+//   BM_GpuEnsemblePendulum/n, BM_GpuEnsembleChain7/n, BM_CpuEnsemblePendulum/n,
+//   BM_CpuEnsembleChain7/n: the same problems through the ensemble backends that
+//                          `chens run` uses (statistics at 11 sample times reduced on the
+//                          device, resp. the CPU backend with its SSE2 lanes), per-instance
+//                          results never leave the device
+//
 // Skipped with the reason where no CUDA device is usable.
 #include <benchmark/benchmark.h>
 
@@ -18,7 +24,9 @@
 #include <chrono>
 #include <cstdint>
 
+#include "backends/cuda_backend.hpp"
 #include "backends/per_instance.hpp"
+#include "dispatch/run_study.hpp"
 #include "chain_kernels.hpp"
 #include "pendulum_kernels.hpp"
 #include "study/study.hpp"
@@ -72,6 +80,43 @@ void measure(benchmark::State& state, const Study& s, Run run, bool gpu) {
   state.counters["instance_steps_per_s"] =
       benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsIterationInvariantRate);
 }
+
+template <class Run>
+void measure_ensemble(benchmark::State& state, Study s, Run run, bool gpu) {
+  if (gpu && !cuda_device_info().available) {
+    state.SkipWithError(cuda_device_info().description.c_str());
+    return;
+  }
+  s.sample_dt = 1.0;
+  const RunParams<double> rp = resolve(s);
+  EnsembleSpec spec;
+  spec.size = static_cast<std::uint64_t>(s.size);
+  spec.seed = s.seed;
+  spec.perturbation = s.perturbation;
+  EnsembleSpec warm = spec;
+  warm.size = std::min<std::uint64_t>(spec.size, 256);
+  run(s, rp, warm);
+  std::uint64_t steps = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const EnsembleResult r = run(s, rp, spec);
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    steps = r.totals.steps;
+    benchmark::DoNotOptimize(r.series.data());
+  }
+  state.counters["instance_steps_per_s"] =
+      benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_GpuEnsemblePendulum(benchmark::State& st) { measure_ensemble(st, pendulum_study(st.range(0)), run_study_cuda, true); }
+void BM_CpuEnsemblePendulum(benchmark::State& st) { measure_ensemble(st, pendulum_study(st.range(0)), run_study_cpu, false); }
+void BM_GpuEnsembleChain7(benchmark::State& st) { measure_ensemble(st, chain_study(st.range(0)), run_study_cuda, true); }
+void BM_CpuEnsembleChain7(benchmark::State& st) { measure_ensemble(st, chain_study(st.range(0)), run_study_cpu, false); }
+
+BENCHMARK(BM_GpuEnsemblePendulum)->Arg(1 << 16)->Arg(1 << 20)->Arg(1 << 22)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CpuEnsemblePendulum)->Arg(1 << 16)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GpuEnsembleChain7)->Arg(1 << 16)->Arg(1 << 18)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CpuEnsembleChain7)->Arg(1 << 14)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 void BM_GpuPendulum(benchmark::State& st) { measure(st, pendulum_study(st.range(0)), cuda_run_pendulum_instances, true); }
 void BM_CpuPendulum(benchmark::State& st) { measure(st, pendulum_study(st.range(0)), cpu_run_pendulum_instances, false); }

@@ -16,26 +16,6 @@ namespace chens {
 
 using cuda::check;
 
-CudaDeviceInfo cuda_device_info() {
-  CudaDeviceInfo info;
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    info.description = std::string("no usable CUDA device: cudaGetDeviceCount returned ") + std::to_string(int(e)) +
-                       " (" + cudaGetErrorString(e) + ")";
-    return info;
-  }
-  if (count == 0) {
-    info.description = "no CUDA device found";
-    return info;
-  }
-  cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  info.available = true;
-  info.description = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
-  return info;
-}
-
 PerInstanceResult cuda_run_pendulum_instances(const Study& s, const RunParams<double>& rp, std::uint64_t n) {
   const CudaDeviceInfo dev = cuda_device_info();
   if (!dev.available) throw std::runtime_error(dev.description);

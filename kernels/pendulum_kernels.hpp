@@ -11,18 +11,10 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/cuda_backend.hpp"
 #include "backends/per_instance.hpp"
 
 namespace chens {
-
-struct CudaDeviceInfo {
-  bool available = false;
-  std::string description;  // device name, or why none is usable
-};
-
-// Checks cudaGetDeviceCount before anything touches device memory (error 35 on
-// machines without a driver).
-CudaDeviceInfo cuda_device_info();
 
 // Integrates `size` instances of a pendulum study to t_end on the GPU. Throws
 // std::runtime_error when no device is usable.

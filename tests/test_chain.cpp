@@ -357,3 +357,20 @@ TEST(ChainCli, PendulumSummaryHasNoMomentumErrorsAndReferenceNoneDropsTheIntegra
 
 }  // namespace
 }  // namespace chens
+
+namespace chens {
+namespace {
+
+TEST(ChainCli, AnUnbuiltSizeIsRefusedWithTheBuiltSizesAndHowToAddOne) {
+  test::TempDir dir;
+  const CliResult r = run_cli({"run", "--set", "model.kind=chain", "--set", "model.atoms=5", "--out", dir.str("out")});
+  EXPECT_EQ(r.code, exit_bad_input);
+  std::string sizes;
+  for (int n : compiled_chain_sizes()) sizes += (sizes.empty() ? "" : ", ") + std::to_string(n);
+  EXPECT_NE(r.err.find("this build has chains of " + sizes + " atoms; add 5 to the CMake list CHENS_CHAIN_ATOMS"),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace chens

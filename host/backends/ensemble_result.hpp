@@ -50,4 +50,12 @@ struct EnsembleResult {
   }
 };
 
+// Merges the block accumulators of sample k (layout ((k - k0) * blocks + b) * metric_count
+// + metric, as both backends fill them) into the run's statistics, blocks in index order:
+// the one reduction order of every backend.
+inline void merge_sample(SampleStats& st, const Accumulator* acc, std::int64_t row, std::int64_t blocks) {
+  for (std::int64_t b = 0; b < blocks; ++b)
+    for (int j = 0; j < metric_count; ++j) st.metric[j].merge(acc[(row * blocks + b) * metric_count + j]);
+}
+
 }  // namespace chens

@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -9,6 +12,7 @@
 
 #include <chens/version.hpp>
 
+#include "backends/cuda_backend.hpp"
 #include "dispatch/run_study.hpp"
 #include "output/writer.hpp"
 #include "study/study.hpp"
@@ -20,6 +24,7 @@ namespace {
 const char* usage_text =
     "usage: chens run [STUDY.toml] [--set SECTION.KEY=VALUE]... [--out DIR] [--backend auto|cpu|cuda]\n"
     "                 [--threads N] [--force] [--dry-run]\n"
+    "       chens validate [STUDY.toml] [--set SECTION.KEY=VALUE]... [--threads N] [--rtol R] [--atol A]\n"
     "       chens --version | --help\n"
     "\n"
     "  chens run integrates the ensemble a study describes and writes DIR/summary.json and\n"
@@ -31,7 +36,13 @@ const char* usage_text =
     "  --backend B              auto (default), cpu or cuda\n"
     "  --threads N              CPU threads (default: all)\n"
     "  --force                  replace the results of an earlier run in DIR\n"
-    "  --dry-run                validate, print the resolved study as TOML, write nothing\n";
+    "  --dry-run                validate, print the resolved study as TOML, write nothing\n"
+    "\n"
+    "  chens validate runs the study on the CPU and on the GPU and reports, per metric, the\n"
+    "  largest relative difference of the statistics and of the instances' final states;\n"
+    "  exit 4 above the tolerance (--rtol, default max(1e-8, 1e-11 * steps); differences below\n"
+    "  --atol, default max(1e-12, 1e-15 * steps), count as 0), exit 3 without a usable GPU.\n"
+    "  Nothing is written.\n";
 
 struct RunArgs {
   std::optional<std::string> study;
@@ -41,13 +52,16 @@ struct RunArgs {
   int threads = 0;
   bool force = false;
   bool dry_run = false;
+  double rtol = -1;  // validate; < 0: the step-scaled default (validate_command)
+  double atol = -1;
 };
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-RunArgs parse_run_args(const std::vector<std::string>& a) {
+// Options of `run` and `validate`; `validate` takes --set, --threads, --rtol, --atol.
+RunArgs parse_run_args(const std::vector<std::string>& a, bool validate = false) {
   RunArgs r;
   auto value = [&](std::size_t& i, const std::string& opt) -> std::string {
     const std::string& s = a[i];
@@ -62,10 +76,21 @@ RunArgs parse_run_args(const std::vector<std::string>& a) {
     const std::string& s = a[i];
     if (is(s, "--set")) {
       r.sets.push_back(value(i, "--set"));
-    } else if (is(s, "--out")) {
+    } else if (validate && (is(s, "--rtol") || is(s, "--atol"))) {
+      const std::string opt = is(s, "--rtol") ? "--rtol" : "--atol";
+      const std::string v = value(i, opt);
+      double x = -1;
+      std::size_t pos = 0;
+      try {
+        x = std::stod(v, &pos);
+      } catch (const std::exception&) {
+      }
+      if (pos != v.size() || !(x >= 0) || !std::isfinite(x)) throw UsageError(opt + " " + v + ": must be a finite number >= 0");
+      (opt == "--rtol" ? r.rtol : r.atol) = x;
+    } else if (!validate && is(s, "--out")) {
       r.out = value(i, "--out");
       if (r.out.empty()) throw UsageError("--out needs a directory");
-    } else if (is(s, "--backend")) {
+    } else if (!validate && is(s, "--backend")) {
       r.backend = value(i, "--backend");
       if (r.backend != "auto" && r.backend != "cpu" && r.backend != "cuda")
         throw UsageError("--backend " + r.backend + ": unknown backend; allowed: auto, cpu, cuda");
@@ -79,9 +104,9 @@ RunArgs parse_run_args(const std::vector<std::string>& a) {
       }
       if (pos != v.size() || n < 1 || n > 4096) throw UsageError("--threads " + v + ": must be an integer in [1, 4096]");
       r.threads = static_cast<int>(n);
-    } else if (s == "--force") {
+    } else if (!validate && s == "--force") {
       r.force = true;
-    } else if (s == "--dry-run") {
+    } else if (!validate && s == "--dry-run") {
       r.dry_run = true;
     } else if (!s.empty() && s[0] == '-') {
       throw UsageError("unknown option " + s);
@@ -111,15 +136,26 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   RunInfo info;
   info.backend_requested = ra.backend;
-  if (ra.backend == "cuda") {
-    err << "chens run: --backend cuda: this build has no CUDA ensemble backend yet (the GPU kernels are "
-           "tracked in issue #4); use --backend cpu or auto\n";
-    return exit_no_backend;
+  // auto: the GPU where one is usable and has kernels for the study, else the CPU, and
+  // summary.json says why; cuda: the GPU or a clear refusal (exit 3).
+  bool gpu = false;
+  if (ra.backend != "cpu") {
+    const CudaDeviceInfo dev = cuda_device_info();
+    const std::string why = dev.available ? cuda_unsupported_reason(study) : dev.description;
+    if (why.empty()) {
+      gpu = true;
+      if (ra.backend == "auto") info.backend_note = "auto: ran on the GPU, " + dev.description;
+    } else if (ra.backend == "cuda") {
+      err << "chens run: --backend cuda: " << why << "; use --backend cpu or auto\n";
+      return exit_no_backend;
+    } else {
+      info.backend_note = "auto: " + why + "; ran on the CPU";
+    }
   }
-  if (ra.backend == "auto") info.backend_note = "auto: no CUDA ensemble backend in this build; ran on the CPU";
   if (ra.dry_run) {
     out << "# chens " << CHENS_VERSION_STRING << ": resolved study (dry run, nothing written)\n"
-        << "# steps per instance: " << (rp.fixed_step ? std::to_string(rp.total_steps) : std::string("adaptive"))
+        << "# backend: " << (gpu ? "cuda" : "cpu") << (info.backend_note.empty() ? "" : " (" + info.backend_note + ")")
+        << "\n# steps per instance: " << (rp.fixed_step ? std::to_string(rp.total_steps) : std::string("adaptive"))
         << ", sample times: " << rp.samples + 1 << "\n"
         << to_toml(study, rp);
     return exit_ok;
@@ -132,7 +168,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   // Instances live in memory for the whole run (at most bytes_per_instance each, checked at
   // compile time in the dispatch): refuse ensembles that cannot fit instead of being killed.
-  {
+  if (!gpu) {
     const double phys = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
     const double need = static_cast<double>(study.size) * static_cast<double>(bytes_per_instance(study));
     if (phys > 0 && need > 0.8 * phys) {
@@ -149,7 +185,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   spec.threads = ra.threads;
   EnsembleResult result;
   try {
-    result = run_study_cpu(study, rp, spec);
+    result = gpu ? run_study_cuda(study, rp, spec) : run_study_cpu(study, rp, spec);
+  } catch (const DeviceMemoryError& e) {
+    err << "chens run: " << e.what() << "\n";
+    return exit_bad_input;
   } catch (const std::bad_alloc&) {
     err << "chens run: out of memory for ensemble.size = " << study.size << " instances; use a smaller ensemble\n";
     return exit_failure;
@@ -178,6 +217,151 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   return exit_ok;
 }
 
+
+// |a - b| relative to the larger of |a|, |b| and `scale`; differences up to atol count as 0
+// (rounding noise of quantities that are themselves at rounding level, e.g. psi of the
+// Dirac flow). Metrics are small differences of state-sized numbers (z - z_ref, H - H0),
+// so their rounding differences scale with the state, not with themselves: statistics are
+// judged relative to the size of the state (scale = max |z|).
+double relative_difference(double a, double b, double atol, double scale = 0.0) {
+  const double d = std::fabs(a - b);
+  if (d <= atol) return 0.0;
+  if (!std::isfinite(d)) return std::isnan(a) && std::isnan(b) ? 0.0 : INFINITY;
+  return d / std::max({std::fabs(a), std::fabs(b), scale});
+}
+
+int validate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  RunArgs ra;
+  Study study;
+  RunParams<double> rp;
+  try {
+    ra = parse_run_args(args, true);
+    study = load_study(ra.study, ra.sets);
+    rp = resolve(study);
+  } catch (const UsageError& e) {
+    err << "chens validate: " << e.what() << "\n" << usage_text;
+    return exit_bad_input;
+  } catch (const StudyError& e) {
+    err << "chens validate: " << e.what() << "\n";
+    return exit_bad_input;
+  }
+  const CudaDeviceInfo dev = cuda_device_info();
+  const std::string why = dev.available ? cuda_unsupported_reason(study) : dev.description;
+  if (!why.empty()) {
+    err << "chens validate: cannot compare with the GPU: " << why << "\n";
+    return exit_no_backend;
+  }
+  EnsembleSpec spec;
+  spec.size = static_cast<std::uint64_t>(study.size);
+  spec.seed = study.seed;
+  spec.perturbation = study.perturbation;
+  spec.threads = ra.threads;
+  // Instance by instance: at most 65536 instances' final states (the per-instance path
+  // keeps every final state in memory).
+  const std::uint64_t n_states = std::min<std::uint64_t>(spec.size, 65536);
+  EnsembleResult cpu, gpu;
+  PerInstanceResult cpu_i, gpu_i;
+  try {
+    cpu = run_study_cpu(study, rp, spec);
+    gpu = run_study_cuda(study, rp, spec);
+    cpu_i = run_instances_cpu(study, rp, n_states);
+    gpu_i = run_instances_cuda(study, rp, n_states);
+  } catch (const DeviceMemoryError& e) {
+    err << "chens validate: " << e.what() << "\n";
+    return exit_bad_input;
+  } catch (const std::exception& e) {
+    err << "chens validate: the run failed: " << e.what() << "\n";
+    return exit_failure;
+  }
+  // Tolerance (docs/study-format.md, "chens validate"): nvcc contracts a*b + c into fused
+  // multiply-adds and g++ on x86-64 does not, so the backends differ by rounding from the
+  // first step on, and on the (non-chaotic) orbits of the papers' studies the difference
+  // grows about linearly with the number of steps: measured on an H200, 4.6e-8 relative
+  // after 40920 RK4 steps (1.1e-12 per step). The defaults allow 10x that growth, with a
+  // floor; differences below atol (rounding noise of O(1) quantities over as many steps)
+  // count as 0. Chaotic studies need an explicit --rtol.
+  const double steps = std::max(1.0, static_cast<double>(cpu.totals.steps) / static_cast<double>(spec.size));
+  const double rtol = ra.rtol >= 0 ? ra.rtol : std::max(1e-8, 1e-11 * steps);
+  const double atol = ra.atol >= 0 ? ra.atol : std::max(1e-12, 1e-15 * steps);
+  bool ok = true;
+  char line[320];
+  auto row = [&](const std::string& what, double worst, const std::string& where) {
+    const bool pass = worst <= rtol;
+    ok = ok && pass;
+    std::snprintf(line, sizeof line, "%-26s %12.3g  %-8s %s\n", what.c_str(), worst, pass ? "ok" : "MISMATCH",
+                  where.c_str());
+    out << line;
+  };
+  auto pair_text = [](double a, double b) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ": CPU %.17g, GPU %.17g", a, b);
+    return std::string(buf);
+  };
+  out << "chens validate: " << spec.size << " instances of " << formulation_name(study.formulation) << " + "
+      << method_name(study.method) << " to t = " << rp.t_end << " (" << steps << " steps per instance)\n  GPU: "
+      << gpu.device << " (" << gpu.wall_seconds << " s)\n  CPU: " << cpu.device << " (" << cpu.wall_seconds
+      << " s)\n  tolerance: relative " << rtol << " (statistics: relative to the larger value or the state's size), "
+      << "differences <= " << atol << " count as 0\n\n";
+  std::snprintf(line, sizeof line, "%-26s %12s  %-8s %s\n", "quantity", "largest rel.", "verdict", "where");
+  out << line;
+  double state_size = 0;  // max |z| over the compared instances' final states
+  {  // final states, norm-wise per instance: max_c |a_c - b_c| / max_c max(|a_c|, |b_c|)
+    const std::size_t S = cpu_i.final_state.size() / std::max<std::uint64_t>(1, n_states);
+    double worst = 0;
+    std::string where = "-";
+    for (std::uint64_t i = 0; i < n_states; ++i) {
+      for (std::size_t c = 0; c < S; ++c)
+        if (std::isfinite(cpu_i.final_state[i * S + c])) state_size = std::max(state_size, std::fabs(cpu_i.final_state[i * S + c]));
+      double diff = 0, size = 0;
+      for (std::size_t c = 0; c < S; ++c) {
+        const double a = cpu_i.final_state[i * S + c], b = gpu_i.final_state[i * S + c];
+        diff = std::max(diff, std::fabs(a - b));
+        size = std::max({size, std::fabs(a), std::fabs(b)});
+      }
+      const double d = diff <= atol ? 0.0 : (std::isfinite(diff) ? diff / size : INFINITY);
+      if (d > worst) {
+        worst = d;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, ": max |CPU - GPU| %.3g of max |z| %.3g", diff, size);
+        where = "instance " + std::to_string(i) + buf;
+      }
+    }
+    row("final states (" + std::to_string(n_states) + ")", worst, where);
+  }
+  for (int m = 0; m < metric_count; ++m) {
+    if (!cpu.metric_reported(m)) continue;
+    double worst = 0;
+    std::string where = "-";
+    for (std::size_t k = 0; k < cpu.series.size(); ++k) {
+      const Accumulator &a = cpu.series[k].metric[m], &b = gpu.series[k].metric[m];
+      if (a.count != b.count) {
+        worst = INFINITY;
+        where = "live counts differ at t = " + std::to_string(cpu.series[k].t);
+        break;
+      }
+      const double stats[4][2] = {{a.mean, b.mean}, {a.rms(), b.rms()}, {a.min, b.min}, {a.max, b.max}};
+      const char* names[4] = {"mean", "rms", "min", "max"};
+      for (int q = 0; q < 4; ++q) {
+        const double d = relative_difference(stats[q][0], stats[q][1], atol, state_size);
+        if (d > worst) {
+          worst = d;
+          where = std::string(names[q]) + " at t = " + std::to_string(cpu.series[k].t) + pair_text(stats[q][0], stats[q][1]);
+        }
+      }
+    }
+    row(metric_name(m), worst, where);
+  }
+  const bool same_lost = cpu.lost_total() == gpu.lost_total();
+  ok = ok && same_lost;
+  out << "lost instances: CPU " << cpu.lost_total() << ", GPU " << gpu.lost_total() << (same_lost ? "" : "  MISMATCH")
+      << "\nsteps: CPU " << cpu.totals.steps << ", GPU " << gpu.totals.steps << "; projections (momentum, position): CPU "
+      << cpu.totals.momentum_projections << ", " << cpu.totals.position_projections << ", GPU "
+      << gpu.totals.momentum_projections << ", " << gpu.totals.position_projections << "\n"
+      << (ok ? "chens validate: CPU and GPU agree within the tolerance\n"
+             : "chens validate: CPU and GPU differ beyond the tolerance\n");
+  return ok ? exit_ok : exit_mismatch;
+}
+
 }  // namespace
 
 int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -197,6 +381,15 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
       }
     std::vector<std::string> rest(args.begin() + 1, args.end());
     return run_command(rest, out, err);
+  }
+  if (args[1] == "validate") {
+    for (std::size_t i = 2; i < args.size(); ++i)
+      if (args[i] == "--help" || args[i] == "-h") {
+        out << usage_text;
+        return exit_ok;
+      }
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    return validate_command(rest, out, err);
   }
   err << "chens: unknown command '" << args[1] << "'\n" << usage_text;
   return exit_bad_input;

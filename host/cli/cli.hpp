@@ -12,6 +12,7 @@ inline constexpr int exit_ok = 0;
 inline constexpr int exit_failure = 1;       // the run or writing its results failed
 inline constexpr int exit_bad_input = 2;     // usage, study file, --set values
 inline constexpr int exit_no_backend = 3;    // the requested backend is not available here
+inline constexpr int exit_mismatch = 4;      // chens validate: CPU and GPU differ beyond the tolerance
 
 int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/cpu_ensemble.hpp"
 #include "backends/ensemble_result.hpp"
+#include "dispatch/chain_model.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -16,9 +17,6 @@ EnsembleResult run_chain_cpu(const Study& s, const RunParams<double>& rp, const 
 
 // Host memory one instance of an `atoms`-atom chain needs (the Instance struct).
 std::size_t chain_bytes_per_instance(int atoms);
-
-// Column names of a chain's state: x0, y0, ..., then px0, py0, ...
-std::vector<std::string> chain_state_names(int atoms);
 
 template <int N, FormulationId F>
 EnsembleResult run_chain_cpu_formulation(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);

@@ -18,7 +18,7 @@ EnsembleResult run_chain_cpu_formulation(const Study& s, const RunParams<double>
   return with_method<System>(s.method, rp, [&](const auto& method) {
     EnsembleResult r =
         run_cpu_ensemble<System, std::decay_t<decltype(method)>, NumericalReference<Model>>(sys, method, rp, z0, spec);
-    r.reference_kind = "numerical: DOPRI5 on the Hamilton-Dirac equations, rtol = atol = " + std::to_string(rp.reference_tol);
+    r.reference_kind = numerical_reference_kind(rp);
     r.state_names = chain_state_names(N);
     return r;
   });

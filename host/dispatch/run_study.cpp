@@ -10,6 +10,11 @@ EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const 
   return run_pendulum_cpu(s, rp, spec);
 }
 
+PerInstanceResult run_instances_cpu(const Study& s, const RunParams<double>& rp, std::uint64_t n) {
+  if (s.model_kind == "chain") return cpu_run_chain_instances(s, rp, n);
+  return cpu_run_pendulum_instances(s, rp, n);
+}
+
 std::size_t bytes_per_instance(const Study& s) {
   if (s.model_kind == "chain") return chain_bytes_per_instance(static_cast<int>(s.atoms));
   return pendulum_bytes_per_instance;

@@ -11,11 +11,16 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 #include <string>
+#include <utility>
 
 #include <chens/diagnostics/metrics.hpp>
 
+#include "backends/cuda_backend.hpp"
 #include "chain_kernels.hpp"
+#include "cli/cli.hpp"
+#include "dispatch/run_study.hpp"
 #include "pendulum_kernels.hpp"
 #include "study/study.hpp"
 
@@ -138,6 +143,113 @@ INSTANTIATE_TEST_SUITE_P(
         if (ch == '-') ch = '_';
       return name;
     });
+
+}  // namespace
+}  // namespace chens
+
+namespace chens {
+namespace {
+
+// The GPU ensemble backend (device reductions) against the CPU backend: the same
+// statistics up to the per-instance FMA differences, the same live counts, lost
+// instances and work, and bitwise the same statistics from one GPU run to the next.
+class EnsembleCpuVsGpu : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const CudaDeviceInfo dev = cuda_device_info();
+    if (!dev.available) GTEST_SKIP() << "skipped: " << dev.description;
+  }
+};
+
+Study ensemble_study(const std::string& model) {
+  Study s;
+  s.formulation = FormulationId::dirac;
+  s.method = MethodId::rk4;
+  s.h = 0.05;
+  s.t_end = 10.0;
+  s.sample_dt = 0.5;
+  s.perturbation = 1e-3;
+  s.momentum = true;
+  s.projection_tol = 1e-8;
+  s.size = 3000;  // not a multiple of the block size
+  if (model == "chain") {
+    s.model_kind = "chain";
+    s.atoms = cuda_chain_atoms;
+    s.reference = "auto";
+    s.size = 700;
+  }
+  return s;
+}
+
+EnsembleSpec spec_of(const Study& s) {
+  EnsembleSpec e;
+  e.size = static_cast<std::uint64_t>(s.size);
+  e.seed = s.seed;
+  e.perturbation = s.perturbation;
+  e.record_trajectory = true;
+  return e;
+}
+
+TEST_P(EnsembleCpuVsGpu, StatisticsAgreeAndAreReproducible) {
+  const Study s = ensemble_study(GetParam());
+  const RunParams<double> rp = resolve(s);
+  const EnsembleResult cpu = run_study_cpu(s, rp, spec_of(s));
+  const EnsembleResult gpu = run_study_cuda(s, rp, spec_of(s));
+  const EnsembleResult again = run_study_cuda(s, rp, spec_of(s));
+  ASSERT_EQ(cpu.series.size(), gpu.series.size());
+  EXPECT_EQ(gpu.backend, "cuda");
+  EXPECT_EQ(cpu.lost_total(), 0u);
+  EXPECT_EQ(gpu.lost_total(), 0u);
+  EXPECT_EQ(cpu.totals.steps, gpu.totals.steps);
+  EXPECT_EQ(cpu.totals.rhs_evaluations, gpu.totals.rhs_evaluations);
+  EXPECT_NEAR(static_cast<double>(gpu.totals.momentum_projections), static_cast<double>(cpu.totals.momentum_projections),
+              1e-3 * static_cast<double>(cpu.totals.momentum_projections) + 2);
+  double worst = 0, worst_abs = 0;
+  for (std::size_t k = 0; k < cpu.series.size(); ++k)
+    for (int m = 0; m < metric_count; ++m) {
+      if (!cpu.metric_reported(m)) continue;
+      const Accumulator &a = cpu.series[k].metric[m], &b = gpu.series[k].metric[m], &c = again.series[k].metric[m];
+      ASSERT_EQ(a.count, b.count) << "sample " << k << ", metric " << metric_name(m);
+      // Run to run on the GPU: bitwise (no floating-point atomics).
+      EXPECT_EQ(b.mean, c.mean);
+      EXPECT_EQ(b.max, c.max);
+      EXPECT_EQ(b.rms(), c.rms());
+      for (const auto& [x, y] : {std::pair{a.mean, b.mean}, std::pair{a.rms(), b.rms()}, std::pair{a.max, b.max}}) {
+        worst_abs = std::max(worst_abs, std::abs(x - y));
+        if (std::abs(x - y) <= 1e-13) continue;  // rounding-level quantities (psi ~ 1e-16)
+        worst = std::max(worst, std::abs(x - y) / std::max(std::abs(x), std::abs(y)));
+      }
+    }
+  EXPECT_LT(worst, 1e-9) << GetParam();
+  std::printf("[ compare  ] ensemble %s: statistics differ by at most %.3g (absolute), %.3g relative where above 1e-13\n",
+              GetParam().c_str(), worst_abs, worst);
+  // Instance 0's trajectory, recorded from the device snapshots.
+  ASSERT_EQ(gpu.trajectory.size(), cpu.trajectory.size());
+  for (std::size_t c = 0; c < cpu.trajectory.back().size(); ++c)
+    EXPECT_NEAR(gpu.trajectory.back()[c], cpu.trajectory.back()[c], 1e-9 * (1 + std::abs(cpu.trajectory.back()[c])));
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, EnsembleCpuVsGpu, ::testing::Values(std::string("pendulum"), std::string("chain")),
+                         [](const auto& info) { return info.param; });
+
+TEST_P(EnsembleCpuVsGpu, EnsemblesBeyondDeviceMemoryAreRefusedBeforeLaunch) {
+  Study s = ensemble_study(GetParam());
+  s.size = std::int64_t(1) << 36;
+  const RunParams<double> rp = resolve(s);
+  EXPECT_THROW(run_study_cuda(s, rp, spec_of(s)), DeviceMemoryError);
+}
+
+TEST_P(EnsembleCpuVsGpu, ValidateAgreesOnTheStudy) {
+  const Study s = ensemble_study(GetParam());
+  std::vector<std::string> args = {"chens", "validate", "--set", "ensemble.size=500", "--set", "integrator.t_end=5"};
+  if (GetParam() == "chain") {
+    args.insert(args.end(), {"--set", "model.kind=chain", "--set", "output.reference=auto"});
+  }
+  std::ostringstream out, err;
+  const int code = cli_main(args, out, err);
+  EXPECT_EQ(code, exit_ok) << out.str() << err.str();
+  std::printf("%s", out.str().c_str());
+}
 
 }  // namespace
 }  // namespace chens

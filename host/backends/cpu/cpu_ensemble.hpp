@@ -18,18 +18,11 @@
 #include <chens/ensemble/instance.hpp>
 
 #include "backends/ensemble_result.hpp"
+#include "backends/ensemble_spec.hpp"
+#include "backends/instance0_record.hpp"
 
 namespace chens {
 
-struct EnsembleSpec {
-  std::uint64_t size = 1;
-  std::uint64_t seed = 0;
-  double perturbation = 0.0;
-  bool record_trajectory = false;
-  int threads = 0;  // 0: OpenMP's default
-};
-
-inline constexpr std::uint64_t cpu_block_size = 64;
 // Instances a fixed-step explicit method advances in lockstep (ExplicitRk::step_lanes): a
 // single instance's right-hand side is one chain of dependent operations, so interleaving
 // independent instances fills the core's pipelines. Divides cpu_block_size.
@@ -64,19 +57,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   std::vector<Accumulator> acc(static_cast<std::size_t>(blocks * seg * metric_count));
   if (spec.record_trajectory) res.trajectory.resize(static_cast<std::size_t>(samples + 1));
 
-  auto record = [&](const Inst& in, index_t k) {
-    std::vector<double> row;
-    row.push_back(static_cast<double>(rp.sample_time(k)));
-    const auto phys = sys.physical(in.z);
-    for (int c = 0; c < S; ++c) row.push_back(static_cast<double>(phys[c]));
-    if constexpr (Reference::available) {
-      if (in.ref.enabled()) {
-        const auto r = in.ref.eval(rp.sample_time(k));
-        for (int c = 0; c < S; ++c) row.push_back(static_cast<double>(r[c]));
-      }
-    }
-    res.trajectory[static_cast<std::size_t>(k)] = std::move(row);
-  };
+  auto record = [&](const Inst& in, index_t k) { res.trajectory[static_cast<std::size_t>(k)] = trajectory_row(sys, rp, in, k); };
 
   for (index_t k0 = 0; k0 <= samples; k0 += seg) {
     const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
@@ -119,9 +100,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
     for (index_t k = k0; k < k1; ++k) {
       SampleStats& st = res.series[static_cast<std::size_t>(k)];
       st.t = static_cast<double>(rp.sample_time(k));
-      for (std::int64_t b = 0; b < blocks; ++b)
-        for (int j = 0; j < metric_count; ++j)
-          st.metric[j].merge(acc[static_cast<std::size_t>(((k - k0) * blocks + b) * metric_count + j)]);
+      merge_sample(st, acc.data(), k - k0, blocks);
     }
   }
 
@@ -131,12 +110,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
     if (inst[i].ref.projected) res.reference_projected += 1;
   }
   const Inst& i0 = inst[0];
-  const auto phys = sys.physical(i0.z);
-  for (int c = 0; c < S; ++c) {
-    res.instance0_state.push_back(static_cast<double>(i0.z[c]));
-    res.instance0_physical.push_back(static_cast<double>(phys[c]));
-  }
-  res.instance0_lost = i0.lost != int(LostReason::none);
+  record_instance0_final(res, sys, i0);
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   return res;
 }

@@ -1,0 +1,48 @@
+// The CUDA ensemble backend as the host sees it: declarations free of CUDA types, so that
+// host/ builds with g++ alone. Defined in kernels/ (nvcc) when CUDA is built, and by
+// host/backends/cuda_unavailable.cpp otherwise (every call then reports that no GPU
+// backend is built).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <chens/ensemble/run_params.hpp>
+
+#include "backends/ensemble_result.hpp"
+#include "backends/ensemble_spec.hpp"
+#include "backends/per_instance.hpp"
+
+namespace chens {
+
+struct Study;
+
+struct CudaDeviceInfo {
+  bool available = false;
+  std::string description;  // device name, or why none is usable
+};
+
+// Checks cudaGetDeviceCount before anything touches device memory (error 35 on
+// machines without a driver); never aborts.
+CudaDeviceInfo cuda_device_info();
+
+// Why the GPU backend cannot run this study (a model size without kernels), or "".
+std::string cuda_unsupported_reason(const Study& s);
+
+// The ensemble does not fit the device's free memory; thrown before any launch.
+class DeviceMemoryError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Runs the study's ensemble on the GPU with statistics reduced on the device
+// (kernels/ensemble_kernel.cuh). Throws std::runtime_error when no device is usable.
+EnsembleResult run_study_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
+
+// The first n instances of the study, each one's final state, metrics and counters
+// (kernels/instance_kernel.cuh), for instance-by-instance comparison with the CPU twin
+// run_instances_cpu (host/dispatch/run_study.hpp).
+PerInstanceResult run_instances_cuda(const Study& s, const RunParams<double>& rp, std::uint64_t n);
+
+}  // namespace chens

@@ -1,0 +1,20 @@
+// The CUDA backend's entry points in a build without CUDA (CHENS_ENABLE_CUDA=OFF or no nvcc).
+#include <stdexcept>
+
+#include "backends/cuda_backend.hpp"
+
+namespace chens {
+
+CudaDeviceInfo cuda_device_info() { return {false, "this chens was built without CUDA (CHENS_ENABLE_CUDA=OFF or no nvcc)"}; }
+
+std::string cuda_unsupported_reason(const Study&) { return "this chens was built without CUDA"; }
+
+EnsembleResult run_study_cuda(const Study&, const RunParams<double>&, const EnsembleSpec&) {
+  throw std::runtime_error("this chens was built without CUDA");
+}
+
+PerInstanceResult run_instances_cuda(const Study&, const RunParams<double>&, std::uint64_t) {
+  throw std::runtime_error("this chens was built without CUDA");
+}
+
+}  // namespace chens

@@ -1,0 +1,60 @@
+// The CUDA backend's entry points (host/backends/cuda_backend.hpp): device discovery and
+// the model switch; the instantiations live in ensemble_pendulum.cu and ensemble_chain.cu.
+#include "backends/cuda_backend.hpp"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "chain_kernels.hpp"
+#include "ensemble_launchers.hpp"
+#include "pendulum_kernels.hpp"
+#include "study/study.hpp"
+
+namespace chens {
+
+CudaDeviceInfo cuda_device_info() {
+  CudaDeviceInfo info;
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    info.description = std::string("no usable CUDA device: cudaGetDeviceCount returned ") + std::to_string(int(e)) +
+                       " (" + cudaGetErrorString(e) + ")";
+    return info;
+  }
+  if (count == 0) {
+    info.description = "no CUDA device found";
+    return info;
+  }
+  cudaDeviceProp prop{};
+  const cudaError_t p = cudaGetDeviceProperties(&prop, 0);
+  if (p != cudaSuccess) {
+    info.description = std::string("no usable CUDA device: cudaGetDeviceProperties returned ") + cudaGetErrorString(p);
+    return info;
+  }
+  info.available = true;
+  info.description = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
+  return info;
+}
+
+std::string cuda_unsupported_reason(const Study& s) {
+  if (s.model_kind == "chain" && s.atoms != cuda_chain_atoms)
+    return "the GPU backend has chain kernels for model.atoms = " + std::to_string(cuda_chain_atoms) + " only";
+  return "";
+}
+
+EnsembleResult run_study_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
+  const std::string why = cuda_unsupported_reason(s);
+  if (!why.empty()) throw std::runtime_error(why);
+  if (s.model_kind == "chain") return run_chain_cuda(s, rp, spec);
+  return run_pendulum_cuda(s, rp, spec);
+}
+
+PerInstanceResult run_instances_cuda(const Study& s, const RunParams<double>& rp, std::uint64_t n) {
+  const std::string why = cuda_unsupported_reason(s);
+  if (!why.empty()) throw std::runtime_error(why);
+  if (s.model_kind == "chain") return cuda_run_chain_instances(s, rp, n);
+  return cuda_run_pendulum_instances(s, rp, n);
+}
+
+}  // namespace chens

@@ -1,0 +1,190 @@
+// The CUDA ensemble backend: the same per-instance driver as the CPU backend
+// (include/chens/ensemble/instance.hpp), one thread per instance, with the ensemble
+// statistics reduced on the device. The run is cut into segments of sample intervals
+// (as host/backends/cpu/cpu_ensemble.hpp): per segment one launch advances every instance
+// through the segment's samples, keeping its state in the thread, and writes each
+// sample's metrics; a second launch reduces them into the accumulators of fixed blocks of
+// cpu_block_size instances, each block accumulated sequentially in instance order by one
+// thread; the host merges the blocks in index order. That is the CPU backend's reduction
+// order exactly, with no floating-point atomics: statistics are bitwise reproducible from
+// run to run, and equal to the CPU's up to the per-instance differences that fused
+// multiply-adds cause. Integer counters are summed with atomics (exact, order-free).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <chens/diagnostics/metrics.hpp>
+#include <chens/ensemble/accumulator.hpp>
+#include <chens/ensemble/instance.hpp>
+
+#include "backends/cuda_backend.hpp"
+#include "backends/ensemble_result.hpp"
+#include "backends/ensemble_spec.hpp"
+#include "backends/instance0_record.hpp"
+#include "instance_kernel.cuh"
+
+namespace chens::cuda {
+
+template <class System, class Reference>
+__global__ void init_instances(System sys, RunParams<double> rp, typename System::State z0, double perturbation,
+                               std::uint64_t seed, std::uint64_t n, InstanceOf<System, Reference>* inst) {
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  inst[i] = make_instance<System, Reference>(sys, z0, perturbation, seed, i, rp);
+}
+
+// Samples k0 .. k1-1 of every instance; metrics[(k - k0) * metric_count + m][i] (structure
+// of arrays: consecutive instances are adjacent), valid[(k - k0) * n + i] = measured.
+// Instance 0 leaves a copy of itself at every sample in snapshot[k - k0].
+template <class System, class Method, class Inst>
+__global__ void advance_segment(System sys, Method method, RunParams<double> rp, std::uint64_t n, Inst* inst,
+                                index_t k0, index_t k1, double* metrics, unsigned char* valid, Inst* snapshot) {
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  Inst in = inst[i];
+  for (index_t k = k0; k < k1; ++k) {
+    if (k > 0) advance_to_sample(sys, method, rp, in, k);
+    Metrics<double> m;
+    const bool ok = measure_instance(sys, rp, in, k, m);
+    const std::uint64_t row = static_cast<std::uint64_t>(k - k0);
+    for (int c = 0; c < metric_count; ++c) metrics[(row * metric_count + c) * n + i] = ok ? m.v[c] : 0.0;
+    valid[row * n + i] = ok ? 1 : 0;
+    if (i == 0) snapshot[row] = in;
+  }
+  inst[i] = in;
+}
+
+// One thread per (sample row, block, metric): the block's accumulator, in instance order.
+__global__ inline void reduce_blocks(const double* metrics, const unsigned char* valid, std::uint64_t n,
+                                     std::int64_t rows, std::int64_t blocks, std::uint64_t block_size,
+                                     Accumulator* acc) {
+  const std::uint64_t t = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::uint64_t total = static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(blocks) * metric_count;
+  if (t >= total) return;
+  const int m = static_cast<int>(t % metric_count);
+  const std::uint64_t b = (t / metric_count) % static_cast<std::uint64_t>(blocks);
+  const std::uint64_t row = t / metric_count / static_cast<std::uint64_t>(blocks);
+  Accumulator a;
+  const std::uint64_t lo = b * block_size, hi = lo + block_size < n ? lo + block_size : n;
+  for (std::uint64_t i = lo; i < hi; ++i)
+    if (valid[row * n + i]) a.add(metrics[(row * metric_count + m) * n + i]);
+  acc[t] = a;  // layout ((row * blocks + b) * metric_count + m), as the CPU backend's
+}
+
+// Work counters, lost reasons and projected references summed over instances (integers:
+// atomics are exact).
+template <class Inst>
+__global__ void sum_counters(const Inst* inst, std::uint64_t n, unsigned long long* out) {
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  constexpr int fields = sizeof(Counters) / sizeof(std::uint64_t);
+  const auto* c = reinterpret_cast<const std::uint64_t*>(&inst[i].c);
+  for (int f = 0; f < fields; ++f)
+    if (c[f]) atomicAdd(&out[f], static_cast<unsigned long long>(c[f]));
+  atomicAdd(&out[fields + inst[i].lost], 1ull);
+  if (inst[i].ref.projected) atomicAdd(&out[fields + lost_reason_count], 1ull);
+}
+
+// Device memory one instance needs during a run with segments of `rows` samples.
+template <class Inst>
+constexpr std::size_t device_bytes_per_instance(std::int64_t rows) {
+  return sizeof(Inst) + static_cast<std::size_t>(rows) * (metric_count * sizeof(double) + 1) +
+         static_cast<std::size_t>(rows) * metric_count * sizeof(Accumulator) / cpu_block_size + 1;
+}
+
+inline constexpr std::size_t segment_metric_bytes = std::size_t(512) << 20;  // metrics of one segment
+
+template <class System, class Method, class Reference>
+EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const RunParams<double>& rp,
+                                 const typename System::State& z0, const EnsembleSpec& spec) {
+  using Inst = InstanceOf<System, Reference>;
+  constexpr int S = System::State::size;
+  const auto t_start = std::chrono::steady_clock::now();
+  const CudaDeviceInfo dev = cuda_device_info();
+  if (!dev.available) throw std::runtime_error(dev.description);
+  const std::uint64_t n = spec.size;
+  const index_t samples = rp.samples;
+  const std::int64_t blocks = static_cast<std::int64_t>((n + cpu_block_size - 1) / cpu_block_size);
+  const std::size_t per_row = n * (metric_count * sizeof(double) + 1);
+  const index_t seg = std::max<index_t>(
+      1, std::min<index_t>(samples + 1, static_cast<index_t>(segment_metric_bytes / std::max<std::size_t>(1, per_row))));
+  {  // refuse what does not fit, before anything is launched
+    std::size_t free_b = 0, total_b = 0;
+    check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+    const double need = static_cast<double>(n) * static_cast<double>(device_bytes_per_instance<Inst>(seg));
+    if (need > 0.9 * static_cast<double>(free_b))
+      throw DeviceMemoryError("ensemble.size = " + std::to_string(n) + " needs about " + std::to_string(need / 1e9) +
+                              " GB of device memory, more than 90% of the " + std::to_string(free_b / 1e9) +
+                              " GB free on " + dev.description + "; use a smaller ensemble");
+  }
+
+  EnsembleResult res;
+  res.backend = "cuda";
+  res.device = dev.description;
+  res.threads = 1;
+  res.instances = n;
+  res.reference_available = Reference::available && rp.reference;
+  res.momentum_metrics = decltype(sys.model)::has_momentum_integrals;
+  res.series.resize(static_cast<std::size_t>(samples + 1));
+  if (spec.record_trajectory) res.trajectory.resize(static_cast<std::size_t>(samples + 1));
+
+  DeviceBuffer<Inst> d_inst(n);
+  DeviceBuffer<double> d_metrics(static_cast<std::size_t>(seg) * n * metric_count);
+  DeviceBuffer<unsigned char> d_valid(static_cast<std::size_t>(seg) * n);
+  DeviceBuffer<Inst> d_snap(static_cast<std::size_t>(seg));
+  DeviceBuffer<Accumulator> d_acc(static_cast<std::size_t>(seg * blocks * metric_count));
+  const unsigned threads = S <= 16 ? 128 : 64;
+  const unsigned grid = static_cast<unsigned>((n + threads - 1) / threads);
+
+  init_instances<System, Reference><<<grid, threads>>>(sys, rp, z0, spec.perturbation, spec.seed, n, d_inst.ptr);
+  check(cudaGetLastError(), "init_instances launch");
+  std::vector<Accumulator> acc(static_cast<std::size_t>(seg * blocks * metric_count));
+  std::vector<Inst> snap(static_cast<std::size_t>(seg));
+  for (index_t k0 = 0; k0 <= samples; k0 += seg) {
+    const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
+    const std::int64_t rows = k1 - k0;
+    advance_segment<System, Method, Inst><<<grid, threads>>>(sys, method, rp, n, d_inst.ptr, k0, k1, d_metrics.ptr,
+                                                             d_valid.ptr, d_snap.ptr);
+    check(cudaGetLastError(), "advance_segment launch");
+    const std::uint64_t work = static_cast<std::uint64_t>(rows * blocks * metric_count);
+    reduce_blocks<<<static_cast<unsigned>((work + 127) / 128), 128>>>(d_metrics.ptr, d_valid.ptr, n, rows, blocks,
+                                                                       cpu_block_size, d_acc.ptr);
+    check(cudaGetLastError(), "reduce_blocks launch");
+    check(cudaDeviceSynchronize(), "advance_segment / reduce_blocks");
+    check(cudaMemcpy(acc.data(), d_acc.ptr, work * sizeof(Accumulator), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    check(cudaMemcpy(snap.data(), d_snap.ptr, static_cast<std::size_t>(rows) * sizeof(Inst), cudaMemcpyDeviceToHost),
+          "cudaMemcpy");
+    for (index_t k = k0; k < k1; ++k) {
+      SampleStats& st = res.series[static_cast<std::size_t>(k)];
+      st.t = static_cast<double>(rp.sample_time(k));
+      merge_sample(st, acc.data(), k - k0, blocks);
+      if (spec.record_trajectory) res.trajectory[static_cast<std::size_t>(k)] = trajectory_row(sys, rp, snap[k - k0], k);
+    }
+  }
+
+  constexpr int fields = sizeof(Counters) / sizeof(std::uint64_t);
+  DeviceBuffer<unsigned long long> d_sum(fields + lost_reason_count + 1);
+  check(cudaMemset(d_sum.ptr, 0, (fields + lost_reason_count + 1) * sizeof(unsigned long long)), "cudaMemset");
+  sum_counters<<<grid, threads>>>(d_inst.ptr, n, d_sum.ptr);
+  check(cudaGetLastError(), "sum_counters launch");
+  std::vector<unsigned long long> sum(fields + lost_reason_count + 1);
+  d_sum.to_host(sum);
+  auto* totals = reinterpret_cast<std::uint64_t*>(&res.totals);
+  for (int f = 0; f < fields; ++f) totals[f] = sum[static_cast<std::size_t>(f)];
+  for (int r = 0; r < lost_reason_count; ++r) res.lost[r] = sum[static_cast<std::size_t>(fields + r)];
+  res.reference_projected = sum[static_cast<std::size_t>(fields + lost_reason_count)];
+
+  Inst i0;
+  check(cudaMemcpy(&i0, d_inst.ptr, sizeof(Inst), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  record_instance0_final(res, sys, i0);
+  res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  return res;
+}
+
+}  // namespace chens::cuda

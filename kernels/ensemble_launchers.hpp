@@ -1,0 +1,14 @@
+// Per-model CUDA ensemble launchers (one translation unit each, so nvcc builds them in
+// parallel); reached through run_study_cuda (host/backends/cuda_backend.hpp).
+#pragma once
+
+#include "backends/ensemble_result.hpp"
+#include "backends/ensemble_spec.hpp"
+#include "study/study.hpp"
+
+namespace chens {
+
+EnsembleResult run_pendulum_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
+EnsembleResult run_chain_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
+
+}  // namespace chens

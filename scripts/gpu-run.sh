@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, with .devrun/ from scripts/gpu-bundle.sh:
+# every test suite (GPU ones included), `chens validate` on every example study, the GPU
+# benchmarks, and compute-sanitizer over a subset of the GPU tests; a short table last.
+# Logs go to $OUT (or /tmp/chens-gpu-run).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/chens-gpu-run}
+mkdir -p "$out"
+[[ -f .devrun/bundle.tar.xz ]] && (cd .devrun && xz -dc bundle.tar.xz | tar xf -)
+export LD_LIBRARY_PATH=$PWD/.devrun:${LD_LIBRARY_PATH:-}
+# The test binaries know the source tree by its path on the build machine (examples/).
+[[ -e /work/main ]] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+declare -A result
+for t in chens_tests chens_paper_tests chens_gpu_tests; do
+  .devrun/$t --gtest_brief=1 > "$out/$t.log" 2>&1 && result[$t]=pass || result[$t]="FAIL (see $t.log)"
+done
+grep -h "\[ compare" "$out/chens_gpu_tests.log" > "$out/compare.txt" || true
+fails=0
+: > "$out/validate.log"
+for f in examples/*.toml; do
+  if ! .devrun/chens validate "$f" >> "$out/validate.log" 2>&1; then fails=$((fails + 1)); echo "  ^ $f" >> "$out/validate.log"; fi
+done
+result[validate]=$([[ $fails == 0 ]] && echo "pass ($(ls examples/*.toml | wc -l) studies)" || echo "FAIL: $fails studies")
+.devrun/bench_gpu_instances --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+  > "$out/bench_gpu.log" 2>&1 && result[bench]=pass || result[bench]=FAIL
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [[ -x $san ]]; then
+  $san --tool memcheck --error-exitcode 9 .devrun/chens_gpu_tests \
+    --gtest_filter='AllPairs/CpuVsGpu.*/dirac_rk4:AllPairs/CpuVsGpu.*/naive_dopri5:Formulations/ChainCpuVsGpu.*/dirac_rk4:Models/EnsembleCpuVsGpu.StatisticsAgree*' \
+    > "$out/sanitizer.log" 2>&1 && result[sanitizer]=pass || result[sanitizer]="FAIL (see sanitizer.log)"
+else
+  result[sanitizer]="not run: compute-sanitizer not found"
+fi
+echo
+grep -E "instance_steps_per_s" "$out/bench_gpu.log" | grep median | sed 's/_median//' | awk '{print "  " $1, $2, $3, $NF}'
+echo
+printf '%-20s %s\n' "on $(cut -d, -f1 "$out/gpu.txt")" ""
+for k in chens_tests chens_paper_tests chens_gpu_tests validate bench sanitizer; do printf '  %-18s %s\n' "$k" "${result[$k]}"; done
