@@ -1,11 +1,12 @@
 // Launchers of the CUDA kernels, declared without CUDA types so that host/ and tests/
 // build with the C++ compiler alone. Defined in pendulum_kernels.cu (nvcc).
 //
-// Until the GPU ensemble backend (issue #4) lands, the kernel runs the per-instance
-// driver of include/chens/ensemble/instance.hpp (run_instance_to_end), one thread per
-// instance, for every (formulation, method) pair of the pendulum, and returns each
-// instance's final state, metrics and counters; tests/gpu compares them with the CPU twin
-// cpu_run_pendulum_instances, which runs the very same function in an OpenMP loop.
+// Per-instance results (not the ensemble backend, kernels/ensemble_kernel.cuh): the kernel
+// runs the per-instance driver of include/chens/ensemble/instance.hpp (run_instance_to_end),
+// one thread per instance, for every (formulation, method) pair of the pendulum, and
+// returns each instance's final state, metrics and counters; tests/gpu and chens validate
+// compare them with the CPU twin cpu_run_pendulum_instances, which runs the very same
+// function in an OpenMP loop.
 #pragma once
 
 #include <cstdint>
