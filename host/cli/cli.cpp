@@ -119,21 +119,36 @@ RunArgs parse_run_args(const std::vector<std::string>& a, bool validate = false)
   return r;
 }
 
-int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  RunArgs ra;
+// The arguments, study and run parameters of `run` or `validate`; on bad input the message
+// (naming the command) goes to err and the exit code is returned.
+struct Parsed {
+  RunArgs args;
   Study study;
   RunParams<double> rp;
+};
+
+std::optional<int> parse_command(const std::vector<std::string>& args, bool validate, std::ostream& err, Parsed& p) {
+  const char* cmd = validate ? "chens validate: " : "chens run: ";
   try {
-    ra = parse_run_args(args);
-    study = load_study(ra.study, ra.sets);
-    rp = resolve(study);
+    p.args = parse_run_args(args, validate);
+    p.study = load_study(p.args.study, p.args.sets);
+    p.rp = resolve(p.study);
   } catch (const UsageError& e) {
-    err << "chens run: " << e.what() << "\n" << usage_text;
+    err << cmd << e.what() << "\n" << usage_text;
     return exit_bad_input;
   } catch (const StudyError& e) {
-    err << "chens run: " << e.what() << "\n";
+    err << cmd << e.what() << "\n";
     return exit_bad_input;
   }
+  return std::nullopt;
+}
+
+int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  Parsed p;
+  if (const auto code = parse_command(args, false, err, p)) return *code;
+  const RunArgs& ra = p.args;
+  const Study& study = p.study;
+  const RunParams<double>& rp = p.rp;
   RunInfo info;
   info.backend_requested = ra.backend;
   // auto: the GPU where one is usable and has kernels for the study, else the CPU, and
@@ -231,20 +246,11 @@ double relative_difference(double a, double b, double atol, double scale = 0.0) 
 }
 
 int validate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  RunArgs ra;
-  Study study;
-  RunParams<double> rp;
-  try {
-    ra = parse_run_args(args, true);
-    study = load_study(ra.study, ra.sets);
-    rp = resolve(study);
-  } catch (const UsageError& e) {
-    err << "chens validate: " << e.what() << "\n" << usage_text;
-    return exit_bad_input;
-  } catch (const StudyError& e) {
-    err << "chens validate: " << e.what() << "\n";
-    return exit_bad_input;
-  }
+  Parsed p;
+  if (const auto code = parse_command(args, true, err, p)) return *code;
+  const RunArgs& ra = p.args;
+  const Study& study = p.study;
+  const RunParams<double>& rp = p.rp;
   const CudaDeviceInfo dev = cuda_device_info();
   const std::string why = dev.available ? cuda_unsupported_reason(study) : dev.description;
   if (!why.empty()) {
@@ -373,23 +379,14 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     out << "chens " << CHENS_VERSION_STRING << "\n";
     return exit_ok;
   }
-  if (args[1] == "run") {
+  if (args[1] == "run" || args[1] == "validate") {
     for (std::size_t i = 2; i < args.size(); ++i)
       if (args[i] == "--help" || args[i] == "-h") {
         out << usage_text;
         return exit_ok;
       }
-    std::vector<std::string> rest(args.begin() + 1, args.end());
-    return run_command(rest, out, err);
-  }
-  if (args[1] == "validate") {
-    for (std::size_t i = 2; i < args.size(); ++i)
-      if (args[i] == "--help" || args[i] == "-h") {
-        out << usage_text;
-        return exit_ok;
-      }
-    std::vector<std::string> rest(args.begin() + 1, args.end());
-    return validate_command(rest, out, err);
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    return args[1] == "run" ? run_command(rest, out, err) : validate_command(rest, out, err);
   }
   err << "chens: unknown command '" << args[1] << "'\n" << usage_text;
   return exit_bad_input;
