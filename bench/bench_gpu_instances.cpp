@@ -89,10 +89,7 @@ void measure_ensemble(benchmark::State& state, Study s, Run run, bool gpu) {
   }
   s.sample_dt = 1.0;
   const RunParams<double> rp = resolve(s);
-  EnsembleSpec spec;
-  spec.size = static_cast<std::uint64_t>(s.size);
-  spec.seed = s.seed;
-  spec.perturbation = s.perturbation;
+  const EnsembleSpec spec = ensemble_spec(s);
   EnsembleSpec warm = spec;
   warm.size = std::min<std::uint64_t>(spec.size, 256);
   run(s, rp, warm);

@@ -57,4 +57,9 @@ PerInstanceResult run_instances_cuda(const Study& s, const RunParams<double>& rp
   return cuda_run_pendulum_instances(s, rp, n);
 }
 
+std::string gpu_unusable_reason(const Study& s) {
+  const CudaDeviceInfo dev = cuda_device_info();
+  return dev.available ? cuda_unsupported_reason(s) : dev.description;
+}
+
 }  // namespace chens

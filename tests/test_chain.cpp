@@ -257,12 +257,7 @@ Study chain_study() {
 }
 
 EnsembleResult run(const Study& s, int threads) {
-  EnsembleSpec spec;
-  spec.size = static_cast<std::uint64_t>(s.size);
-  spec.seed = s.seed;
-  spec.perturbation = s.perturbation;
-  spec.threads = threads;
-  return run_study_cpu(s, resolve(s), spec);
+  return run_study_cpu(s, resolve(s), ensemble_spec(s, threads));
 }
 
 TEST(ChainEnsemble, ResultsAreBitwiseIdenticalForAnyThreadCount) {

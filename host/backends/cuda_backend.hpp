@@ -30,6 +30,9 @@ CudaDeviceInfo cuda_device_info();
 // Why the GPU backend cannot run this study (a model size without kernels), or "".
 std::string cuda_unsupported_reason(const Study& s);
 
+// Why the GPU cannot run this study here (no usable device, or no kernels for it), or "".
+std::string gpu_unusable_reason(const Study& s);
+
 // The ensemble does not fit the device's free memory; thrown before any launch.
 class DeviceMemoryError : public std::runtime_error {
  public:

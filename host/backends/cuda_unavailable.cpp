@@ -17,4 +17,9 @@ PerInstanceResult run_instances_cuda(const Study&, const RunParams<double>&, std
   throw std::runtime_error("this chens was built without CUDA");
 }
 
+std::string gpu_unusable_reason(const Study& s) {
+  const CudaDeviceInfo dev = cuda_device_info();
+  return dev.available ? cuda_unsupported_reason(s) : dev.description;
+}
+
 }  // namespace chens

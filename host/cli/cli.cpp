@@ -155,11 +155,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // summary.json says why; cuda: the GPU or a clear refusal (exit 3).
   bool gpu = false;
   if (ra.backend != "cpu") {
-    const CudaDeviceInfo dev = cuda_device_info();
-    const std::string why = dev.available ? cuda_unsupported_reason(study) : dev.description;
+    const std::string why = gpu_unusable_reason(study);
     if (why.empty()) {
       gpu = true;
-      if (ra.backend == "auto") info.backend_note = "auto: ran on the GPU, " + dev.description;
+      if (ra.backend == "auto") info.backend_note = "auto: ran on the GPU, " + cuda_device_info().description;
     } else if (ra.backend == "cuda") {
       err << "chens run: --backend cuda: " << why << "; use --backend cpu or auto\n";
       return exit_no_backend;
@@ -192,12 +191,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       return exit_bad_input;
     }
   }
-  EnsembleSpec spec;
-  spec.size = static_cast<std::uint64_t>(study.size);
-  spec.seed = study.seed;
-  spec.perturbation = study.perturbation;
-  spec.record_trajectory = study.trajectory;
-  spec.threads = ra.threads;
+  const EnsembleSpec spec = ensemble_spec(study, ra.threads);
   EnsembleResult result;
   try {
     result = gpu ? run_study_cuda(study, rp, spec) : run_study_cpu(study, rp, spec);
@@ -251,17 +245,13 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
   const RunArgs& ra = p.args;
   const Study& study = p.study;
   const RunParams<double>& rp = p.rp;
-  const CudaDeviceInfo dev = cuda_device_info();
-  const std::string why = dev.available ? cuda_unsupported_reason(study) : dev.description;
+  const std::string why = gpu_unusable_reason(study);
   if (!why.empty()) {
     err << "chens validate: cannot compare with the GPU: " << why << "\n";
     return exit_no_backend;
   }
-  EnsembleSpec spec;
-  spec.size = static_cast<std::uint64_t>(study.size);
-  spec.seed = study.seed;
-  spec.perturbation = study.perturbation;
-  spec.threads = ra.threads;
+  EnsembleSpec spec = ensemble_spec(study, ra.threads);
+  spec.record_trajectory = false;  // validate compares statistics and states, writes nothing
   // Instance by instance: at most 65536 instances' final states (the per-instance path
   // keeps every final state in memory).
   const std::uint64_t n_states = std::min<std::uint64_t>(spec.size, 65536);

@@ -5,6 +5,16 @@
 
 namespace chens {
 
+EnsembleSpec ensemble_spec(const Study& s, int threads) {
+  EnsembleSpec spec;
+  spec.size = static_cast<std::uint64_t>(s.size);
+  spec.seed = s.seed;
+  spec.perturbation = s.perturbation;
+  spec.record_trajectory = s.trajectory;
+  spec.threads = threads;
+  return spec;
+}
+
 EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
   if (s.model_kind == "chain") return run_chain_cpu(s, rp, spec);
   return run_pendulum_cpu(s, rp, spec);

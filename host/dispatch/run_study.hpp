@@ -10,6 +10,10 @@
 
 namespace chens {
 
+// What a backend is asked to run for the study: its size, seed, perturbation and whether
+// instance 0's trajectory is recorded; threads for the CPU backend (0 = all).
+EnsembleSpec ensemble_spec(const Study& s, int threads = 0);
+
 EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
 
 // The first n instances, instance by instance (the CPU twin of run_instances_cuda). Chains:

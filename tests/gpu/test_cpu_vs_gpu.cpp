@@ -182,10 +182,7 @@ Study ensemble_study(const std::string& model) {
 }
 
 EnsembleSpec spec_of(const Study& s) {
-  EnsembleSpec e;
-  e.size = static_cast<std::uint64_t>(s.size);
-  e.seed = s.seed;
-  e.perturbation = s.perturbation;
+  EnsembleSpec e = ensemble_spec(s);
   e.record_trajectory = true;
   return e;
 }

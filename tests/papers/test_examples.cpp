@@ -33,13 +33,7 @@ std::string example(const std::string& name) { return std::string(CHENS_EXAMPLES
 EnsembleResult run_example(const std::string& path) {
   const Study s = load_study(path, {});
   const RunParams<double> rp = resolve(s);
-  EnsembleSpec spec;
-  spec.size = static_cast<std::uint64_t>(s.size);
-  spec.seed = s.seed;
-  spec.perturbation = s.perturbation;
-  spec.record_trajectory = s.trajectory;
-  spec.threads = 1;
-  return run_study_cpu(s, rp, spec);
+  return run_study_cpu(s, rp, ensemble_spec(s, 1));
 }
 
 TEST(PaperExamples, AllExist) { EXPECT_GE(example_files().size(), 23u); }
