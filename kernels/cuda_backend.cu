@@ -6,9 +6,7 @@
 
 #include <string>
 
-#include "chain_kernels.hpp"
 #include "ensemble_launchers.hpp"
-#include "pendulum_kernels.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -46,15 +44,10 @@ std::string cuda_unsupported_reason(const Study& s) {
 EnsembleResult run_study_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
   const std::string why = cuda_unsupported_reason(s);
   if (!why.empty()) throw std::runtime_error(why);
+  if (s.precision == "float")
+    return s.model_kind == "chain" ? run_float_chain_cuda(s, rp, spec) : run_float_pendulum_cuda(s, rp, spec);
   if (s.model_kind == "chain") return run_chain_cuda(s, rp, spec);
   return run_pendulum_cuda(s, rp, spec);
-}
-
-PerInstanceResult run_instances_cuda(const Study& s, const RunParams<double>& rp, std::uint64_t n) {
-  const std::string why = cuda_unsupported_reason(s);
-  if (!why.empty()) throw std::runtime_error(why);
-  if (s.model_kind == "chain") return cuda_run_chain_instances(s, rp, n);
-  return cuda_run_pendulum_instances(s, rp, n);
 }
 
 std::string gpu_unusable_reason(const Study& s) {

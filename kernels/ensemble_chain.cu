@@ -1,6 +1,5 @@
 #include <chens/reference/numerical.hpp>
 
-#include "chain_kernels.hpp"
 #include "dispatch/chain_model.hpp"
 #include "dispatch/methods.hpp"
 #include "ensemble_kernel.cuh"

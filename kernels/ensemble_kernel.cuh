@@ -1,14 +1,19 @@
 // The CUDA ensemble backend: the same per-instance driver as the CPU backend
 // (include/chens/ensemble/instance.hpp), one thread per instance, with the ensemble
-// statistics reduced on the device. The run is cut into segments of sample intervals
-// (as host/backends/cpu/cpu_ensemble.hpp): per segment one launch advances every instance
-// through the segment's samples, keeping its state in the thread, and writes each
-// sample's metrics; a second launch reduces them into the accumulators of fixed blocks of
-// cpu_block_size instances, each block accumulated sequentially in instance order by one
-// thread; the host merges the blocks in index order. That is the CPU backend's reduction
-// order exactly, with no floating-point atomics: statistics are bitwise reproducible from
-// run to run, and equal to the CPU's up to the per-instance differences that fused
-// multiply-adds cause. Integer counters are summed with atomics (exact, order-free).
+// statistics reduced on the device. The run is cut into segments of sample times
+// (segment_rows, host/backends/ensemble_spec.hpp), as on the CPU: per segment one launch
+// advances every instance through the segment's samples, keeping its state in the thread,
+// and writes each sample's metrics (structure of arrays); a second launch reduces them into
+// the accumulators of fixed blocks of cpu_block_size instances, each block accumulated
+// sequentially in instance order by one thread; a third bins them into the quantile
+// histograms (quantiles.hpp; integer counts in shared memory, then global integer
+// atomics: exact in any order); the host merges the blocks in index order. That is the CPU
+// backend's reduction order exactly, with no floating-point atomics: statistics are bitwise
+// reproducible from run to run, and equal to the CPU's up to the per-instance differences
+// that fused multiply-adds cause. Between segments instances live in global memory as a
+// structure of arrays of 8-byte words (word w of instance i at w * n + i), so that the
+// loads and stores of a warp are coalesced, and a thread holds in registers only what
+// stepping needs (ensemble/soa_segment.hpp). Integer counters are summed with atomics.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,48 +21,55 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/accumulator.hpp>
 #include <chens/ensemble/instance.hpp>
+#include <chens/ensemble/quantiles.hpp>
+#include <chens/ensemble/soa_segment.hpp>
 
 #include "backends/cuda_backend.hpp"
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
 #include "backends/instance0_record.hpp"
-#include "instance_kernel.cuh"
+#include "device_buffer.cuh"
 
 namespace chens::cuda {
 
 template <class System, class Reference>
-__global__ void init_instances(System sys, RunParams<double> rp, typename System::State z0, double perturbation,
-                               std::uint64_t seed, std::uint64_t n, InstanceOf<System, Reference>* inst) {
+__global__ void init_instances(System sys, RunParams<typename System::Real> rp, typename System::State z0,
+                               typename System::Real perturbation, std::uint64_t seed, std::uint64_t n,
+                               std::uint64_t* inst) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  inst[i] = make_instance<System, Reference>(sys, z0, perturbation, seed, i, rp);
+  const InstanceOf<System, Reference> in = make_instance<System, Reference>(sys, z0, perturbation, seed, i, rp);
+  soa_store(inst, n, i, in, 0, soa_words<InstanceOf<System, Reference>>);
 }
 
-// Samples k0 .. k1-1 of every instance; metrics[(k - k0) * metric_count + m][i] (structure
-// of arrays: consecutive instances are adjacent), valid[(k - k0) * n + i] = measured.
-// Instance 0 leaves a copy of itself at every sample in snapshot[k - k0].
+// Samples k0 .. k1-1 of every instance (advance_segment_soa, ensemble/soa_segment.hpp);
+// metrics[(k - k0) * metric_count + m][i] (structure of arrays: consecutive instances are
+// adjacent), valid[(k - k0) * n + i] = measured. Instance 0 leaves a copy of itself at
+// every sample in snapshot[k - k0]; the first `keep` instances leave their metrics at the
+// last sample in kept_metrics.
 template <class System, class Method, class Inst>
-__global__ void advance_segment(System sys, Method method, RunParams<double> rp, std::uint64_t n, Inst* inst,
-                                index_t k0, index_t k1, double* metrics, unsigned char* valid, Inst* snapshot) {
+__global__ void advance_segment(System sys, Method method, RunParams<typename System::Real> rp, std::uint64_t n,
+                                std::uint64_t* inst, index_t k0, index_t k1, double* metrics, unsigned char* valid,
+                                Inst* snapshot, std::uint64_t keep, double* kept_metrics) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  Inst in = inst[i];
-  for (index_t k = k0; k < k1; ++k) {
-    if (k > 0) advance_to_sample(sys, method, rp, in, k);
-    Metrics<double> m;
-    const bool ok = measure_instance(sys, rp, in, k, m);
-    const std::uint64_t row = static_cast<std::uint64_t>(k - k0);
-    for (int c = 0; c < metric_count; ++c) metrics[(row * metric_count + c) * n + i] = ok ? m.v[c] : 0.0;
-    valid[row * n + i] = ok ? 1 : 0;
-    if (i == 0) snapshot[row] = in;
-  }
-  inst[i] = in;
+  advance_segment_soa<System, Method, Inst>(
+      sys, method, rp, inst, n, i, k0, k1, [&](index_t k, bool ok, const Metrics<double>& m, const Inst& in) {
+        const std::uint64_t row = static_cast<std::uint64_t>(k - k0);
+        for (int c = 0; c < metric_count; ++c) metrics[(row * metric_count + c) * n + i] = ok ? m.v[c] : 0.0;
+        valid[row * n + i] = ok ? 1 : 0;
+        if (i == 0) snapshot[row] = in;
+        if (k == rp.samples && i < keep)
+          for (int c = 0; c < metric_count; ++c) kept_metrics[i * metric_count + c] = ok ? m.v[c] : 0.0;
+      });
 }
 
 // One thread per (sample row, block, metric): the block's accumulator, in instance order.
@@ -77,18 +89,46 @@ __global__ inline void reduce_blocks(const double* metrics, const unsigned char*
   acc[t] = a;  // layout ((row * blocks + b) * metric_count + m), as the CPU backend's
 }
 
+// Quantile histograms of one segment, hist[(row * metric_count + m) * LogBins::count + bin]:
+// block (x, row) bins a grid-strided share of the instances of sample row `row` in shared
+// memory, then adds its non-zero counts to the global histograms.
+inline constexpr unsigned histogram_threads = 256;
+inline constexpr std::size_t histogram_shared_bytes = sizeof(std::uint32_t) * metric_count * LogBins::count;
+
+__global__ inline void histogram_rows(const double* metrics, const unsigned char* valid, std::uint64_t n,
+                                      std::uint32_t* hist) {
+  extern __shared__ std::uint32_t h[];
+  constexpr int cells = metric_count * LogBins::count;
+  const std::uint64_t row = blockIdx.y;
+  for (int c = threadIdx.x; c < cells; c += blockDim.x) h[c] = 0;
+  __syncthreads();
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    if (!valid[row * n + i]) continue;
+    for (int m = 0; m < metric_count; ++m)
+      atomicAdd(&h[m * LogBins::count + LogBins::index(metrics[(row * metric_count + m) * n + i])], 1u);
+  }
+  __syncthreads();
+  std::uint32_t* out = hist + row * cells;
+  for (int c = threadIdx.x; c < cells; c += blockDim.x)
+    if (h[c]) atomicAdd(&out[c], h[c]);
+}
+
 // Work counters, lost reasons and projected references summed over instances (integers:
 // atomics are exact).
 template <class Inst>
-__global__ void sum_counters(const Inst* inst, std::uint64_t n, unsigned long long* out) {
+__global__ void sum_counters(const std::uint64_t* inst, std::uint64_t n, unsigned long long* out) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
+  Inst in;
+  soa_load(inst, n, i, in, 0, soa_words<Inst>);
   constexpr int fields = sizeof(Counters) / sizeof(std::uint64_t);
-  const auto* c = reinterpret_cast<const std::uint64_t*>(&inst[i].c);
+  std::uint64_t c[fields];
+  std::memcpy(c, &in.c, sizeof c);
   for (int f = 0; f < fields; ++f)
     if (c[f]) atomicAdd(&out[f], static_cast<unsigned long long>(c[f]));
-  atomicAdd(&out[fields + inst[i].lost], 1ull);
-  if (inst[i].ref.projected) atomicAdd(&out[fields + lost_reason_count], 1ull);
+  atomicAdd(&out[fields + in.lost], 1ull);
+  if (in.ref.projected) atomicAdd(&out[fields + lost_reason_count], 1ull);
 }
 
 // Device memory one instance needs during a run with segments of `rows` samples.
@@ -101,23 +141,28 @@ constexpr std::size_t device_bytes_per_instance(std::int64_t rows) {
 inline constexpr std::size_t segment_metric_bytes = std::size_t(512) << 20;  // metrics of one segment
 
 template <class System, class Method, class Reference>
-EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const RunParams<double>& rp,
+EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
                                  const typename System::State& z0, const EnsembleSpec& spec) {
   using Inst = InstanceOf<System, Reference>;
   constexpr int S = System::State::size;
+  constexpr int W = soa_words<Inst>;
   const auto t_start = std::chrono::steady_clock::now();
   const CudaDeviceInfo dev = cuda_device_info();
   if (!dev.available) throw std::runtime_error(dev.description);
   const std::uint64_t n = spec.size;
+  const std::uint64_t keep = std::min<std::uint64_t>(spec.keep_instances, n);
   const index_t samples = rp.samples;
   const std::int64_t blocks = static_cast<std::int64_t>((n + cpu_block_size - 1) / cpu_block_size);
   const std::size_t per_row = n * (metric_count * sizeof(double) + 1);
-  const index_t seg = std::max<index_t>(
-      1, std::min<index_t>(samples + 1, static_cast<index_t>(segment_metric_bytes / std::max<std::size_t>(1, per_row))));
+  // Rows per segment: metrics under segment_metric_bytes, and within a grid's y extent.
+  const index_t seg = segment_rows(
+      samples, std::min<index_t>(65535, static_cast<index_t>(segment_metric_bytes / std::max<std::size_t>(1, per_row))));
+  constexpr std::size_t hist_row = static_cast<std::size_t>(metric_count) * LogBins::count;
   {  // refuse what does not fit, before anything is launched
     std::size_t free_b = 0, total_b = 0;
     check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-    const double need = static_cast<double>(n) * static_cast<double>(device_bytes_per_instance<Inst>(seg));
+    const double need = static_cast<double>(n) * static_cast<double>(device_bytes_per_instance<Inst>(seg)) +
+                        static_cast<double>(seg) * static_cast<double>(hist_row * sizeof(std::uint32_t));
     if (need > 0.9 * static_cast<double>(free_b))
       throw DeviceMemoryError("ensemble.size = " + std::to_string(n) + " needs about " + std::to_string(need / 1e9) +
                               " GB of device memory, more than 90% of the " + std::to_string(free_b / 1e9) +
@@ -132,46 +177,63 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   res.reference_available = Reference::available && rp.reference;
   res.momentum_metrics = decltype(sys.model)::has_momentum_integrals;
   res.series.resize(static_cast<std::size_t>(samples + 1));
+  res.kept = PerInstanceResult::sized(keep, S);
   if (spec.record_trajectory) res.trajectory.resize(static_cast<std::size_t>(samples + 1));
 
-  DeviceBuffer<Inst> d_inst(n);
+  DeviceBuffer<std::uint64_t> d_inst(static_cast<std::size_t>(W) * n);
   DeviceBuffer<double> d_metrics(static_cast<std::size_t>(seg) * n * metric_count);
   DeviceBuffer<unsigned char> d_valid(static_cast<std::size_t>(seg) * n);
   DeviceBuffer<Inst> d_snap(static_cast<std::size_t>(seg));
   DeviceBuffer<Accumulator> d_acc(static_cast<std::size_t>(seg * blocks * metric_count));
+  DeviceBuffer<std::uint32_t> d_hist(static_cast<std::size_t>(seg) * hist_row);
+  DeviceBuffer<double> d_kept_metrics(keep * metric_count);
   const unsigned threads = S <= 16 ? 128 : 64;
   const unsigned grid = static_cast<unsigned>((n + threads - 1) / threads);
+  // Histogram blocks per row: each thread bins up to 16 instances.
+  const unsigned hist_grid_x = static_cast<unsigned>(
+      std::max<std::uint64_t>(1, std::min<std::uint64_t>(65535, (n + 16 * histogram_threads - 1) / (16 * histogram_threads))));
 
-  init_instances<System, Reference><<<grid, threads>>>(sys, rp, z0, spec.perturbation, spec.seed, n, d_inst.ptr);
+  init_instances<System, Reference><<<grid, threads>>>(sys, rp, z0, static_cast<typename System::Real>(spec.perturbation),
+                                                       spec.seed, n, d_inst.ptr);
   check(cudaGetLastError(), "init_instances launch");
   std::vector<Accumulator> acc(static_cast<std::size_t>(seg * blocks * metric_count));
   std::vector<Inst> snap(static_cast<std::size_t>(seg));
+  std::vector<std::uint32_t> hist(static_cast<std::size_t>(seg) * hist_row);
   for (index_t k0 = 0; k0 <= samples; k0 += seg) {
     const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
     const std::int64_t rows = k1 - k0;
     advance_segment<System, Method, Inst><<<grid, threads>>>(sys, method, rp, n, d_inst.ptr, k0, k1, d_metrics.ptr,
-                                                             d_valid.ptr, d_snap.ptr);
+                                                             d_valid.ptr, d_snap.ptr, keep, d_kept_metrics.ptr);
     check(cudaGetLastError(), "advance_segment launch");
     const std::uint64_t work = static_cast<std::uint64_t>(rows * blocks * metric_count);
     reduce_blocks<<<static_cast<unsigned>((work + 127) / 128), 128>>>(d_metrics.ptr, d_valid.ptr, n, rows, blocks,
                                                                        cpu_block_size, d_acc.ptr);
     check(cudaGetLastError(), "reduce_blocks launch");
-    check(cudaDeviceSynchronize(), "advance_segment / reduce_blocks");
+    check(cudaMemset(d_hist.ptr, 0, static_cast<std::size_t>(rows) * hist_row * sizeof(std::uint32_t)), "cudaMemset");
+    histogram_rows<<<dim3(hist_grid_x, static_cast<unsigned>(rows)), histogram_threads, histogram_shared_bytes>>>(
+        d_metrics.ptr, d_valid.ptr, n, d_hist.ptr);
+    check(cudaGetLastError(), "histogram_rows launch");
+    check(cudaDeviceSynchronize(), "advance_segment / reduce_blocks / histogram_rows");
     check(cudaMemcpy(acc.data(), d_acc.ptr, work * sizeof(Accumulator), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    check(cudaMemcpy(hist.data(), d_hist.ptr, static_cast<std::size_t>(rows) * hist_row * sizeof(std::uint32_t),
+                     cudaMemcpyDeviceToHost),
+          "cudaMemcpy");
     check(cudaMemcpy(snap.data(), d_snap.ptr, static_cast<std::size_t>(rows) * sizeof(Inst), cudaMemcpyDeviceToHost),
           "cudaMemcpy");
     for (index_t k = k0; k < k1; ++k) {
       SampleStats& st = res.series[static_cast<std::size_t>(k)];
-      st.t = static_cast<double>(rp.sample_time(k));
+      st.t = rp.reference_time(k);
       merge_sample(st, acc.data(), k - k0, blocks);
+      set_quantiles(st, &hist[static_cast<std::size_t>(k - k0) * hist_row]);
       if (spec.record_trajectory) res.trajectory[static_cast<std::size_t>(k)] = trajectory_row(sys, rp, snap[k - k0], k);
     }
+    if (spec.progress) spec.progress(k1, samples + 1);
   }
 
   constexpr int fields = sizeof(Counters) / sizeof(std::uint64_t);
   DeviceBuffer<unsigned long long> d_sum(fields + lost_reason_count + 1);
   check(cudaMemset(d_sum.ptr, 0, (fields + lost_reason_count + 1) * sizeof(unsigned long long)), "cudaMemset");
-  sum_counters<<<grid, threads>>>(d_inst.ptr, n, d_sum.ptr);
+  sum_counters<Inst><<<grid, threads>>>(d_inst.ptr, n, d_sum.ptr);
   check(cudaGetLastError(), "sum_counters launch");
   std::vector<unsigned long long> sum(fields + lost_reason_count + 1);
   d_sum.to_host(sum);
@@ -180,9 +242,22 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   for (int r = 0; r < lost_reason_count; ++r) res.lost[r] = sum[static_cast<std::size_t>(fields + r)];
   res.reference_projected = sum[static_cast<std::size_t>(fields + lost_reason_count)];
 
-  Inst i0;
-  check(cudaMemcpy(&i0, d_inst.ptr, sizeof(Inst), cudaMemcpyDeviceToHost), "cudaMemcpy");
-  record_instance0_final(res, sys, i0);
+  // Instance 0 and the kept instances: their words out of the structure of arrays.
+  const std::uint64_t fetch = std::max<std::uint64_t>(keep, 1);
+  std::vector<std::uint64_t> words(static_cast<std::size_t>(W) * fetch);
+  check(cudaMemcpy2D(words.data(), fetch * sizeof(std::uint64_t), d_inst.ptr, n * sizeof(std::uint64_t),
+                     fetch * sizeof(std::uint64_t), W, cudaMemcpyDeviceToHost),
+        "cudaMemcpy2D");
+  auto instance = [&](std::uint64_t i) {
+    Inst in;
+    for (int w = 0; w < W; ++w)
+      std::memcpy(reinterpret_cast<char*>(&in) + w * sizeof(std::uint64_t), &words[static_cast<std::size_t>(w) * fetch + i],
+                  sizeof(std::uint64_t));
+    return in;
+  };
+  for (std::uint64_t i = 0; i < keep; ++i) keep_final(res.kept, i, instance(i));
+  if (keep > 0) d_kept_metrics.to_host(res.kept.metrics);
+  record_instance0_final(res, sys, instance(0));
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   return res;
 }

@@ -10,5 +10,8 @@ namespace chens {
 
 EnsembleResult run_pendulum_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
 EnsembleResult run_chain_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
+// integrator.precision = "float" (host/dispatch/float_runs.hpp).
+EnsembleResult run_float_pendulum_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
+EnsembleResult run_float_chain_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
 
 }  // namespace chens

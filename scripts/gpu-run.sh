@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, with .devrun/ from scripts/gpu-bundle.sh:
-# every test suite (GPU ones included), `chens validate` on every example study, the GPU
-# benchmarks, and compute-sanitizer over a subset of the GPU tests; a short table last.
-# Logs go to $OUT (or /tmp/chens-gpu-run).
+# every test suite (GPU ones included), `chens validate` on every example study, the time to
+# first result of a 1e3-instance study, the GPU benchmarks, the peer tools on the same card
+# (bench/peers: JAX, diffrax, torchdiffeq; about 3 min) and compute-sanitizer over a subset
+# of the GPU tests; a short table last. Logs go to $OUT (or /tmp/chens-gpu-run); about 8 min.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/chens-gpu-run}
@@ -23,8 +24,20 @@ for f in examples/*.toml; do
   if ! .devrun/chens validate "$f" >> "$out/validate.log" 2>&1; then fails=$((fails + 1)); echo "  ^ $f" >> "$out/validate.log"; fi
 done
 result[validate]=$([[ $fails == 0 ]] && echo "pass ($(ls examples/*.toml | wc -l) studies)" || echo "FAIL: $fails studies")
+# Time to first result: a 1e3-instance study from process start to summary.json (CUDA
+# context creation included), GPU and CPU backends.
+for be in cuda cpu; do
+  t0=$(date +%s.%N)
+  .devrun/chens run --set ensemble.size=1000 --backend $be --no-progress --out "$out/ttfr-$be" > "$out/ttfr-$be.log" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  result[ttfr_$be]=$(awk -v a="$t0" -v b="$t1" -v rc=$rc 'BEGIN { printf "%.3f s (exit %d)", b - a, rc }')
+done
 .devrun/bench_gpu_instances --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
   > "$out/bench_gpu.log" 2>&1 && result[bench]=pass || result[bench]=FAIL
+# Peers on the same card (bench/peers/README.md): JAX, diffrax, torchdiffeq; about 3 min.
+OUT="$out" timeout 260 bash bench/peers/run_peers.sh > "$out/peers.txt" 2> "$out/peers.err" && result[peers]=pass ||
+  result[peers]="FAIL or partial (see peers.txt, peers.err)"
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [[ -x $san ]]; then
   $san --tool memcheck --error-exitcode 9 .devrun/chens_gpu_tests \
@@ -36,5 +49,7 @@ fi
 echo
 grep -E "instance_steps_per_s" "$out/bench_gpu.log" | grep median | sed 's/_median//' | awk '{print "  " $1, $2, $3, $NF}'
 echo
+grep -E "inst-steps|^(jax|diffrax|torch|chens)" "$out/peers.txt" | cut -c1-110 | head -40
+echo
 printf '%-20s %s\n' "on $(cut -d, -f1 "$out/gpu.txt")" ""
-for k in chens_tests chens_paper_tests chens_gpu_tests validate bench sanitizer; do printf '  %-18s %s\n' "$k" "${result[$k]}"; done
+for k in chens_tests chens_paper_tests chens_gpu_tests validate ttfr_cuda ttfr_cpu bench peers sanitizer; do printf '  %-18s %s\n' "$k" "${result[$k]}"; done

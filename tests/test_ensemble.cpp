@@ -2,6 +2,7 @@
 // perturbed initial data, lost instances, and the time grid.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -31,6 +32,16 @@ bool same_bits(const Accumulator& a, const Accumulator& b) {
          std::memcmp(&a.min, &b.min, sizeof(double)) == 0 && std::memcmp(&a.max, &b.max, sizeof(double)) == 0;
 }
 
+EnsembleSpec spec_of(std::uint64_t size, std::uint64_t seed, double perturbation, bool trajectory, int threads) {
+  EnsembleSpec e;
+  e.size = size;
+  e.seed = seed;
+  e.perturbation = perturbation;
+  e.record_trajectory = trajectory;
+  e.threads = threads;
+  return e;
+}
+
 Study small_study() {
   Study s;
   s.size = 1000;  // not a multiple of the block size
@@ -49,7 +60,7 @@ TEST(Ensemble, BitwiseIdenticalForAnyThreadCount) {
     Study s = small_study();
     s.method = method;
     const RunParams<double> rp = resolve(s);
-    EnsembleSpec spec{static_cast<std::uint64_t>(s.size), s.seed, s.perturbation, true, 1};
+    EnsembleSpec spec = spec_of(static_cast<std::uint64_t>(s.size), s.seed, s.perturbation, true, 1);
     const EnsembleResult one = run_pendulum_cpu(s, rp, spec);
     spec.threads = 2;
     const EnsembleResult two = run_pendulum_cpu(s, rp, spec);
@@ -60,6 +71,10 @@ TEST(Ensemble, BitwiseIdenticalForAnyThreadCount) {
       for (int m = 0; m < metric_count; ++m) {
         EXPECT_TRUE(same_bits(one.series[k].metric[m], two.series[k].metric[m])) << method_name(method) << " sample " << k;
         EXPECT_TRUE(same_bits(one.series[k].metric[m], five.series[k].metric[m])) << method_name(method) << " sample " << k;
+        for (int q = 0; q < quantile_count; ++q) {
+          EXPECT_EQ(one.series[k].quantile[m][q], two.series[k].quantile[m][q]) << method_name(method) << " sample " << k;
+          EXPECT_EQ(one.series[k].quantile[m][q], five.series[k].quantile[m][q]) << method_name(method) << " sample " << k;
+        }
       }
     EXPECT_EQ(one.totals.steps, two.totals.steps);
     EXPECT_EQ(one.totals.rhs_evaluations, five.totals.rhs_evaluations);
@@ -76,8 +91,23 @@ TEST(Ensemble, StatisticsEqualABruteForceComputation) {
   s.position = false;
   s.sample_dt = 1.0;
   const RunParams<double> rp = resolve(s);
-  const EnsembleResult r = run_pendulum_cpu(s, rp, EnsembleSpec{300, s.seed, s.perturbation, false, 2});
-  // Brute force: every instance's metrics at every sample, summed in long double.
+  EnsembleSpec spec = spec_of(300, s.seed, s.perturbation, false, 2);
+  spec.keep_instances = 250;
+  std::vector<std::int64_t> progress;
+  spec.progress = [&](std::int64_t done, std::int64_t total) {
+    EXPECT_EQ(total, rp.samples + 1);
+    progress.push_back(done);
+  };
+  const EnsembleResult r = run_pendulum_cpu(s, rp, spec);
+  // Progress: after every segment, increasing, ending with all sample times; at least
+  // min_segments of them when there are that many sample times.
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back(), rp.samples + 1);
+  EXPECT_GE(static_cast<std::int64_t>(progress.size()), std::min<std::int64_t>(min_segments, rp.samples + 1));
+  for (std::size_t i = 1; i < progress.size(); ++i) EXPECT_GT(progress[i], progress[i - 1]);
+  // Brute force: every instance's metrics at every sample, summed in long double; quantiles
+  // by sorting (nearest rank).
+  std::vector<State> final_states;
   const Naive<Model> sys{Model{1, 1, 1}};
   const ExplicitRk<Rk4Tableau> rk4;
   const State z0{{1, 0, 0, -2}};
@@ -90,6 +120,16 @@ TEST(Ensemble, StatisticsEqualABruteForceComputation) {
       ASSERT_TRUE(measure_instance(sys, rp, in, k, m));
       all[k].push_back(m);
     }
+    final_states.push_back(in.z);
+  }
+  // The kept instances are these instances.
+  ASSERT_EQ(r.kept.lost.size(), 250u);
+  for (std::uint64_t i = 0; i < 250; ++i) {
+    for (int c = 0; c < 4; ++c) EXPECT_EQ(r.kept.final_state[i * 4 + c], final_states[i][c]) << "instance " << i;
+    for (int j = 0; j < metric_count; ++j)
+      EXPECT_EQ(r.kept.metrics[i * metric_count + j], all[rp.samples][i].v[j]) << "instance " << i;
+    EXPECT_EQ(r.kept.lost[i], 0);
+    EXPECT_EQ(r.kept.counters[i].steps, static_cast<std::uint64_t>(rp.total_steps));
   }
   for (index_t k = 0; k <= rp.samples; ++k) {
     for (int j = 0; j < metric_count; ++j) {
@@ -108,6 +148,20 @@ TEST(Ensemble, StatisticsEqualABruteForceComputation) {
       EXPECT_NEAR(a.rms(), rms, 1e-13 * rms + 1e-300) << metric_name(j) << " sample " << k;
       EXPECT_EQ(a.min, mn) << metric_name(j) << " sample " << k;
       EXPECT_EQ(a.max, mx) << metric_name(j) << " sample " << k;
+      std::vector<double> v;
+      for (const auto& m : all[k]) v.push_back(m.v[j]);
+      std::sort(v.begin(), v.end());
+      for (int q = 0; q < quantile_count; ++q) {
+        const double exact = v[static_cast<std::size_t>(std::ceil(quantile_level[q] * 300)) - 1];
+        const double est = r.series[k].quantile[j][q];
+        // In the exact quantile's bin, within the exact [min, max]: hence within 2^(1/8).
+        const int b = LogBins::index(exact);
+        EXPECT_GE(est, std::max(LogBins::lower(b), mn)) << metric_name(j) << " " << quantile_name[q] << " sample " << k;
+        EXPECT_LE(est, std::min(LogBins::upper(b), mx)) << metric_name(j) << " " << quantile_name[q] << " sample " << k;
+        if (exact > 0x1p-80) {
+          EXPECT_LE(std::abs(std::log2(est / exact)), 1.0 / 8 + 1e-12) << metric_name(j) << " sample " << k;
+        }
+      }
     }
   }
 }
@@ -164,7 +218,7 @@ TEST(Ensemble, LostInstancesAreFrozenCountedAndExcludedFromStatistics) {
   rp.samples = 5;
   const std::uint64_t n = 500;
   const EnsembleResult r =
-      run_cpu_ensemble<ExplodingDirac, ExplicitRk<Rk4Tableau>, PendulumExact<double>>(sys, {}, rp, z0, {n, 3, 0.05, false, 2});
+      run_cpu_ensemble<ExplodingDirac, ExplicitRk<Rk4Tableau>, PendulumExact<double>>(sys, {}, rp, z0, spec_of(n, 3, 0.05, false, 2));
   std::uint64_t expected_lost = 0;
   for (std::uint64_t i = 0; i < n; ++i)
     if (m.energy(perturbed_initial_state(m, z0, 0.05, 3, i)) > 2.01) ++expected_lost;
@@ -193,7 +247,7 @@ TEST(Ensemble, FixedStepRunsEndExactlyAtTEnd) {
     s.h = h;
     const RunParams<double> rp = resolve(s);
     EXPECT_EQ(rp.total_steps, steps) << t_end << " / " << h;
-    const EnsembleResult r = run_pendulum_cpu(s, rp, EnsembleSpec{3, 1, 1e-4, false, 1});
+    const EnsembleResult r = run_pendulum_cpu(s, rp, spec_of(3, 1, 1e-4, false, 1));
     EXPECT_EQ(r.series.back().t, t_end);
     EXPECT_EQ(r.totals.steps, static_cast<std::uint64_t>(3 * steps));
   }
@@ -207,7 +261,7 @@ TEST(Ensemble, AdaptiveRunsSampleExactlyAtMultiplesOfSampleDt) {
   s.sample_dt = 0.3;
   s.rtol = s.atol = 1e-9;
   const RunParams<double> rp = resolve(s);
-  const EnsembleResult r = run_pendulum_cpu(s, rp, EnsembleSpec{10, 1, 1e-4, false, 1});
+  const EnsembleResult r = run_pendulum_cpu(s, rp, spec_of(10, 1, 1e-4, false, 1));
   ASSERT_EQ(r.series.size(), 35u);  // 0, 0.3, ..., 9.9, 10
   for (std::size_t k = 0; k + 1 < r.series.size(); ++k) EXPECT_EQ(r.series[k].t, 0.3 * k);
   EXPECT_EQ(r.series.back().t, 10.0);
@@ -266,7 +320,7 @@ TEST(Ensemble, InitialDataThatCannotBeProjectedAreLostWithTheirOwnReason) {
   s.seed = 5;
   s.t_end = 1.0;
   const RunParams<double> rp = resolve(s);
-  const EnsembleResult r = run_pendulum_cpu(s, rp, EnsembleSpec{4000, 5, 3.0, false, 1});
+  const EnsembleResult r = run_pendulum_cpu(s, rp, spec_of(4000, 5, 3.0, false, 1));
   EXPECT_EQ(r.lost[int(LostReason::initial_projection)], static_cast<std::uint64_t>(failed));
   EXPECT_EQ(r.series[0].metric[0].count, 4000u - static_cast<std::uint64_t>(failed));  // never measured
 }

@@ -12,11 +12,14 @@
 
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
-#include "backends/per_instance.hpp"
 
 namespace chens {
 
 struct Study;
+
+// Chain sizes with CUDA kernels in this build (a subset of CHENS_CHAIN_ATOMS, kept small
+// because nvcc compiles every (formulation, method) pair per size).
+inline constexpr int cuda_chain_atoms = 7;
 
 struct CudaDeviceInfo {
   bool available = false;
@@ -42,10 +45,5 @@ class DeviceMemoryError : public std::runtime_error {
 // Runs the study's ensemble on the GPU with statistics reduced on the device
 // (kernels/ensemble_kernel.cuh). Throws std::runtime_error when no device is usable.
 EnsembleResult run_study_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
-
-// The first n instances of the study, each one's final state, metrics and counters
-// (kernels/instance_kernel.cuh), for instance-by-instance comparison with the CPU twin
-// run_instances_cpu (host/dispatch/run_study.hpp).
-PerInstanceResult run_instances_cuda(const Study& s, const RunParams<double>& rp, std::uint64_t n);
 
 }  // namespace chens

@@ -13,10 +13,6 @@ EnsembleResult run_study_cuda(const Study&, const RunParams<double>&, const Ense
   throw std::runtime_error("this chens was built without CUDA");
 }
 
-PerInstanceResult run_instances_cuda(const Study&, const RunParams<double>&, std::uint64_t) {
-  throw std::runtime_error("this chens was built without CUDA");
-}
-
 std::string gpu_unusable_reason(const Study& s) {
   const CudaDeviceInfo dev = cuda_device_info();
   return dev.available ? cuda_unsupported_reason(s) : dev.description;

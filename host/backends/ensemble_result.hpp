@@ -9,12 +9,17 @@
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/accumulator.hpp>
 #include <chens/ensemble/counters.hpp>
+#include <chens/ensemble/quantiles.hpp>
+
+#include "backends/per_instance.hpp"
 
 namespace chens {
 
 struct SampleStats {
   double t = 0.0;
   Accumulator metric[metric_count];  // count = live instances measured at t
+  // p50, p90, p99 of each metric over the live instances (quantiles.hpp: each in the bin of the exact value).
+  double quantile[metric_count][quantile_count] = {};
 };
 
 struct EnsembleResult {
@@ -35,6 +40,8 @@ struct EnsembleResult {
   bool instance0_lost = false;
   // Instance 0 at every sample: t, physical state, reference state (if any).
   std::vector<std::vector<double>> trajectory;
+  PerInstanceResult kept;  // the first EnsembleSpec::keep_instances instances
+
   double wall_seconds = 0.0;
 
   bool metric_reported(int m) const {
@@ -56,6 +63,17 @@ struct EnsembleResult {
 inline void merge_sample(SampleStats& st, const Accumulator* acc, std::int64_t row, std::int64_t blocks) {
   for (std::int64_t b = 0; b < blocks; ++b)
     for (int j = 0; j < metric_count; ++j) st.metric[j].merge(acc[(row * blocks + b) * metric_count + j]);
+}
+
+// Sets the quantiles of one sample time from its histograms, hist[m * LogBins::count + b]
+// for metric m (the minimum and maximum of st.metric[m] clamp the estimates).
+template <class Count>
+void set_quantiles(SampleStats& st, const Count* hist) {
+  for (int m = 0; m < metric_count; ++m)
+    for (int q = 0; q < quantile_count; ++q)
+      st.quantile[m][q] = st.metric[m].count == 0 ? 0.0
+                          : histogram_quantile(hist + m * LogBins::count, quantile_level[q], st.metric[m].min,
+                                               st.metric[m].max);
 }
 
 }  // namespace chens

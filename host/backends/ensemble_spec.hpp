@@ -2,7 +2,9 @@
 // statistics in (C++17-clean: nvcc compiles it).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 
 namespace chens {
 
@@ -12,11 +14,29 @@ struct EnsembleSpec {
   double perturbation = 0.0;
   bool record_trajectory = false;
   int threads = 0;  // CPU backend: 0 = OpenMP's default
+  // The first keep_instances instances come back one by one (EnsembleResult::kept): final
+  // state, metrics at the last sample, lost reason and counters.
+  std::uint64_t keep_instances = 0;
+  // Called between segments with the number of sample times finished and their total
+  // (t = 0 included), from the calling thread.
+  std::function<void(std::int64_t done, std::int64_t total)> progress;
 };
 
 // Statistics are accumulated per block of this many consecutive instances, sequentially
 // in instance order, and blocks are merged in index order, on the CPU and on the GPU:
 // results do not depend on thread counts or launch shapes.
 inline constexpr std::uint64_t cpu_block_size = 64;
+
+// A run is cut into at least this many segments of sample times (when it has that many),
+// so that progress is reported and the host sees results while the run goes on.
+inline constexpr std::int64_t min_segments = 32;
+
+// Sample times per segment: at most what memory allows (memory_rows), at most
+// 1/min_segments of the run, at least one.
+inline std::int64_t segment_rows(std::int64_t samples, std::int64_t memory_rows) {
+  const std::int64_t rows = samples + 1;
+  const std::int64_t by_progress = (rows + min_segments - 1) / min_segments;
+  return std::max<std::int64_t>(1, std::min({rows, memory_rows, by_progress}));
+}
 
 }  // namespace chens

@@ -1,5 +1,5 @@
-// Per-instance results of an ensemble (final state, final metrics, counters), for
-// cross-validating backends instance by instance.
+// The first instances of an ensemble one by one (EnsembleSpec::keep_instances): final
+// state, final metrics and counters, for comparing backends instance by instance.
 #pragma once
 
 #include <cstdint>
@@ -7,11 +7,8 @@
 
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/counters.hpp>
-#include <chens/ensemble/run_params.hpp>
 
 namespace chens {
-
-struct Study;
 
 struct PerInstanceResult {
   std::vector<double> final_state;  // size * state_size, formulation variables
@@ -29,10 +26,5 @@ struct PerInstanceResult {
     return r;
   }
 };
-
-// The CPU twin of cuda_run_pendulum_instances (kernels/pendulum_kernels.hpp).
-PerInstanceResult cpu_run_pendulum_instances(const Study& s, const RunParams<double>& rp, std::uint64_t size);
-// The CPU twin of cuda_run_chain_instances (kernels/chain_kernels.hpp), 7 atoms.
-PerInstanceResult cpu_run_chain_instances(const Study& s, const RunParams<double>& rp, std::uint64_t size);
 
 }  // namespace chens

@@ -1,6 +1,7 @@
 #include "dispatch/run_study.hpp"
 
 #include "dispatch/chain_dispatch.hpp"
+#include "dispatch/float_dispatch.hpp"
 #include "dispatch/pendulum_dispatch.hpp"
 
 namespace chens {
@@ -16,13 +17,9 @@ EnsembleSpec ensemble_spec(const Study& s, int threads) {
 }
 
 EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
+  if (s.precision == "float") return run_float_cpu(s, rp, spec);
   if (s.model_kind == "chain") return run_chain_cpu(s, rp, spec);
   return run_pendulum_cpu(s, rp, spec);
-}
-
-PerInstanceResult run_instances_cpu(const Study& s, const RunParams<double>& rp, std::uint64_t n) {
-  if (s.model_kind == "chain") return cpu_run_chain_instances(s, rp, n);
-  return cpu_run_pendulum_instances(s, rp, n);
 }
 
 std::size_t bytes_per_instance(const Study& s) {

@@ -5,7 +5,6 @@
 
 #include "backends/cpu/cpu_ensemble.hpp"
 #include "backends/ensemble_result.hpp"
-#include "backends/per_instance.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -15,10 +14,6 @@ namespace chens {
 EnsembleSpec ensemble_spec(const Study& s, int threads = 0);
 
 EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
-
-// The first n instances, instance by instance (the CPU twin of run_instances_cuda). Chains:
-// the sizes with CUDA kernels only.
-PerInstanceResult run_instances_cpu(const Study& s, const RunParams<double>& rp, std::uint64_t n);
 
 // Upper bound on the host memory one instance of the study's model needs.
 std::size_t bytes_per_instance(const Study& s);

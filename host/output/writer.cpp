@@ -87,6 +87,8 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
                {"final_min", live ? number_or_null(fin.min) : nullptr},
                {"final_max", live ? number_or_null(fin.max) : nullptr},
                {"peak_max", any ? number_or_null(peak) : nullptr}};
+    for (int q = 0; q < quantile_count; ++q)
+      j[name][std::string("final_") + quantile_name[q]] = live ? number_or_null(r.series.back().quantile[m][q]) : nullptr;
   }
   return j;
 }
@@ -97,6 +99,7 @@ std::string make_series_csv(const EnsembleResult& r) {
   for (int m = 0; m < metric_count; ++m) {
     if (!r.metric_reported(m)) continue;
     for (const char* stat : {"mean", "rms", "min", "max"}) os << ',' << metric_name(m) << '_' << stat;
+    for (const char* q : quantile_name) os << ',' << metric_name(m) << '_' << q;
   }
   os << '\n';
   for (const auto& st : r.series) {
@@ -106,8 +109,10 @@ std::string make_series_csv(const EnsembleResult& r) {
       const Accumulator& a = st.metric[m];
       if (a.count == 0) {
         os << ",nan,nan,nan,nan";
+        for (int q = 0; q < quantile_count; ++q) os << ",nan";
       } else {
         os << ',' << fmt(a.mean) << ',' << fmt(a.rms()) << ',' << fmt(a.min) << ',' << fmt(a.max);
+        for (int q = 0; q < quantile_count; ++q) os << ',' << fmt(st.quantile[m][q]);
       }
     }
     os << '\n';

@@ -227,6 +227,10 @@ const Schema& schema() {
            {"impetus_reset", [](const toml::node& n, const std::string& k, Study& st) {
               st.impetus_reset = finite_number(n, k, ">= 0 (0 = never)", [](double x) { return x >= 0; });
             }},
+           {"precision",
+            [](const toml::node& n, const std::string& k, Study& st) {
+              st.precision = choice<std::string>(n, k, {{"double", "double"}, {"float", "float"}});
+            }},
        }},
       {"projection",
        {
@@ -425,6 +429,23 @@ void validate_model(const Study& s) {
   if (s.formulation == FormulationId::constrained && s.method != MethodId::rattle)
     throw StudyError(std::string("integrator.formulation = \"constrained\" has no right-hand side to integrate; only "
                      "integrator.method = \"rattle\" integrates it (method was \"") + method_name(s.method) + "\")");
+  // Float runs (docs/numerics.md, "Float runs"): the explicit fixed-step methods, whose
+  // steps have no tolerance that float rounding could make unreachable; the pendulum with
+  // its closed-form reference, chains of float_chain_atoms atoms without a reference (the
+  // numerical reference's 1e-12 tolerance is below float's resolution).
+  if (s.precision == "float") {
+    if (s.method != MethodId::euler && s.method != MethodId::rk2 && s.method != MethodId::rk4)
+      throw StudyError(std::string("integrator.precision = \"float\" runs the explicit fixed-step methods \"euler\", "
+                       "\"rk2\" and \"rk4\" only (method was \"") + method_name(s.method) +
+                       "\": its tolerances assume double); use precision = \"double\"");
+    if (chain && s.atoms != float_chain_atoms)
+      throw StudyError("integrator.precision = \"float\" is built for chains of " + std::to_string(float_chain_atoms) +
+                       " atoms only (model.atoms = " + std::to_string(s.atoms) + "); use precision = \"double\"");
+    if (chain && s.reference && *s.reference == "auto")
+      throw StudyError("output.reference = \"auto\" with integrator.precision = \"float\": the chain's numerical "
+                       "reference runs at reference_tol = 1e-12, below float's resolution; use output.reference = "
+                       "\"none\" or precision = \"double\"");
+  }
   if (!chain) {
     const std::vector<double> z = initial_state(s);
     if (z.size() != 4)
@@ -579,7 +600,7 @@ std::string to_toml(const Study& s, const RunParams<double>& rp) {
   os << "[integrator]\nformulation = \"" << formulation_key(s.formulation) << "\"\nmethod = \"" << method_name(s.method)
      << "\"\nh = " << num(s.h) << "\nt_end = " << num(s.t_end) << "\nrtol = " << num(s.rtol) << "\natol = " << num(s.atol)
      << "\ntol = " << num(s.tol) << "\nmax_iterations = " << s.max_iterations << "\nmax_steps = " << s.max_steps
-     << "\nimpetus_reset = " << num(s.impetus_reset) << "\n\n";
+     << "\nimpetus_reset = " << num(s.impetus_reset) << "\nprecision = \"" << s.precision << "\"\n\n";
   os << "[projection]\nmomentum = " << (s.momentum ? "true" : "false") << "\nposition = " << (s.position ? "true" : "false")
      << "\ntol = " << num(s.projection_tol) << "\nmax_iterations = " << s.projection_max_iterations << "\n\n";
   os << "[ensemble]\nsize = " << s.size << "\nseed = " << s.seed << "\nperturbation = " << num(s.perturbation) << "\n\n";
@@ -612,7 +633,8 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
                      {"tol", s.tol},
                      {"max_iterations", s.max_iterations},
                      {"max_steps", s.max_steps},
-                     {"impetus_reset", s.impetus_reset}};
+                     {"impetus_reset", s.impetus_reset},
+                     {"precision", s.precision}};
   j["projection"] = {{"momentum", s.momentum},
                      {"position", s.position},
                      {"tol", s.projection_tol},

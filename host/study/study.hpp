@@ -50,6 +50,7 @@ struct Study {
   std::int64_t max_iterations = 100;
   std::int64_t max_steps = 100000000;
   double impetus_reset = 0.0;
+  std::string precision = "double";  // "double" | "float" (throughput studies)
   // [projection]
   bool momentum = false;
   bool position = false;
@@ -69,6 +70,10 @@ struct Study {
   std::set<std::string> given;
   bool has(const char* key) const { return given.count(key) > 0; }
 };
+
+// The chain size with float instantiations (integrator.precision = "float"): the size of the
+// benchmarks and of the GPU chain kernels.
+inline constexpr int float_chain_atoms = 7;
 
 // Chain sizes this build has instantiated (CMake: CHENS_CHAIN_ATOMS).
 const std::vector<int>& compiled_chain_sizes();

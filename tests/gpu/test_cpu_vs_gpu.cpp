@@ -1,6 +1,8 @@
 // CPU-vs-GPU comparison, instance by instance, for every (formulation, method) pair of
-// the pendulum: the CUDA kernel and the CPU twin run the same per-instance function
-// (run_instance_to_end). Skipped, with the reason, where no CUDA device is usable.
+// the pendulum and the chain: both ensemble backends run the same per-instance driver
+// (include/chens/ensemble/instance.hpp) and hand back every instance's final state,
+// metrics and counters (EnsembleSpec::keep_instances). Skipped, with the reason, where no
+// CUDA device is usable.
 //
 // Tolerance: nvcc contracts a*b+c into fused multiply-adds, g++ on x86-64 without -mfma
 // does not, so results differ by rounding from the first step on; over 200 steps of a
@@ -18,10 +20,8 @@
 #include <chens/diagnostics/metrics.hpp>
 
 #include "backends/cuda_backend.hpp"
-#include "chain_kernels.hpp"
 #include "cli/cli.hpp"
 #include "dispatch/run_study.hpp"
-#include "pendulum_kernels.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -39,6 +39,8 @@ class CpuVsGpu : public ::testing::TestWithParam<std::tuple<FormulationId, Metho
 // counts in total; the CPU run must lose nothing (these are bounded orbits).
 void expect_same(const PerInstanceResult& cpu, const PerInstanceResult& gpu, std::uint64_t n, int S, double tol,
                  const std::string& what) {
+  ASSERT_EQ(cpu.lost.size(), n) << what;
+  ASSERT_EQ(gpu.lost.size(), n) << what;
   double worst = 0, worst_metric = 0;
   std::uint64_t cpu_steps = 0, gpu_steps = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -60,6 +62,14 @@ void expect_same(const PerInstanceResult& cpu, const PerInstanceResult& gpu, std
               worst_metric);
 }
 
+// Every instance of the study, one by one, from the CPU or the GPU ensemble backend.
+PerInstanceResult kept_on(const Study& s, bool gpu) {
+  const RunParams<double> rp = resolve(s);
+  EnsembleSpec spec = ensemble_spec(s);
+  spec.keep_instances = spec.size;
+  return (gpu ? run_study_cuda(s, rp, spec) : run_study_cpu(s, rp, spec)).kept;
+}
+
 TEST_P(CpuVsGpu, SameInstancesGiveTheSameResults) {
   const auto [formulation, method] = GetParam();
   Study s;
@@ -79,9 +89,7 @@ TEST_P(CpuVsGpu, SameInstancesGiveTheSameResults) {
   s.momentum = formulation != FormulationId::impetus && formulation != FormulationId::impetus_modified;
   s.projection_tol = 1e-6;
   s.rtol = s.atol = 1e-9;
-  const RunParams<double> rp = resolve(s);
-  const std::uint64_t n = static_cast<std::uint64_t>(s.size);
-  expect_same(cpu_run_pendulum_instances(s, rp, n), cuda_run_pendulum_instances(s, rp, n), n, 4, 1e-9,
+  expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 4, 1e-9,
               std::string("pendulum ") + formulation_name(formulation) + " + " + method_name(method));
 }
 
@@ -121,9 +129,7 @@ TEST_P(ChainCpuVsGpu, SameInstancesGiveTheSameResults) {
   s.projection_tol = 1e-8;
   s.rtol = s.atol = 1e-9;
   s.reference = "auto";
-  const RunParams<double> rp = resolve(s);
-  const std::uint64_t n = static_cast<std::uint64_t>(s.size);
-  expect_same(cpu_run_chain_instances(s, rp, n), cuda_run_chain_instances(s, rp, n), n, 4 * cuda_chain_atoms, 1e-9,
+  expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 4 * cuda_chain_atoms, 1e-9,
               std::string("chain ") + formulation_name(formulation) + " + " + method_name(method));
 }
 
@@ -211,6 +217,15 @@ TEST_P(EnsembleCpuVsGpu, StatisticsAgreeAndAreReproducible) {
       EXPECT_EQ(b.mean, c.mean);
       EXPECT_EQ(b.max, c.max);
       EXPECT_EQ(b.rms(), c.rms());
+      for (int q = 0; q < quantile_count; ++q) {
+        const double qa = cpu.series[k].quantile[m][q], qb = gpu.series[k].quantile[m][q];
+        EXPECT_EQ(qb, again.series[k].quantile[m][q]) << "sample " << k << ", " << metric_name(m) << " " << quantile_name[q];
+        // The same histogram bin on both backends, or the neighbouring one where an FMA
+        // moved a value across an edge: within two bins, ratio 2^(1/4) (or both at rounding level).
+        if (std::abs(qa - qb) > 1e-13)
+          EXPECT_LE(std::max(qa, qb), LogBins::step(2) * std::min(qa, qb) * (1 + 1e-12))
+              << "sample " << k << ", " << metric_name(m) << " " << quantile_name[q];
+      }
       for (const auto& [x, y] : {std::pair{a.mean, b.mean}, std::pair{a.rms(), b.rms()}, std::pair{a.max, b.max}}) {
         worst_abs = std::max(worst_abs, std::abs(x - y));
         if (std::abs(x - y) <= 1e-13) continue;  // rounding-level quantities (psi ~ 1e-16)
@@ -228,6 +243,33 @@ TEST_P(EnsembleCpuVsGpu, StatisticsAgreeAndAreReproducible) {
 
 INSTANTIATE_TEST_SUITE_P(Models, EnsembleCpuVsGpu, ::testing::Values(std::string("pendulum"), std::string("chain")),
                          [](const auto& info) { return info.param; });
+
+// Float runs (integrator.precision = "float"): the same kernels with Real = float. The
+// backends differ by float rounding of fused multiply-adds (1.2e-7 per operation) growing
+// over the 200 steps; the GPU is bitwise reproducible from run to run.
+TEST_P(EnsembleCpuVsGpu, FloatRunsAgreeToFloatRounding) {
+  Study s = ensemble_study(GetParam());
+  s.precision = "float";
+  s.projection_tol = 1e-5;
+  if (GetParam() == "chain") s.reference = "none";
+  const RunParams<double> rp = resolve(s);
+  EnsembleSpec spec = ensemble_spec(s);
+  spec.keep_instances = spec.size;
+  const EnsembleResult cpu = run_study_cpu(s, rp, spec), gpu = run_study_cuda(s, rp, spec), again = run_study_cuda(s, rp, spec);
+  EXPECT_EQ(cpu.lost_total(), 0u);
+  EXPECT_EQ(gpu.lost_total(), 0u);
+  EXPECT_EQ(gpu.kept.final_state, again.kept.final_state);
+  double worst = 0;
+  for (std::size_t i = 0; i < cpu.kept.final_state.size(); ++i)
+    worst = std::max(worst, std::abs(cpu.kept.final_state[i] - gpu.kept.final_state[i]) / (1 + std::abs(cpu.kept.final_state[i])));
+  EXPECT_LT(worst, 1e-4) << GetParam();
+  for (std::size_t k = 0; k < cpu.series.size(); ++k)
+    for (int m = 0; m < metric_count; ++m) {
+      EXPECT_EQ(gpu.series[k].metric[m].mean, again.series[k].metric[m].mean);
+      EXPECT_EQ(cpu.series[k].metric[m].count, gpu.series[k].metric[m].count);
+    }
+  std::printf("[ compare  ] float ensemble %s: final states differ by at most %.3g (relative)\n", GetParam().c_str(), worst);
+}
 
 TEST_P(EnsembleCpuVsGpu, EnsemblesBeyondDeviceMemoryAreRefusedBeforeLaunch) {
   Study s = ensemble_study(GetParam());

@@ -4,6 +4,7 @@
 // block integrates its instances in index order and accumulates their metrics into
 // the block's own accumulators, which are then merged in block order. Blocks do not
 // depend on the thread count, so results are bitwise identical for any thread count.
+// Quantiles come from per-thread histograms of integer counts (quantiles.hpp), summed.
 #pragma once
 
 #include <omp.h>
@@ -16,6 +17,7 @@
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/accumulator.hpp>
 #include <chens/ensemble/instance.hpp>
+#include <chens/ensemble/quantiles.hpp>
 
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
@@ -51,10 +53,23 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   res.series.resize(static_cast<std::size_t>(samples + 1));
 
   std::vector<Inst> inst(n);
-  // Segment length: block accumulators of one segment stay under ~64 MiB.
-  const std::int64_t per_sample_bytes = blocks * static_cast<std::int64_t>(sizeof(Accumulator) * metric_count);
-  const index_t seg = std::max<index_t>(1, std::min<index_t>(samples + 1, (64ll << 20) / std::max<std::int64_t>(1, per_sample_bytes)));
+  const std::uint64_t keep = std::min<std::uint64_t>(spec.keep_instances, n);
+  res.kept = PerInstanceResult::sized(keep, S);
+  // Segment length: the block accumulators and the threads' histograms of one segment
+  // stay under ~64 MiB (and min_segments, ensemble_spec.hpp).
+  constexpr int bins = LogBins::count;
+  const std::int64_t per_sample_bytes =
+      blocks * static_cast<std::int64_t>(sizeof(Accumulator) * metric_count) +
+      static_cast<std::int64_t>(threads) * metric_count * bins * static_cast<std::int64_t>(sizeof(std::uint32_t));
+  const index_t seg = segment_rows(samples, (64ll << 20) / std::max<std::int64_t>(1, per_sample_bytes));
   std::vector<Accumulator> acc(static_cast<std::size_t>(blocks * seg * metric_count));
+  // Histograms per thread, row and metric (integer counts: summed in any order, exactly),
+  // with the range of bins each has touched, so that merging and clearing them costs what
+  // the ensemble's spread of values costs, not the ~1000 bins.
+  const std::size_t hist_row = static_cast<std::size_t>(metric_count) * bins;
+  const std::size_t hist_rows = static_cast<std::size_t>(threads) * static_cast<std::size_t>(seg);
+  std::vector<std::uint32_t> hist(hist_rows * hist_row, 0u);
+  std::vector<int> touched_lo(hist_rows * metric_count, bins), touched_hi(hist_rows * metric_count, -1);
   if (spec.record_trajectory) res.trajectory.resize(static_cast<std::size_t>(samples + 1));
 
   auto record = [&](const Inst& in, index_t k) { res.trajectory[static_cast<std::size_t>(k)] = trajectory_row(sys, rp, in, k); };
@@ -66,6 +81,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
     for (std::int64_t b = 0; b < blocks; ++b) {
       const std::uint64_t lo = static_cast<std::uint64_t>(b) * cpu_block_size;
       const std::uint64_t hi = std::min<std::uint64_t>(n, lo + cpu_block_size);
+      const std::size_t my_rows = static_cast<std::size_t>(omp_get_thread_num()) * static_cast<std::size_t>(seg);
       // Instances i..i+B-1 through the segment; per sample, metrics are accumulated in
       // instance order whatever B is, so B changes no result.
       auto group = [&]<int B>(std::uint64_t i) {
@@ -81,11 +97,26 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
             }
           }
           Accumulator* a = &acc[static_cast<std::size_t>(((k - k0) * blocks + b) * metric_count)];
+          const std::size_t hr = my_rows + static_cast<std::size_t>(k - k0);
+          std::uint32_t* h = &hist[hr * hist_row];
+          int* tlo = &touched_lo[hr * metric_count];
+          int* thi = &touched_hi[hr * metric_count];
           for (int j = 0; j < B; ++j) {
-            Metrics<Real> m;
-            if (measure_instance(sys, rp, inst[i + j], k, m)) {
-              for (int c = 0; c < metric_count; ++c) a[c].add(static_cast<double>(m.v[c]));
+            Metrics<double> m;
+            const bool ok = measure_instance(sys, rp, inst[i + j], k, m);
+            if (ok) {
+              for (int c = 0; c < metric_count; ++c) {
+                const double v = static_cast<double>(m.v[c]);
+                a[c].add(v);
+                const int bin = LogBins::index(v);
+                h[c * bins + bin] += 1;
+                tlo[c] = std::min(tlo[c], bin);
+                thi[c] = std::max(thi[c], bin);
+              }
             }
+            if (k == samples && i + j < keep)
+              for (int c = 0; c < metric_count; ++c)
+                res.kept.metrics[(i + j) * metric_count + c] = ok ? static_cast<double>(m.v[c]) : 0.0;
             if (i + j == 0 && spec.record_trajectory) record(inst[i + j], k);
           }
         }
@@ -97,11 +128,29 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
       }
       for (; i < hi; ++i) group.template operator()<1>(i);
     }
+    std::vector<std::uint32_t> row_hist(hist_row);
     for (index_t k = k0; k < k1; ++k) {
       SampleStats& st = res.series[static_cast<std::size_t>(k)];
-      st.t = static_cast<double>(rp.sample_time(k));
+      st.t = rp.reference_time(k);
       merge_sample(st, acc.data(), k - k0, blocks);
+      std::fill(row_hist.begin(), row_hist.end(), 0u);
+      for (int t = 0; t < threads; ++t) {
+        const std::size_t hr = static_cast<std::size_t>(t) * static_cast<std::size_t>(seg) + static_cast<std::size_t>(k - k0);
+        for (int c = 0; c < metric_count; ++c) {
+          int& lo = touched_lo[hr * metric_count + c];
+          int& hi = touched_hi[hr * metric_count + c];
+          std::uint32_t* h = &hist[hr * hist_row + static_cast<std::size_t>(c) * bins];
+          for (int x = lo; x <= hi; ++x) {
+            row_hist[static_cast<std::size_t>(c) * bins + x] += h[x];
+            h[x] = 0;
+          }
+          lo = bins;
+          hi = -1;
+        }
+      }
+      set_quantiles(st, row_hist.data());
     }
+    if (spec.progress) spec.progress(k1, samples + 1);
   }
 
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -109,6 +158,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
     res.lost[inst[i].lost] += 1;
     if (inst[i].ref.projected) res.reference_projected += 1;
   }
+  for (std::uint64_t i = 0; i < keep; ++i) keep_final(res.kept, i, inst[i]);
   const Inst& i0 = inst[0];
   record_instance0_final(res, sys, i0);
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();

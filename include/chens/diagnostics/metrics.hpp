@@ -45,10 +45,10 @@ struct NoReference {
   static constexpr bool available = false;
   static constexpr bool advancing = false;
   bool projected = false;
-  template <class Model>
-  CHENS_HD static NoReference make(const Model&, const Vec<Real, S>&) { return NoReference{}; }
-  template <class Model, class RP>
-  CHENS_HD static NoReference make(const Model&, const Vec<Real, S>&, const RP&) { return NoReference{}; }
+  template <class Model, class V>
+  CHENS_HD static NoReference make(const Model&, const V&) { return NoReference{}; }
+  template <class Model, class V, class RP>
+  CHENS_HD static NoReference make(const Model&, const V&, const RP&) { return NoReference{}; }
   CHENS_HD bool enabled() const { return false; }
   CHENS_HD Vec<Real, S> eval(Real) const { return Vec<Real, S>::zero(); }
 };
@@ -63,35 +63,38 @@ CHENS_HD Vec<typename Model::Real, 3> momentum_integrals_of(const Model& model, 
   }
 }
 
-// Physical-state diagnostics. Returns false when any reported value is not finite.
-// integrals0 = momentum_integrals_of(model, physical initial state).
+// Physical-state diagnostics, evaluated in double whatever precision the instance is
+// integrated in: a float run's metrics are those of its float states, not of float
+// rounding in the diagnostics. (For double runs the conversions are exact copies.)
+// energy0 and integrals0 are H and momentum_integrals_of of the physical initial state,
+// also in double; t is the time in double (RunParams::reference_time). Returns false when
+// any reported value is not finite.
 template <class System, class Reference>
-CHENS_HD bool measure(const System& sys, const typename System::State& z, typename System::Real energy0,
-                      const Vec<typename System::Real, 3>& integrals0, const Reference& ref, typename System::Real t,
-                      Metrics<typename System::Real>& out) {
-  using Real = typename System::Real;
+CHENS_HD bool measure(const System& sys, const typename System::State& z, double energy0,
+                      const Vec<double, 3>& integrals0, const Reference& ref, double t, Metrics<double>& out) {
   using Model = decltype(sys.model);
   using std::fabs;
   using std::sqrt;
-  const auto phys = sys.physical(z);
-  out.v[1] = fabs(sys.model.energy(phys) - energy0);
-  out.v[2] = max_abs(sys.model.phi(Model::q_of(phys)));
-  out.v[3] = max_abs(sys.model.psi(phys));
-  bool ok = all_finite(Vec<Real, 3>{{out.v[1], out.v[2], out.v[3]}});
+  const auto model = sys.model.template rebound<double>();
+  const auto phys = vec_cast<double>(sys.physical(z));
+  out.v[1] = fabs(model.energy(phys) - energy0);
+  out.v[2] = max_abs(model.phi(decltype(model)::q_of(phys)));
+  out.v[3] = max_abs(model.psi(phys));
+  bool ok = all_finite(Vec<double, 3>{{out.v[1], out.v[2], out.v[3]}});
   if constexpr (Model::has_momentum_integrals) {
-    const auto d = sys.model.momentum_integrals(phys) - integrals0;
+    const auto d = model.momentum_integrals(phys) - integrals0;
     out.v[4] = sqrt(d[0] * d[0] + d[1] * d[1]);
     out.v[5] = fabs(d[2]);
-    ok = ok && all_finite(Vec<Real, 2>{{out.v[4], out.v[5]}});
+    ok = ok && all_finite(Vec<double, 2>{{out.v[4], out.v[5]}});
   } else {
-    out.v[4] = out.v[5] = Real(0);
+    out.v[4] = out.v[5] = 0.0;
   }
-  out.v[0] = Real(0);
+  out.v[0] = 0.0;
   if constexpr (Reference::available) {
     if (ref.enabled()) {
-      const auto d = phys - ref.eval(t);
+      const auto d = phys - vec_cast<double>(ref.eval(t));
       out.v[0] = sqrt(dot(d, d));
-      ok = ok && all_finite(Vec<Real, 1>{{out.v[0]}});
+      ok = ok && all_finite(Vec<double, 1>{{out.v[0]}});
     }
   }
   return ok;

@@ -19,18 +19,21 @@
 
 namespace chens {
 
+// Fields in three groups, in this order (the GPU keeps only what stepping needs in
+// registers, ensemble/soa_segment.hpp): what stepping reads and writes; the work
+// counters; what only the diagnostics read (and an advancing reference writes).
 template <class Real, int S, class Reference>
 struct Instance {
   Vec<Real, S> z;              // state in the formulation's variables
   Real t;                      // time of z
   Real h;                      // adaptive: next trial step
   Dopri5Controller<Real> ctl;  // adaptive: controller memory
-  Real energy0;                // H of the initial physical state
-  Vec<Real, 3> integrals0;     // (P_x, P_y, L_z) of the initial physical state, or zeros
-  Reference ref;               // reference solution of this instance
   index_t step;                // fixed-step: steps taken
   int lost;                    // LostReason
   Counters c;
+  double energy0;              // H of the initial physical state (diagnostics are in double)
+  Vec<double, 3> integrals0;   // (P_x, P_y, L_z) of the initial physical state, or zeros
+  Reference ref;               // reference solution of this instance
 };
 
 template <class System, class Reference>
@@ -46,10 +49,16 @@ CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const ty
   in.t = typename System::Real(0);
   in.h = rp.h;
   in.ctl = Dopri5Controller<typename System::Real>{};
-  const auto phys = sys.physical(in.z);
-  in.energy0 = sys.model.energy(phys);
-  in.integrals0 = momentum_integrals_of(sys.model, phys);
-  in.ref = Reference::make(sys.model, phys, rp);
+  // Diagnostics and references work in double (metrics.hpp); for double runs these are copies.
+  const auto model = sys.model.template rebound<double>();
+  const auto phys = vec_cast<double>(sys.physical(in.z));
+  in.energy0 = model.energy(phys);
+  in.integrals0 = momentum_integrals_of(model, phys);
+  if constexpr (decltype(in.ref)::advancing) {
+    in.ref = Reference::make(sys.model, sys.physical(in.z), rp);  // numerical references run in Real
+  } else {
+    in.ref = Reference::make(model, phys, rp);
+  }
   in.step = 0;
   in.lost = !all_finite(in.z)  ? int(LostReason::non_finite)
             : !on_level_set     ? int(LostReason::initial_projection)
@@ -205,39 +214,14 @@ CHENS_HD void advance_reference_to_sample(const System& sys, const RunParams<typ
 // when a reported value is not finite, so that statistics stay finite.
 template <class System, class Inst>
 CHENS_HD bool measure_instance(const System& sys, const RunParams<typename System::Real>& rp, Inst& in, index_t k,
-                               Metrics<typename System::Real>& out) {
+                               Metrics<double>& out) {
   advance_reference_to_sample(sys, rp, in, k);
   if (in.lost != int(LostReason::none)) return false;
-  if (!measure(sys, in.z, in.energy0, in.integrals0, in.ref, rp.sample_time(k), out)) {
+  if (!measure(sys, in.z, in.energy0, in.integrals0, in.ref, rp.reference_time(k), out)) {
     in.lost = int(LostReason::non_finite);
     return false;
   }
   return true;
-}
-
-}  // namespace chens
-
-namespace chens {
-
-// Instance i from t = 0 to the last sample, and its final state, metrics and counters:
-// the whole life of one instance, as a CUDA thread or a CPU loop iteration runs it.
-template <class System, class Method, class Reference>
-CHENS_HD void run_instance_to_end(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
-                                  const typename System::State& z0, typename System::Real perturbation,
-                                  std::uint64_t seed, std::uint64_t i, double* final_state, double* final_metrics,
-                                  int* lost, Counters* counters) {
-  auto in = make_instance<System, Reference>(sys, z0, perturbation, seed, i, rp);
-  for (index_t k = 1; k <= rp.samples; ++k) {
-    advance_to_sample(sys, method, rp, in, k);
-    advance_reference_to_sample(sys, rp, in, k);  // as the CPU ensemble does at every sample
-  }
-  Metrics<typename System::Real> m;
-  const bool ok = measure_instance(sys, rp, in, rp.samples, m);
-  constexpr int S = System::State::size;
-  for (int c = 0; c < S; ++c) final_state[c] = static_cast<double>(in.z[c]);
-  for (int j = 0; j < metric_count; ++j) final_metrics[j] = ok ? static_cast<double>(m.v[j]) : 0.0;
-  *lost = in.lost;
-  *counters = in.c;
 }
 
 }  // namespace chens

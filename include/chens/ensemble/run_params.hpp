@@ -54,6 +54,42 @@ struct RunParams {
     return s < total_steps ? s : total_steps;
   }
   CHENS_HD Real step_time(index_t n) const { return n >= total_steps ? t_end : Real(n) * h; }
+
+  // Sample time k in double, where references are evaluated: n * h with the run's own
+  // (possibly float-rounded) h, without rounding the product to Real. Equal to
+  // sample_time(k) for double runs.
+  CHENS_HD double reference_time(index_t k) const {
+    if (!fixed_step) return k >= samples ? double(t_end) : double(k) * double(sample_dt);
+    const index_t n = sample_step(k);
+    return n >= total_steps ? double(t_end) : double(n) * double(h);
+  }
 };
+
+// The run parameters in another precision (float runs, `integrator.precision`).
+template <class R, class Real>
+RunParams<R> run_params_as(const RunParams<Real>& rp) {
+  RunParams<R> r;
+  r.h = R(rp.h);
+  r.last_h = R(rp.last_h);
+  r.t_end = R(rp.t_end);
+  r.sample_dt = R(rp.sample_dt);
+  r.total_steps = rp.total_steps;
+  r.steps_per_sample = rp.steps_per_sample;
+  r.samples = rp.samples;
+  r.fixed_step = rp.fixed_step;
+  r.rtol = R(rp.rtol);
+  r.atol = R(rp.atol);
+  r.max_steps = rp.max_steps;
+  r.iteration_tol = R(rp.iteration_tol);
+  r.max_iterations = rp.max_iterations;
+  r.project_momentum = rp.project_momentum;
+  r.project_position = rp.project_position;
+  r.projection_tol = R(rp.projection_tol);
+  r.projection_max_iterations = rp.projection_max_iterations;
+  r.reference = rp.reference;
+  r.reference_tol = R(rp.reference_tol);
+  r.impetus_reset = R(rp.impetus_reset);
+  return r;
+}
 
 }  // namespace chens

@@ -77,6 +77,14 @@ CHENS_HD CHENS_FORCEINLINE Real max_abs(const Vec<Real, N>& a) {
 
 // True when every component is finite. Written with comparisons only so it works
 // under -ffast-math-free host code, nvcc and automatic-differentiation scalars.
+// Componentwise conversion (float states measured in double).
+template <class To, class Real, int N>
+CHENS_HD CHENS_FORCEINLINE Vec<To, N> vec_cast(const Vec<Real, N>& a) {
+  Vec<To, N> r;
+  for (int i = 0; i < N; ++i) r[i] = static_cast<To>(a[i]);
+  return r;
+}
+
 template <class Real, int N>
 CHENS_HD CHENS_FORCEINLINE bool all_finite(const Vec<Real, N>& a) {
   bool ok = true;

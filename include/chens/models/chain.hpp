@@ -115,6 +115,18 @@ struct Chain {
     return c;
   }
 
+  // The same chain in another precision (float runs are measured in double, metrics.hpp).
+  // Deliberately no `rebind` alias: that would switch on the CPU's SSE2 lanes
+  // (rebound_system), which chains do not use.
+  template <class R>
+  CHENS_HD Chain<R, N_> rebound() const {
+    Chain<R, N_> c;
+    for (int i = 0; i < N_; ++i) c.w[i] = R(w[i]);
+    c.L = R(L);
+    c.eps = R(eps);
+    return c;
+  }
+
   CHENS_HD Real constraint_scale() const { return L * L; }
 
   CHENS_HD static Coords q_of(const State& z) {
