@@ -10,6 +10,7 @@ packages=(
   libtomlplusplus-dev nlohmann-json3-dev      # study files, summary.json
   librandom123-dev                            # counter-based RNG for perturbations
   libboost-dev                                # Boost.Odeint, the benchmark's peer
+  python3-matplotlib python3-numpy            # chens plot (scripts/plot_study.py) and its test
 )
 
 missing=()

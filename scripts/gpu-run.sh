@@ -21,6 +21,7 @@ grep -h "\[ compare" "$out/chens_gpu_tests.log" > "$out/compare.txt" || true
 fails=0
 : > "$out/validate.log"
 for f in examples/*.toml; do
+  grep -qE '^\[sweep\]|^\[\[run\]\]' "$f" && continue  # validate takes single-run studies
   if ! .devrun/chens validate "$f" >> "$out/validate.log" 2>&1; then fails=$((fails + 1)); echo "  ^ $f" >> "$out/validate.log"; fi
 done
 result[validate]=$([[ $fails == 0 ]] && echo "pass ($(ls examples/*.toml | wc -l) studies)" || echo "FAIL: $fails studies")

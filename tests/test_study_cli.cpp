@@ -133,10 +133,29 @@ INSTANTIATE_TEST_SUITE_P(
                 "", "integrator.precision = \"float\" runs the explicit fixed-step methods"},
         BadCase{"float_with_rattle", {"--set", "integrator.precision=float", "--set", "integrator.method=rattle"}, "",
                 "integrator.precision = \"float\" runs the explicit fixed-step methods"},
+        BadCase{"float_with_extended", {"--set", "integrator.precision=float", "--set", "integrator.formulation=extended"},
+                "", "integrator.precision = \"float\" is built for the formulations \"naive\" and \"dirac\" only"},
         BadCase{"float_chain_size", {"--set", "integrator.precision=float", "--set", "model.kind=chain", "--set",
                 "model.atoms=16"}, "", "integrator.precision = \"float\" is built for chains of 7 atoms only"},
         BadCase{"float_chain_reference", {"--set", "integrator.precision=float", "--set", "model.kind=chain", "--set",
                 "output.reference=auto"}, "", "the chain's numerical reference runs at reference_tol = 1e-12"},
+        BadCase{"sweep_unknown_key", {"STUDY"}, "[sweep]\nintegrator.hh = [0.1, 0.05]\n",
+                "unknown key integrator.hh; allowed keys in [integrator]"},
+        BadCase{"sweep_unknown_section", {"STUDY"}, "[sweep]\nfoo.h = [0.1]\n", "sweep.foo: unknown section"},
+        BadCase{"sweep_empty", {"STUDY"}, "[sweep]\nintegrator.h = []\n",
+                "sweep.integrator.h must be a non-empty array of values"},
+        BadCase{"sweep_not_an_array", {"STUDY"}, "[sweep]\nintegrator.h = 0.1\n",
+                "sweep.integrator.h must be a non-empty array of values"},
+        BadCase{"sweep_bad_value", {"STUDY"}, "[sweep]\nintegrator.h = [0.1, -0.05]\n",
+                "integrator.h = -0.05: must be a finite number > 0"},
+        BadCase{"runs_same_name", {"STUDY"}, "[[run]]\nname = \"a\"\n[[run]]\nname = \"a\"\n",
+                "two runs are named \"a\""},
+        BadCase{"run_unknown_section", {"STUDY"}, "[[run]]\nname = \"a\"\nfoo.h = 1\n",
+                "foo is not a section"},
+        BadCase{"run_invalid_combination", {"STUDY"},
+                "[[run]]\nname = \"ok\"\n[[run]]\nname = \"bad\"\nintegrator.method = \"rattle\"\n"
+                "integrator.formulation = \"dirac\"\n",
+                "run \"bad\": integrator.method = \"rattle\" integrates the constrained equations"},
         BadCase{"unknown_option", {"--frobnicate"}, "", "unknown option --frobnicate"},
         BadCase{"unknown_backend", {"--backend", "gpu"}, "", "--backend gpu: unknown backend; allowed: auto, cpu, cuda"},
         BadCase{"zero_threads", {"--threads", "0"}, "", "--threads 0: must be an integer in [1, 4096]"},
@@ -225,6 +244,72 @@ TEST(Cli, RunWritesACompleteSummaryAndSeries) {
   std::ifstream f3(out + "/summary.json");
   EXPECT_EQ(nlohmann::json::parse(f3)["instances"], 10);
   EXPECT_FALSE(fs::exists(out + "/trajectory.csv"));
+}
+
+// Several runs from one file: a sweep over formulation and h, each run into its own
+// directory, the index and the comparison; every run shares the ensemble's initial data.
+TEST(Cli, SweepRunsEveryCombinationIntoItsOwnDirectory) {
+  test::TempDir dir;
+  write_file(dir.str("sweep.toml"),
+             "[integrator]\nt_end = 2.0\n[ensemble]\nsize = 50\n[output]\nsample_dt = 0.5\n"
+             "[sweep]\nintegrator.formulation = [\"naive\", \"dirac\"]\nintegrator.h = [0.1, 0.05]\n");
+  const std::string out = dir.str("out");
+  const CliResult r = run_cli({"run", dir.str("sweep.toml"), "--out", out, "--no-progress"});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  const std::vector<std::string> names = {"formulation=naive_h=0.1", "formulation=dirac_h=0.1",
+                                          "formulation=naive_h=0.05", "formulation=dirac_h=0.05"};
+  std::ifstream f(out + "/study.json");
+  const auto index = nlohmann::json::parse(f);
+  EXPECT_TRUE(index["complete"].get<bool>());
+  ASSERT_EQ(index["runs"].size(), 4u);
+  std::vector<double> first_state;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto& run = index["runs"][i];
+    EXPECT_EQ(run["name"], names[i]);
+    EXPECT_EQ(run["status"], "complete");
+    EXPECT_EQ(run["overrides"]["integrator.formulation"], i % 2 == 0 ? "naive" : "dirac");
+    std::ifstream sf(out + "/" + names[i] + "/summary.json");
+    const auto summary = nlohmann::json::parse(sf);
+    EXPECT_EQ(summary["study"]["integrator"]["formulation"], i % 2 == 0 ? "naive" : "dirac");
+    EXPECT_EQ(summary["study"]["integrator"]["h"].get<double>(), i < 2 ? 0.1 : 0.05);
+    EXPECT_EQ(summary["instances"], 50);
+    EXPECT_EQ(run["results"]["steps"], 50 * (i < 2 ? 20 : 40));
+    EXPECT_TRUE(fs::exists(out + "/" + names[i] + "/series.csv"));
+  }
+  std::ifstream csv(out + "/comparison.csv");
+  std::string line;
+  int lines = 0;
+  while (std::getline(csv, line)) ++lines;
+  EXPECT_EQ(lines, 5);
+  for (const auto& n : names) EXPECT_NE(r.out.find(n), std::string::npos) << r.out;
+  // The same directory again: refused without --force, before anything runs.
+  const CliResult again = run_cli({"run", dir.str("sweep.toml"), "--out", out, "--no-progress"});
+  EXPECT_EQ(again.code, exit_bad_input);
+  EXPECT_NE(again.err.find("study.json of an earlier study"), std::string::npos) << again.err;
+}
+
+// Named runs; a run that cannot start leaves the runs before it complete, itself marked
+// failed and the rest pending, and the study marked incomplete.
+TEST(Cli, AFailedRunLeavesTheCompletedRunsAndSaysWhichFailed) {
+  test::TempDir dir;
+  write_file(dir.str("runs.toml"),
+             "[integrator]\nt_end = 1.0\n[ensemble]\nsize = 20\n"
+             "[[run]]\nname = \"plain\"\n"
+             "[[run]]\nname = \"huge\"\nensemble.size = 1000000000000\n"
+             "[[run]]\nname = \"projected\"\nprojection.momentum = true\n");
+  const std::string out = dir.str("out");
+  const CliResult r = run_cli({"run", dir.str("runs.toml"), "--out", out, "--no-progress"});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  std::ifstream f(out + "/study.json");
+  const auto index = nlohmann::json::parse(f);
+  EXPECT_FALSE(index["complete"].get<bool>());
+  EXPECT_EQ(index["runs"][0]["status"], "complete");
+  EXPECT_EQ(index["runs"][1]["status"], "failed");
+  EXPECT_EQ(index["runs"][2]["status"], "pending");
+  EXPECT_TRUE(fs::exists(out + "/plain/summary.json"));
+  EXPECT_FALSE(fs::exists(out + "/huge"));
+  EXPECT_FALSE(fs::exists(out + "/projected"));
+  EXPECT_NE(r.err.find("run \"huge\" failed"), std::string::npos) << r.err;
 }
 
 TEST(Cli, DryRunPrintsAStudyThatReadsBackToTheSameRun) {

@@ -1,20 +1,24 @@
 #include "cli/cli.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include <chens/version.hpp>
 
 #include "backends/cuda_backend.hpp"
 #include "dispatch/run_study.hpp"
+#include "output/study_index.hpp"
 #include "output/writer.hpp"
 #include "study/study.hpp"
 
@@ -26,6 +30,7 @@ const char* usage_text =
     "usage: chens run [STUDY.toml] [--set SECTION.KEY=VALUE]... [--out DIR] [--backend auto|cpu|cuda]\n"
     "                 [--threads N] [--force] [--dry-run] [--progress | --no-progress]\n"
     "       chens validate [STUDY.toml] [--set SECTION.KEY=VALUE]... [--threads N] [--rtol R] [--atol A]\n"
+    "       chens plot DIR [--out PLOTDIR] [--format png,svg] [--metrics M1,M2]\n"
     "       chens --version | --help\n"
     "\n"
     "  chens run integrates the ensemble a study describes and writes DIR/summary.json and\n"
@@ -45,7 +50,12 @@ const char* usage_text =
     "  largest relative difference of the statistics and of the instances' final states;\n"
     "  exit 4 above the tolerance (--rtol, default max(1e-8, 1e-11 * steps); differences below\n"
     "  --atol, default max(1e-12, 1e-15 * steps), count as 0), exit 3 without a usable GPU.\n"
-    "  Nothing is written.\n";
+    "  Nothing is written.\n"
+    "\n"
+    "  chens plot draws the figures of a run or a study directory (one curve per run): each\n"
+    "  metric against t (log-log, median with a min-p90 band and the maximum), the\n"
+    "  periodogram of instance 0's y (pendulum), the end atom's path (chains), and\n"
+    "  DIR/plots/summary.txt (final values, growth exponents); PNG and SVG in DIR/plots/.\n";
 
 struct RunArgs {
   std::optional<std::string> study;
@@ -149,39 +159,47 @@ std::optional<int> parse_command(const std::vector<std::string>& args, bool vali
   return std::nullopt;
 }
 
-int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  Parsed p;
-  if (const auto code = parse_command(args, false, err, p)) return *code;
-  const RunArgs& ra = p.args;
-  const Study& study = p.study;
-  const RunParams<double>& rp = p.rp;
-  RunInfo info;
+// The GPU or the CPU for this study, as --backend asks; exit_no_backend (with the message
+// written) when --backend cuda cannot be honoured.
+std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info, bool& gpu) {
   info.backend_requested = ra.backend;
   // auto: the GPU where one is usable and has kernels for the study, else the CPU, and
   // summary.json says why; cuda: the GPU or a clear refusal (exit 3).
+  gpu = false;
+  if (ra.backend == "cpu") return std::nullopt;
+  const std::string why = gpu_unusable_reason(study);
+  if (why.empty()) {
+    gpu = true;
+    if (ra.backend == "auto") info.backend_note = "auto: ran on the GPU, " + cuda_device_info().description;
+  } else if (ra.backend == "cuda") {
+    err << "chens run: --backend cuda: " << why << "; use --backend cpu or auto\n";
+    return exit_no_backend;
+  } else {
+    info.backend_note = "auto: " + why + "; ran on the CPU";
+  }
+  return std::nullopt;
+}
+
+void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out) {
+  RunInfo info;
   bool gpu = false;
-  if (ra.backend != "cpu") {
-    const std::string why = gpu_unusable_reason(study);
-    if (why.empty()) {
-      gpu = true;
-      if (ra.backend == "auto") info.backend_note = "auto: ran on the GPU, " + cuda_device_info().description;
-    } else if (ra.backend == "cuda") {
-      err << "chens run: --backend cuda: " << why << "; use --backend cpu or auto\n";
-      return exit_no_backend;
-    } else {
-      info.backend_note = "auto: " + why + "; ran on the CPU";
-    }
-  }
-  if (ra.dry_run) {
-    out << "# chens " << CHENS_VERSION_STRING << ": resolved study (dry run, nothing written)\n"
-        << "# backend: " << (gpu ? "cuda" : "cpu") << (info.backend_note.empty() ? "" : " (" + info.backend_note + ")")
-        << "\n# steps per instance: " << (rp.fixed_step ? std::to_string(rp.total_steps) : std::string("adaptive"))
-        << ", sample times: " << rp.samples + 1 << "\n"
-        << to_toml(study, rp);
-    return exit_ok;
-  }
+  std::ostringstream ignored;
+  choose_backend(study, ra, ignored, info, gpu);
+  out << "# backend: " << (gpu ? "cuda" : "cpu") << (info.backend_note.empty() ? "" : " (" + info.backend_note + ")")
+      << "\n# steps per instance: " << (rp.fixed_step ? std::to_string(rp.total_steps) : std::string("adaptive"))
+      << ", sample times: " << rp.samples + 1 << "\n"
+      << to_toml(study, rp);
+}
+
+// One run: integrate, write its files into dir (checked first), print one line. The
+// result is left in *result. Returns the exit code.
+int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& ra, const std::string& dir,
+                std::ostream& out, std::ostream& err, EnsembleResult& result) {
+  RunInfo info;
+  bool gpu = false;
+  if (const auto code = choose_backend(study, ra, err, info, gpu)) return *code;
   try {
-    check_output_dir(ra.out, ra.force);
+    check_output_dir(dir, ra.force);
   } catch (const std::exception& e) {
     err << "chens run: " << e.what() << "\n";
     return exit_bad_input;
@@ -214,7 +232,6 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       err << (tty ? "\r" : "") << buf << (tty && done < total ? "" : "\n") << std::flush;
     };
   }
-  EnsembleResult result;
   try {
     result = gpu ? run_study_cuda(study, rp, spec) : run_study_cpu(study, rp, spec);
   } catch (const DeviceMemoryError& e) {
@@ -228,10 +245,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     return exit_failure;
   }
   try {
-    write_outputs(ra.out, study, rp, result, info);
+    write_outputs(dir, study, rp, result, info);
   } catch (const std::exception& e) {
     // Never lose a computed result: put it somewhere writable and say where.
-    err << "chens run: could not write the results to " << ra.out << ": " << e.what() << "\n";
+    err << "chens run: could not write the results to " << dir << ": " << e.what() << "\n";
     const std::string rescue =
         (std::filesystem::temp_directory_path() / ("chens-rescue-" + std::to_string(::getpid()))).string();
     try {
@@ -244,10 +261,119 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   out << "chens: " << result.instances << " instances of " << formulation_name(study.formulation) << " + "
       << method_name(study.method) << " to t = " << rp.t_end << " on " << result.device << " in " << result.wall_seconds
-      << " s; lost " << result.lost_total() << "; results in " << ra.out << "/\n";
+      << " s; lost " << result.lost_total() << "; results in " << dir << "/\n";
   return exit_ok;
 }
 
+// A study file with several runs: each into DIR/<run>/, with DIR/study.json (the index,
+// rewritten after every run: complete, failed or pending) and DIR/comparison.csv plus a
+// table on stdout at the end. Every run is resolved before the first one starts.
+int run_several(std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& out, std::ostream& err) {
+  namespace fs = std::filesystem;
+  std::vector<RunParams<double>> rps;
+  for (const StudyRun& r : runs) {
+    try {
+      rps.push_back(resolve(r.study));
+    } catch (const StudyError& e) {
+      err << "chens run: run \"" << r.name << "\": " << e.what() << "\n";
+      return exit_bad_input;
+    }
+  }
+  if (ra.dry_run) {
+    out << "# chens " << CHENS_VERSION_STRING << ": " << runs.size() << " runs (dry run, nothing written)\n";
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      out << "\n# ---- run \"" << runs[i].name << "\" -> " << (fs::path(ra.out) / runs[i].name).string() << "/\n";
+      print_dry_run(runs[i].study, rps[i], ra, out);
+    }
+    return exit_ok;
+  }
+  const fs::path dir(ra.out);
+  std::error_code ec;
+  if (!ra.force && fs::exists(dir / "study.json", ec)) {
+    err << "chens run: --out " << ra.out << ": holds study.json of an earlier study; choose another directory or pass "
+        << "--force to replace it\n";
+    return exit_bad_input;
+  }
+  try {
+    for (const StudyRun& r : runs) check_output_dir((dir / r.name).string(), ra.force);
+    fs::create_directories(dir);
+  } catch (const std::exception& e) {
+    err << "chens run: " << e.what() << "\n";
+    return exit_bad_input;
+  }
+  nlohmann::json index;
+  index["chens_version"] = CHENS_VERSION_STRING;
+  index["study_file"] = ra.study ? *ra.study : "";
+  index["complete"] = false;
+  index["runs"] = nlohmann::json::array();
+  for (const StudyRun& r : runs) {
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& [k, v] : r.overrides) o[k] = v;
+    index["runs"].push_back({{"name", r.name}, {"directory", r.name}, {"overrides", o}, {"status", "pending"}});
+  }
+  auto save_index = [&]() { write_file_atomically((dir / "study.json").string(), index.dump(2) + "\n"); };
+  std::vector<nlohmann::json> digests;
+  try {
+    save_index();
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      out << "chens: run " << i + 1 << " of " << runs.size() << ": " << runs[i].name << "\n";
+      EnsembleResult result;
+      const int code = execute_run(runs[i].study, rps[i], ra, (dir / runs[i].name).string(), out, err, result);
+      if (code != exit_ok) {
+        index["runs"][i]["status"] = "failed";
+        index["runs"][i]["exit_code"] = code;
+        save_index();
+        err << "chens run: run \"" << runs[i].name << "\" failed; the runs before it are complete in " << ra.out
+            << "/ (study.json says which)\n";
+        return code;
+      }
+      digests.push_back(run_digest(runs[i].name, runs[i].study, rps[i], result));
+      index["runs"][i]["status"] = "complete";
+      index["runs"][i]["results"] = digests.back();
+      save_index();
+    }
+    const std::string table = comparison_table(digests);
+    write_file_atomically((dir / "comparison.csv").string(), comparison_csv(digests));
+    index["complete"] = true;
+    save_index();
+    out << "\n" << table << "results in " << ra.out << "/ (study.json, comparison.csv, one directory per run)\n";
+  } catch (const std::exception& e) {
+    err << "chens run: could not write the study index in " << ra.out << ": " << e.what() << "\n";
+    return exit_failure;
+  }
+  return exit_ok;
+}
+
+int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  RunArgs ra;
+  std::vector<StudyRun> runs;
+  try {
+    ra = parse_run_args(args, false);
+    runs = load_runs(ra.study, ra.sets);
+  } catch (const UsageError& e) {
+    err << "chens run: " << e.what() << "\n" << usage_text;
+    return exit_bad_input;
+  } catch (const StudyError& e) {
+    err << "chens run: " << e.what() << "\n";
+    return exit_bad_input;
+  }
+  if (runs.size() != 1 || !runs[0].name.empty()) return run_several(runs, ra, out, err);
+  const Study& study = runs[0].study;
+  RunParams<double> rp;
+  try {
+    rp = resolve(study);
+  } catch (const StudyError& e) {
+    err << "chens run: " << e.what() << "\n";
+    return exit_bad_input;
+  }
+  if (ra.dry_run) {
+    out << "# chens " << CHENS_VERSION_STRING << ": resolved study (dry run, nothing written)\n";
+    print_dry_run(study, rp, ra, out);
+    return exit_ok;
+  }
+  EnsembleResult result;
+  return execute_run(study, rp, ra, ra.out, out, err, result);
+}
 
 // |a - b| relative to the larger of |a|, |b| and `scale`; differences up to atol count as 0
 // (rounding noise of quantities that are themselves at rounding level, e.g. psi of the
@@ -403,6 +529,46 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
 
 }  // namespace
 
+// chens plot DIR [options]: the figures of a run or a study (scripts/plot_study.py, run by
+// Debian's /usr/bin/python3 with matplotlib); its exit code is passed on.
+int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  namespace fs = std::filesystem;
+  if (args.size() < 2 || args[1] == "--help" || args[1] == "-h") {
+    (args.size() < 2 ? err : out) << usage_text;
+    return args.size() < 2 ? exit_bad_input : exit_ok;
+  }
+  const char* python = "/usr/bin/python3";
+  const fs::path script = CHENS_PLOT_SCRIPT;
+  std::error_code ec;
+  if (!fs::exists(python, ec) || !fs::exists(script, ec)) {
+    err << "chens plot: needs " << python << " and " << script.string()
+        << " (scripts/bootstrap.sh installs python3-matplotlib)\n";
+    return exit_no_backend;
+  }
+  auto quoted = [](const std::string& a) {  // for the shell: '...' with ' written as '\''
+    std::string q(1, '\'');
+    for (char c : a) {
+      if (c == '\'') {
+        q.append("'\\''");
+      } else {
+        q.push_back(c);
+      }
+    }
+    q.push_back('\'');
+    return q;
+  };
+  std::string cmd = quoted(python);
+  cmd.append(" ").append(quoted(script.string()));
+  for (std::size_t i = 1; i < args.size(); ++i) cmd.append(" ").append(quoted(args[i]));
+  out << std::flush;
+  const int status = std::system(cmd.c_str());
+  if (status == -1 || !WIFEXITED(status)) {
+    err << "chens plot: could not run " << script.string() << "\n";
+    return exit_failure;
+  }
+  return WEXITSTATUS(status);
+}
+
 int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.size() < 2 || args[1] == "--help" || args[1] == "-h" || args[1] == "help") {
     (args.size() < 2 ? err : out) << usage_text;
@@ -412,6 +578,7 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     out << "chens " << CHENS_VERSION_STRING << "\n";
     return exit_ok;
   }
+  if (args[1] == "plot") return plot_command(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
   if (args[1] == "run" || args[1] == "validate") {
     for (std::size_t i = 2; i < args.size(); ++i)
       if (args[i] == "--help" || args[i] == "-h") {

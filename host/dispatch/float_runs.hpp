@@ -39,26 +39,25 @@ decltype(auto) with_explicit_method(MethodId id, F&& f) {
   throw StudyError(std::string("integrator.method = \"") + method_name(id) + "\" has no float instantiation");
 }
 
-// Calls f(sys, z0, TypeTag<Reference>) for a float pendulum study: every underlying-ODE
-// formulation, the closed-form reference in double.
+// Calls f(sys, z0, TypeTag<Reference>) for a float pendulum study: the naive or the
+// Hamilton-Dirac equations (the throughput studies' formulations; each float formulation
+// costs build time, docs/performance.md), the closed-form reference in double.
 template <class F>
 decltype(auto) with_float_pendulum(const Study& s, F&& f) {
-  const Pendulum<float> model{static_cast<float>(s.mass), static_cast<float>(s.length), static_cast<float>(s.gravity)};
+  using Model = Pendulum<float>;
+  const Model model{static_cast<float>(s.mass), static_cast<float>(s.length), static_cast<float>(s.gravity)};
   const std::vector<double> z = initial_state(s);
-  const Pendulum<float>::State z0{{static_cast<float>(z[0]), static_cast<float>(z[1]), static_cast<float>(z[2]),
-                                   static_cast<float>(z[3])}};
-  return with_formulation_id(s.formulation, [&](auto fid) -> EnsembleResult {
-    if constexpr (decltype(fid)::value == FormulationId::constrained) {
-      throw StudyError("integrator.precision = \"float\" has no RATTLE instantiation");
-    } else {
-      using System = typename FormulationOf<decltype(fid)::value>::template type<Pendulum<float>>;
-      return f(System{model}, z0, TypeTag<PendulumExact<double>>{});
-    }
-  });
+  const Model::State z0{{static_cast<float>(z[0]), static_cast<float>(z[1]), static_cast<float>(z[2]),
+                         static_cast<float>(z[3])}};
+  using Ref = TypeTag<PendulumExact<double>>;
+  if (s.formulation == FormulationId::naive) return f(Naive<Model>{model}, z0, Ref{});
+  if (s.formulation == FormulationId::dirac) return f(HamiltonDirac<Model>{model}, z0, Ref{});
+  throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) +
+                   "\" has no float instantiation");
 }
 
 // Calls f(sys, z0, TypeTag<Reference>) for a float chain study of float_chain_atoms atoms:
-// naive, dirac or impetus, no reference.
+// naive or dirac, no reference.
 template <class F>
 decltype(auto) with_float_chain(const Study& s, F&& f) {
   constexpr int N = float_chain_atoms;
@@ -66,12 +65,8 @@ decltype(auto) with_float_chain(const Study& s, F&& f) {
   const Model model = chain_model<N>(s).template rebound<float>();
   const typename Model::State z0 = vec_cast<float>(chain_initial<N>(s));
   using Ref = TypeTag<NoReference<float, Model::state_size>>;
-  switch (s.formulation) {
-    case FormulationId::naive: return f(Naive<Model>{model}, z0, Ref{});
-    case FormulationId::dirac: return f(HamiltonDirac<Model>{model}, z0, Ref{});
-    case FormulationId::impetus: return f(ImpetusStriction<Model>{model}, z0, Ref{});
-    default: break;
-  }
+  if (s.formulation == FormulationId::naive) return f(Naive<Model>{model}, z0, Ref{});
+  if (s.formulation == FormulationId::dirac) return f(HamiltonDirac<Model>{model}, z0, Ref{});
   throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) +
                    "\" has no float instantiation for chains");
 }

@@ -12,6 +12,8 @@
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/version.hpp>
 
+#include "output/growth.hpp"
+
 namespace chens {
 
 namespace fs = std::filesystem;
@@ -27,6 +29,30 @@ std::string fmt(double x) {
 }
 
 }  // namespace
+
+nlohmann::json growth_exponents(const EnsembleResult& r) {
+  nlohmann::json g;
+  const double t_final = r.series.empty() ? 0.0 : r.series.back().t;
+  const double t0 = t_final / 10, t1 = t_final;
+  g["window"] = {t0, t1};
+  g["statistic"] = "least-squares slope of log(running maximum) against log t, points weighted by their share of log t";
+  std::vector<double> t;
+  for (const auto& st : r.series) t.push_back(st.t);
+  for (int m = 0; m < metric_count; ++m) {
+    if (!r.metric_reported(m)) continue;
+    std::vector<double> mx, p50;
+    for (const auto& st : r.series) {
+      const bool live = st.metric[m].count > 0;
+      mx.push_back(live ? st.metric[m].max : NAN);
+      p50.push_back(live ? st.quantile[m][0] : NAN);
+    }
+    const auto fm = growth_exponent(t, mx, t0, t1), fp = growth_exponent(t, p50, t0, t1);
+    g[metric_name(m)] = {{"max", fm ? number_or_null(fm->exponent) : nullptr},
+                         {"p50", fp ? number_or_null(fp->exponent) : nullptr},
+                         {"points", fm ? fm->points : 0}};
+  }
+  return g;
+}
 
 nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info) {
   nlohmann::json j;
@@ -90,6 +116,7 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
     for (int q = 0; q < quantile_count; ++q)
       j[name][std::string("final_") + quantile_name[q]] = live ? number_or_null(r.series.back().quantile[m][q]) : nullptr;
   }
+  j["growth_exponents"] = growth_exponents(r);
   return j;
 }
 
@@ -144,6 +171,22 @@ void check_output_dir(const std::string& dir, bool force) {
       throw std::runtime_error("--out " + dir + ": holds " + f +
                                " of an earlier run; choose another directory or pass --force to replace it");
   }
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const fs::path target(path);
+  const fs::path tmp = target.parent_path() / (".chens-partial-" + std::to_string(::getpid()) + "-" + target.filename().string());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw std::runtime_error("cannot write " + tmp.string());
+    }
+  }
+  fs::rename(tmp, target);
 }
 
 void write_outputs(const std::string& dir, const Study& s, const RunParams<double>& rp, const EnsembleResult& r,

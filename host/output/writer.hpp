@@ -19,6 +19,9 @@ struct RunInfo {
 
 nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info);
 std::string make_series_csv(const EnsembleResult& r);
+// Growth exponents (output/growth.hpp) of each metric's ensemble maximum and median over
+// the last decade of the run, [t_final / 10, t_final].
+nlohmann::json growth_exponents(const EnsembleResult& r);
 std::string make_trajectory_csv(const EnsembleResult& r);
 
 // Names of the files a run writes into DIR.
@@ -26,6 +29,10 @@ inline const char* const output_files[] = {"summary.json", "series.csv", "trajec
 
 // Throws std::runtime_error when DIR holds results of an earlier run and !force.
 void check_output_dir(const std::string& dir, bool force);
+// Writes text to path through a temporary file in the same directory, then a rename: the
+// file is either the old one or complete.
+void write_file_atomically(const std::string& path, const std::string& text);
+
 void write_outputs(const std::string& dir, const Study& s, const RunParams<double>& rp, const EnsembleResult& r,
                    const RunInfo& info);
 

@@ -1,6 +1,7 @@
 #include "study/study.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -307,9 +308,8 @@ const KeySpec& lookup(const std::string& section, const std::string& key, const 
   return *spec;
 }
 
-}  // namespace
-
-Study load_study(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
+// The study file's table (empty without a file).
+toml::table read_root(const std::optional<std::string>& path) {
   toml::table root;
   if (path) {
     std::ifstream probe(*path);
@@ -323,7 +323,11 @@ Study load_study(const std::optional<std::string>& path, const std::vector<std::
       throw StudyError(os.str());
     }
   }
-  // Every top-level entry must be a known section holding known keys.
+  return root;
+}
+
+// Every top-level entry of root must be a known section holding known keys.
+void check_sections(const toml::table& root) {
   for (const auto& [name, node] : root) {
     const std::string sec(name.str());
     if (!find_section(sec))
@@ -332,7 +336,10 @@ Study load_study(const std::optional<std::string>& path, const std::vector<std::
     if (!tbl) throw StudyError(where(node) + ": " + sec + " must be a table [" + sec + "]");
     for (const auto& [k, v] : *tbl) lookup(sec, std::string(k.str()), where(v));
   }
-  // --set SECTION.KEY=VALUE: VALUE is read as a TOML value; a bare word is a string.
+}
+
+// --set SECTION.KEY=VALUE: VALUE is read as a TOML value; a bare word is a string.
+void apply_sets(toml::table& root, const std::vector<std::string>& sets) {
   for (const std::string& s : sets) {
     const auto eq = s.find('=');
     const std::string lhs = s.substr(0, eq);
@@ -354,6 +361,9 @@ Study load_study(const std::optional<std::string>& path, const std::vector<std::
     if (!tbl) throw StudyError("--set " + s + ": [" + sec + "] is not a table in the study file");
     tbl->insert_or_assign(key, std::move(*parsed.get("v")));
   }
+}
+
+Study study_from_root(const toml::table& root) {
   Study st;
   for (const auto& [sec, keys] : schema()) {
     const auto* tbl = root[sec].as_table();
@@ -368,6 +378,158 @@ Study load_study(const std::optional<std::string>& path, const std::vector<std::
   // RATTLE integrates the constrained equations themselves: that is its formulation.
   if (st.method == MethodId::rattle && !st.has("integrator.formulation")) st.formulation = FormulationId::constrained;
   return st;
+}
+
+// A copy of a TOML value node, inserted as root[section][key].
+void set_value(toml::table& root, const std::string& section, const std::string& key, const toml::node& value) {
+  if (!root.contains(section)) root.insert(section, toml::table{});
+  auto* tbl = root[section].as_table();
+  if (!tbl) throw StudyError("[" + section + "] is not a table in the study file");
+  value.visit([&](const auto& v) { tbl->insert_or_assign(key, v); });
+}
+
+// A value as a run name or override shows it: strings without quotes.
+std::string plain_value(const toml::node& n) {
+  if (const auto* str = n.as_string()) return str->get();
+  return render(n);
+}
+
+// A run name usable as a directory name: letters, digits and . _ = + - only.
+std::string directory_safe(std::string name) {
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '=' && c != '+' && c != '-') c = '-';
+  return name;
+}
+
+struct Override {
+  std::string section, key;
+  const toml::node* value;
+};
+
+}  // namespace
+
+Study load_study(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
+  toml::table root = read_root(path);
+  if (root.contains("sweep") || root.contains("run"))
+    throw StudyError(*path + " holds several runs ([sweep] or [[run]]); this command takes a study with one run");
+  check_sections(root);
+  apply_sets(root, sets);
+  return study_from_root(root);
+}
+
+std::vector<StudyRun> load_runs(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
+  toml::table root = read_root(path);
+  if (!root.contains("sweep") && !root.contains("run")) {
+    check_sections(root);
+    apply_sets(root, sets);
+    return {StudyRun{"", {}, study_from_root(root)}};
+  }
+  // Runs: each [[run]] (or the base study alone), times every combination of the [sweep]
+  // values; each is the base study with its overrides, then --set.
+  struct Partial {
+    std::string name;
+    std::vector<Override> overrides;
+  };
+  // Overrides and sweep values point into `source`, which outlives them; root loses its
+  // [sweep] and [[run]] and becomes the base study.
+  const toml::table source = root;
+  std::vector<Partial> explicit_runs;
+  if (const toml::node* runs = source.get("run")) {
+    const auto* arr = runs->as_array();
+    if (!arr || arr->empty() || !arr->is_array_of_tables())
+      throw StudyError(where(*runs) + ": run must be a non-empty array of tables [[run]] (name = ..., then keys as " +
+                       "SECTION.KEY = value)");
+    for (const auto& entry : *arr) {
+      const auto& tbl = *entry.as_table();
+      Partial p;
+      for (const auto& [k, v] : tbl) {
+        const std::string sec(k.str());
+        if (sec == "name") {
+          if (!v.is_string() || v.as_string()->get().empty())
+            throw StudyError(where(v) + ": run.name must be a non-empty string");
+          p.name = v.as_string()->get();
+          continue;
+        }
+        const auto* keys = v.as_table();
+        if (!find_section(sec) || !keys)
+          throw StudyError(where(v) + ": [[run]] holds name and SECTION.KEY = value overrides; " + sec +
+                           " is not a section (allowed: " + section_names() + ")");
+        for (const auto& [kk, vv] : *keys) {
+          lookup(sec, std::string(kk.str()), where(vv));
+          p.overrides.push_back({sec, std::string(kk.str()), &vv});
+        }
+      }
+      if (p.name.empty()) p.name = "run" + std::to_string(explicit_runs.size() + 1);
+      explicit_runs.push_back(std::move(p));
+    }
+  } else {
+    explicit_runs.push_back({});
+  }
+  struct Axis {
+    std::string section, key;
+    const toml::array* values;
+  };
+  std::vector<Axis> axes;
+  if (const toml::node* sweep = source.get("sweep")) {
+    const auto* tbl = sweep->as_table();
+    if (!tbl || tbl->empty())
+      throw StudyError(where(*sweep) + ": [sweep] must hold SECTION.KEY = [values...], e.g. integrator.h = [0.1, 0.05]");
+    for (const auto& [k, v] : *tbl) {
+      const std::string sec(k.str());
+      const auto* keys = v.as_table();
+      if (!find_section(sec) || !keys)
+        throw StudyError(where(v) + ": sweep." + sec + ": unknown section; allowed sections: " + section_names());
+      for (const auto& [kk, vv] : *keys) {
+        lookup(sec, std::string(kk.str()), where(vv));
+        const auto* values = vv.as_array();
+        if (!values || values->empty())
+          throw StudyError(where(vv) + ": sweep." + sec + "." + std::string(kk.str()) +
+                           " must be a non-empty array of values to sweep over");
+        axes.push_back({sec, std::string(kk.str()), values});
+      }
+    }
+  }
+  root.erase("run");
+  root.erase("sweep");
+  check_sections(root);
+
+  std::vector<StudyRun> out;
+  for (const Partial& base : explicit_runs) {
+    std::vector<std::size_t> at(axes.size(), 0);
+    while (true) {
+      toml::table r = root;
+      StudyRun run;
+      std::string name = base.name;
+      for (const Override& o : base.overrides) {
+        set_value(r, o.section, o.key, *o.value);
+        run.overrides.emplace_back(o.section + "." + o.key, plain_value(*o.value));
+      }
+      for (std::size_t a = 0; a < axes.size(); ++a) {
+        const toml::node& v = *axes[a].values->get(at[a]);
+        set_value(r, axes[a].section, axes[a].key, v);
+        run.overrides.emplace_back(axes[a].section + "." + axes[a].key, plain_value(v));
+        name += (name.empty() ? "" : "_") + axes[a].key + "=" + plain_value(v);
+      }
+      run.name = directory_safe(name);
+      for (const StudyRun& earlier : out)
+        if (earlier.name == run.name)
+          throw StudyError("two runs are named \"" + run.name + "\"; give each [[run]] its own name");
+      apply_sets(r, sets);
+      try {
+        run.study = study_from_root(r);
+      } catch (const StudyError& e) {
+        throw StudyError("run \"" + run.name + "\": " + e.what());
+      }
+      out.push_back(std::move(run));
+      std::size_t a = 0;  // next combination (the last axis varies slowest)
+      for (; a < axes.size(); ++a) {
+        if (++at[a] < axes[a].values->size()) break;
+        at[a] = 0;
+      }
+      if (a == axes.size()) break;
+    }
+  }
+  return out;
 }
 
 const std::vector<int>& compiled_chain_sizes() {
@@ -430,14 +592,19 @@ void validate_model(const Study& s) {
     throw StudyError(std::string("integrator.formulation = \"constrained\" has no right-hand side to integrate; only "
                      "integrator.method = \"rattle\" integrates it (method was \"") + method_name(s.method) + "\")");
   // Float runs (docs/numerics.md, "Float runs"): the explicit fixed-step methods, whose
-  // steps have no tolerance that float rounding could make unreachable; the pendulum with
-  // its closed-form reference, chains of float_chain_atoms atoms without a reference (the
-  // numerical reference's 1e-12 tolerance is below float's resolution).
+  // steps have no tolerance that float rounding could make unreachable; the naive and
+  // Dirac equations (the throughput studies'; every float instantiation costs build time);
+  // the pendulum with its closed-form reference, chains of float_chain_atoms atoms without a
+  // reference (the numerical reference's 1e-12 tolerance is below float's resolution).
   if (s.precision == "float") {
     if (s.method != MethodId::euler && s.method != MethodId::rk2 && s.method != MethodId::rk4)
       throw StudyError(std::string("integrator.precision = \"float\" runs the explicit fixed-step methods \"euler\", "
                        "\"rk2\" and \"rk4\" only (method was \"") + method_name(s.method) +
                        "\": its tolerances assume double); use precision = \"double\"");
+    if (s.formulation != FormulationId::naive && s.formulation != FormulationId::dirac)
+      throw StudyError(std::string("integrator.precision = \"float\" is built for the formulations \"naive\" and "
+                       "\"dirac\" only (formulation was \"") + formulation_name(s.formulation) +
+                       "\"); use precision = \"double\"");
     if (chain && s.atoms != float_chain_atoms)
       throw StudyError("integrator.precision = \"float\" is built for chains of " + std::to_string(float_chain_atoms) +
                        " atoms only (model.atoms = " + std::to_string(s.atoms) + "); use precision = \"double\"");

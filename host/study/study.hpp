@@ -90,6 +90,18 @@ bool reference_on(const Study& s);
 // Throws StudyError naming the offending key.
 Study load_study(const std::optional<std::string>& path, const std::vector<std::string>& sets);
 
+// One run of a study file with several runs ([sweep] and/or [[run]], docs/study-format.md).
+struct StudyRun {
+  std::string name;  // directory under --out; "" for a study file with a single run
+  std::vector<std::pair<std::string, std::string>> overrides;  // "section.key" and value, in order
+  Study study;
+};
+
+// The runs of a study file: each [[run]] (or the base study alone), times every combination
+// of the [sweep] values, each with --set applied last. A file with neither gives one run
+// named "". Throws StudyError naming the offending key, value or run.
+std::vector<StudyRun> load_runs(const std::optional<std::string>& path, const std::vector<std::string>& sets);
+
 // Checks cross-key constraints and computes the time grid. Throws StudyError.
 RunParams<double> resolve(const Study& s);
 

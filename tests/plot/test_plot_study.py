@@ -1,0 +1,207 @@
+#!/usr/bin/python3
+"""Tests of scripts/plot_study.py (`chens plot`) on synthetic chens result directories.
+
+  /usr/bin/python3 tests/plot/test_plot_study.py [-v]
+
+Writes a single-run directory and a study of several runs with known content into a
+temporary directory (summary.json, series.csv, trajectory.csv, study.json as described in
+docs/study-format.md), runs plot_study.py on them as a subprocess and checks the exit
+codes, the files written, that every PNG shows something (neither blank nor solid) and
+the periodogram's peak in summary.txt. Needs Debian's python3-numpy and python3-matplotlib;
+standard-library unittest only.
+"""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.image  # noqa: E402
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "plot_study.py")
+STATS = ("mean", "rms", "min", "max", "p50", "p90", "p99")
+PENDULUM_METRICS = ("integration_error", "energy_error", "phi", "psi")
+CHAIN_METRICS = ("energy_error", "phi", "psi", "linear_momentum_error", "angular_momentum_error")
+
+# The pendulum's y(t) = 0.3 sin(2 pi 0.25 t), sampled at t = 0, 0.5, ..., 200.
+DT, T_END = 0.5, 200.0
+FREQUENCY, AMPLITUDE = 0.25, 0.3
+TIMES = [k * DT for k in range(int(T_END / DT) + 1)]
+
+
+def write_csv(path, header, rows):
+    with open(path, "w") as f:
+        f.write(",".join(header) + "\n")
+        for row in rows:
+            f.write(",".join("%.17g" % v for v in row) + "\n")
+
+
+def write_run(directory, kind, formulation, h, scale, power, growth=True):
+    """One synthetic run: every metric's p50 is scale * t^power, min/p90/p99/max are 0.5,
+    2, 3, 4 times that (the mean and RMS equal p50); trajectory.csv of instance 0: the
+    pendulum oscillates in y with FREQUENCY and AMPLITUDE, the chain of 3 atoms turns its
+    last atom on a unit circle about the middle one."""
+    os.makedirs(directory)
+    metrics = PENDULUM_METRICS if kind == "pendulum" else CHAIN_METRICS
+    header = ["t", "live"] + ["%s_%s" % (m, s) for m in metrics for s in STATS]
+    rows = []
+    for t in TIMES:
+        p50 = scale * t ** power
+        rows.append([t, 10] + [p50, p50, 0.5 * p50, 4 * p50, p50, 2 * p50, 3 * p50] * len(metrics))
+    write_csv(os.path.join(directory, "series.csv"), header, rows)
+
+    if kind == "pendulum":
+        traj_header = ["t", "x", "y", "px", "py"]
+        traj = []
+        for t in TIMES:
+            y = AMPLITUDE * math.sin(2 * math.pi * FREQUENCY * t)
+            traj.append([t, math.sqrt(1 - y * y), y, 0.0, 0.0])
+    else:
+        traj_header = ["t", "x0", "y0", "x1", "y1", "x2", "y2"] + ["p%s%d" % (c, i) for i in range(3) for c in "xy"]
+        traj = [[t, -1.0, 0.0, 0.0, 0.0, math.cos(0.1 * t), math.sin(0.1 * t)] + [0.0] * 6 for t in TIMES]
+    write_csv(os.path.join(directory, "trajectory.csv"), traj_header, traj)
+
+    final = {"final_" + s: scale * T_END ** power for s in STATS}
+    summary = {
+        "chens_version": "0.1.0",
+        "study": {"model": {"kind": kind}, "integrator": {"formulation": formulation, "method": "rk4", "h": h}},
+        "instances": 10,
+        "lost_instances": 0,
+        "t_final": T_END,
+        "samples": len(TIMES),
+    }
+    summary.update({m: final for m in metrics})
+    if growth:
+        summary["growth_exponents"] = {"window": [T_END / 10, T_END]}
+        summary["growth_exponents"].update({m: {"max": power, "p50": power, "points": 361} for m in metrics})
+    with open(os.path.join(directory, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+
+
+def plot(*args):
+    return subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True, timeout=300)
+
+
+class PlotStudyTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="chens-plot-test-")
+        root = cls.tmp.name
+        cls.single = os.path.join(root, "single")
+        write_run(cls.single, "pendulum", "dirac", 0.1, 1e-6, 1.0)
+        cls.single_result = plot(cls.single)
+
+        cls.study = os.path.join(root, "study")
+        os.makedirs(cls.study)
+        write_run(os.path.join(cls.study, "lin"), "pendulum", "dirac", 0.1, 1e-6, 1.0)
+        write_run(os.path.join(cls.study, "quad"), "pendulum", "naive", 0.1, 1e-7, 2.0, growth=False)
+        write_run(os.path.join(cls.study, "chain"), "chain", "dirac", 0.1, 1e-8, 1.0)
+        os.makedirs(os.path.join(cls.study, "broken"))  # a failed run leaves no results
+        runs = [{"name": n, "directory": n, "overrides": {}, "status": "complete"} for n in ("lin", "quad", "chain")]
+        runs.append({"name": "broken", "directory": "broken", "overrides": {}, "status": "failed", "exit_code": 1})
+        runs.append({"name": "later", "directory": "later", "overrides": {}, "status": "pending"})
+        with open(os.path.join(cls.study, "study.json"), "w") as f:
+            json.dump({"chens_version": "0.1.0", "study_file": "s.toml", "complete": False, "runs": runs}, f)
+        cls.study_out = os.path.join(root, "study-plots")
+        cls.study_result = plot(cls.study, "--out", cls.study_out)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def assert_drawn(self, png):
+        """The PNG exists, is larger than 300x200 and 0.5 % to 60 % of its pixels are not white."""
+        self.assertTrue(os.path.isfile(png), png)
+        image = matplotlib.image.imread(png)
+        height, width = image.shape[:2]
+        self.assertGreater(width, 300, png)
+        self.assertGreater(height, 200, png)
+        inked = (image[:, :, :3].min(axis=2) < 0.98).mean()
+        self.assertGreaterEqual(inked, 0.005, "%s: %.4f of the pixels drawn" % (png, inked))
+        self.assertLessEqual(inked, 0.60, "%s: %.4f of the pixels drawn" % (png, inked))
+
+    def summary(self, outdir):
+        with open(os.path.join(outdir, "summary.txt")) as f:
+            return f.read()
+
+    def test_single_run_figures(self):
+        r = self.single_result
+        self.assertEqual(r.returncode, 0, r.stderr)
+        plots = os.path.join(self.single, "plots")
+        for stem in PENDULUM_METRICS + ("periodogram",):
+            self.assert_drawn(os.path.join(plots, stem + ".png"))
+            self.assertTrue(os.path.isfile(os.path.join(plots, stem + ".svg")), stem)
+            self.assertIn(os.path.join(plots, stem + ".png"), r.stdout.splitlines())
+        self.assertFalse(os.path.exists(os.path.join(plots, "end_atom.png")))
+
+    def test_periodogram_peak(self):
+        text = self.summary(os.path.join(self.single, "plots"))
+        m = re.search(r"peak frequency (\S+) amplitude (\S+)", text)
+        self.assertIsNotNone(m, text)
+        frequency, amplitude = float(m.group(1)), float(m.group(2))
+        bin_width = 1.0 / (len(TIMES) * DT)
+        self.assertLessEqual(abs(frequency - FREQUENCY), bin_width, text)
+        self.assertLessEqual(abs(amplitude - AMPLITUDE), 0.05 * AMPLITUDE, text)
+
+    def test_summary_table(self):
+        text = self.summary(os.path.join(self.single, "plots"))
+        # energy_error: p50 = 1e-6 t, max = 4 p50 at t = 200; growth exponents 1 from summary.json.
+        m = re.search(r"^\s*energy_error\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", text, re.M)
+        self.assertIsNotNone(m, text)
+        self.assertAlmostEqual(float(m.group(1)), 2e-4, delta=1e-9)
+        self.assertAlmostEqual(float(m.group(2)), 8e-4, delta=1e-9)
+        self.assertEqual(m.group(3), "1.000")
+        self.assertEqual(m.group(4), "1.000")
+        self.assertIn("dirac + rk4, h = 0.1", text)
+
+    def test_study_of_several_runs(self):
+        r = self.study_result
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stderr, r"warning: skipping run broken: status failed \(exit code 1\)")
+        self.assertRegex(r.stderr, r"warning: skipping run later: status pending")
+        stems = set(PENDULUM_METRICS + CHAIN_METRICS) | {"periodogram_lin", "periodogram_quad", "end_atom_chain"}
+        for stem in stems:
+            self.assert_drawn(os.path.join(self.study_out, stem + ".png"))
+        self.assertFalse(any("broken" in f or "later" in f for f in os.listdir(self.study_out)))
+        text = self.summary(self.study_out)
+        self.assertIn("run lin:", text)
+        self.assertIn("run quad:", text)
+        self.assertIn("run chain:", text)
+        self.assertIn("skipped: run broken", text)
+        self.assertIn("growth exponents: not in summary.json", text)  # the run "quad" has none
+        self.assertEqual(len(re.findall(r"peak frequency", text)), 2)
+
+    def test_format_and_metrics_options(self):
+        out = os.path.join(self.tmp.name, "only-energy")
+        r = plot(self.single, "--out", out, "--format", "png", "--metrics", "energy_error")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(out)), ["energy_error.png", "periodogram.png", "summary.txt"])
+        r = plot(self.single, "--out", out, "--metrics", "no_such_metric")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no_such_metric", r.stderr)
+
+    def test_missing_directory(self):
+        missing = os.path.join(self.tmp.name, "does-not-exist")
+        r = plot(missing)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(missing, r.stderr)
+        self.assertEqual(r.stdout, "")
+
+    def test_directory_without_results(self):
+        empty = os.path.join(self.tmp.name, "empty")
+        os.makedirs(empty)
+        r = plot(empty)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("summary.json", r.stderr)
+        self.assertIn("study.json", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(empty, "plots")))
+
+
+if __name__ == "__main__":
+    unittest.main()
