@@ -194,7 +194,7 @@ void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArg
 // One run: integrate, write its files into dir (checked first), print one line. The
 // result is left in *result. Returns the exit code.
 int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& ra, const std::string& dir,
-                std::ostream& out, std::ostream& err, EnsembleResult& result) {
+                std::ostream& out, std::ostream& err, EnsembleResult& result, const std::string& progress_label = "") {
   RunInfo info;
   bool gpu = false;
   if (const auto code = choose_backend(study, ra, err, info, gpu)) return *code;
@@ -222,13 +222,19 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     const auto t0 = std::chrono::steady_clock::now();
     const double t_end = rp.t_end;
-    spec.progress = [&err, tty, t0, t_end, &rp](std::int64_t done, std::int64_t total) {
+    const double instances = static_cast<double>(study.size);
+    spec.progress = [&err, tty, t0, t_end, instances, &rp, progress_label](std::int64_t done, std::int64_t total) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const double frac = static_cast<double>(done) / static_cast<double>(total);
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "chens: t = %.6g of %.6g (%lld of %lld sample times, %.0f %%), %.1f s, about %.0f s left",
-                    rp.sample_time(done - 1), t_end, static_cast<long long>(done), static_cast<long long>(total),
-                    100.0 * frac, elapsed, frac > 0 ? elapsed * (1.0 - frac) / frac : 0.0);
+      char rate[64] = "";
+      if (rp.fixed_step && elapsed > 0)  // steps so far, all instances: the sample's step index
+        std::snprintf(rate, sizeof rate, ", %.3g instance-steps/s",
+                      instances * static_cast<double>(rp.sample_step(done - 1)) / elapsed);
+      char buf[300];
+      std::snprintf(buf, sizeof buf, "chens: %st = %.6g of %.6g (%lld of %lld sample times, %.0f %%)%s, %.1f s, about %.0f s left",
+                    progress_label.c_str(), rp.sample_time(done - 1), t_end, static_cast<long long>(done),
+                    static_cast<long long>(total), 100.0 * frac, rate, elapsed,
+                    frac > 0 ? elapsed * (1.0 - frac) / frac : 0.0);
       err << (tty ? "\r" : "") << buf << (tty && done < total ? "" : "\n") << std::flush;
     };
   }
@@ -318,7 +324,9 @@ int run_several(std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& ou
     for (std::size_t i = 0; i < runs.size(); ++i) {
       out << "chens: run " << i + 1 << " of " << runs.size() << ": " << runs[i].name << "\n";
       EnsembleResult result;
-      const int code = execute_run(runs[i].study, rps[i], ra, (dir / runs[i].name).string(), out, err, result);
+      const std::string label = "run " + std::to_string(i + 1) + " of " + std::to_string(runs.size()) + " (" +
+                                runs[i].name + "): ";
+      const int code = execute_run(runs[i].study, rps[i], ra, (dir / runs[i].name).string(), out, err, result, label);
       if (code != exit_ok) {
         index["runs"][i]["status"] = "failed";
         index["runs"][i]["exit_code"] = code;
