@@ -14,6 +14,7 @@
 #include <chens/formulations/naive.hpp>
 #include <chens/integrators/explicit_rk.hpp>
 #include <chens/integrators/tableaus.hpp>
+#include <chens/models/chain.hpp>
 #include <chens/reference/pendulum_exact.hpp>
 
 #include "backends/cpu/cpu_ensemble.hpp"
@@ -185,6 +186,71 @@ TEST(Ensemble, PerturbedInstancesStayOnTheLevelSetOfTheNominalData) {
     }
     EXPECT_GT(max_move, 5e-4);  // the perturbation is there...
     EXPECT_LT(max_move, 3e-3);  // ...and of the requested size
+  }
+}
+
+// Inconsistent ensembles (000 §8): every instance but 0 starts off the manifold by exactly
+// the offsets, with both signs represented, for the pendulum and the seven-atom chain.
+TEST(Ensemble, InconsistentInstancesAreOffTheManifoldByTheOffsets) {
+  const Model m{1.5, 0.8, 9.81};
+  const State z0{{0.8, 0.0, 0.0, -2.0}};
+  PerturbationShape<double> shape;
+  shape.phi_offset = 0.11;
+  shape.psi_offset = 0.08;
+  int positive = 0;
+  for (std::uint64_t i = 1; i < 500; ++i) {
+    bool ok = false;
+    const State z = perturbed_initial_state(m, z0, 1e-3, 7, i, &ok, shape);
+    ASSERT_TRUE(ok) << "instance " << i;
+    EXPECT_NEAR(std::abs(m.phi(Model::q_of(z))[0]), 0.11, 1e-14) << "instance " << i;
+    EXPECT_NEAR(std::abs(m.psi(z)[0]), 0.08, 1e-14) << "instance " << i;
+    positive += m.phi(Model::q_of(z))[0] > 0;
+  }
+  EXPECT_GT(positive, 200);
+  EXPECT_LT(positive, 300);
+  EXPECT_EQ(std::memcmp(perturbed_initial_state(m, z0, 1e-3, 7, 0, nullptr, shape).v, z0.v, sizeof z0.v), 0);
+
+  using Chain7 = Chain<double, 7>;
+  const Chain7 chain = Chain7::uniform(1.0, 0.1);
+  Chain7::State c0;
+  std::vector<double> w(7, 1.0), zc(28);
+  chain_default_initial(7, 1.0, w.data(), 0.25, zc.data());
+  for (int c = 0; c < 28; ++c) c0[c] = zc[static_cast<std::size_t>(c)];
+  shape.phi_offset = 1e-3;
+  shape.psi_offset = 2e-3;
+  for (std::uint64_t i = 1; i < 50; ++i) {
+    bool ok = false;
+    const Chain7::State z = perturbed_initial_state(chain, c0, 1e-4, 3, i, &ok, shape);
+    ASSERT_TRUE(ok) << "instance " << i;
+    const auto phi = chain.phi(Chain7::q_of(z));
+    const auto psi = chain.psi(z);
+    for (int a = 0; a < 6; ++a) {
+      EXPECT_NEAR(std::abs(phi[a]), 1e-3, 1e-14) << "instance " << i << ", bond " << a;
+      EXPECT_NEAR(std::abs(psi[a]), 2e-3, 1e-14) << "instance " << i << ", bond " << a;
+    }
+  }
+}
+
+// The deviates of the random displacement: uniform in [-1, 1) (variance 1/3) or the
+// Irwin-Hall normal (mean 0, variance 1, |x| <= 6); 100 000 samples, 5-sigma bounds.
+TEST(Ensemble, PerturbationDeviatesHaveTheirDistributionsMoments) {
+  for (const auto dist : {PerturbationDistribution::uniform, PerturbationDistribution::normal}) {
+    const double var = dist == PerturbationDistribution::uniform ? 1.0 / 3.0 : 1.0;
+    const double bound = dist == PerturbationDistribution::uniform ? 1.0 : 6.0;
+    const int n = 100000;
+    double sum = 0, sq = 0, peak = 0;
+    for (int k = 0; k < n; ++k) {
+      const double x = perturbation_deviate(11, static_cast<std::uint64_t>(k / 4), k % 4, dist);
+      sum += x;
+      sq += x * x;
+      peak = std::max(peak, std::abs(x));
+    }
+    const double mean = sum / n, v = sq / n - mean * mean;
+    EXPECT_NEAR(mean, 0.0, 5 * std::sqrt(var / n)) << int(dist);
+    // The sample variance's standard error is var sqrt((kurtosis - 1) / n), kurtosis 1.8
+    // (uniform) and 2.9 (Irwin-Hall of 12): at most var sqrt(2 / n).
+    EXPECT_NEAR(v, var, 5 * var * std::sqrt(2.0 / n)) << int(dist);
+    EXPECT_LE(peak, bound) << int(dist);
   }
 }
 

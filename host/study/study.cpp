@@ -255,6 +255,20 @@ const Schema& schema() {
            {"perturbation", [](const toml::node& n, const std::string& k, Study& st) {
               st.perturbation = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
             }},
+           {"distribution",
+            [](const toml::node& n, const std::string& k, Study& st) {
+              st.distribution = choice<std::string>(n, k, {{"uniform", "uniform"}, {"normal", "normal"}});
+            }},
+           {"kind",
+            [](const toml::node& n, const std::string& k, Study& st) {
+              st.kind = choice<std::string>(n, k, {{"consistent", "consistent"}, {"inconsistent", "inconsistent"}});
+            }},
+           {"phi_offset", [](const toml::node& n, const std::string& k, Study& st) {
+              st.phi_offset = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
+            }},
+           {"psi_offset", [](const toml::node& n, const std::string& k, Study& st) {
+              st.psi_offset = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
+            }},
        }},
       {"output",
        {
@@ -691,6 +705,16 @@ RunParams<double> resolve(const Study& s) {
   rp.projection_tol = s.projection_tol;
   rp.projection_max_iterations = static_cast<int>(s.projection_max_iterations);
   rp.impetus_reset = s.impetus_reset;
+  if (s.kind == "inconsistent" && !(s.phi_offset > 0 || s.psi_offset > 0))
+    throw StudyError("ensemble.kind = \"inconsistent\" needs ensemble.phi_offset > 0 or ensemble.psi_offset > 0 "
+                     "(how far off the constraint manifold every instance starts)");
+  if (s.kind == "consistent" && (s.phi_offset > 0 || s.psi_offset > 0))
+    throw StudyError("ensemble.phi_offset and ensemble.psi_offset move instances off the constraint manifold; they "
+                     "need ensemble.kind = \"inconsistent\"");
+  rp.perturbation_shape.distribution =
+      s.distribution == "normal" ? PerturbationDistribution::normal : PerturbationDistribution::uniform;
+  rp.perturbation_shape.phi_offset = s.phi_offset;
+  rp.perturbation_shape.psi_offset = s.psi_offset;
   rp.reference = reference_on(s);
   rp.reference_tol = s.reference_tol;
   constexpr double rel = 1e-9;
@@ -770,7 +794,9 @@ std::string to_toml(const Study& s, const RunParams<double>& rp) {
      << "\nimpetus_reset = " << num(s.impetus_reset) << "\nprecision = \"" << s.precision << "\"\n\n";
   os << "[projection]\nmomentum = " << (s.momentum ? "true" : "false") << "\nposition = " << (s.position ? "true" : "false")
      << "\ntol = " << num(s.projection_tol) << "\nmax_iterations = " << s.projection_max_iterations << "\n\n";
-  os << "[ensemble]\nsize = " << s.size << "\nseed = " << s.seed << "\nperturbation = " << num(s.perturbation) << "\n\n";
+  os << "[ensemble]\nsize = " << s.size << "\nseed = " << s.seed << "\nperturbation = " << num(s.perturbation)
+     << "\ndistribution = \"" << s.distribution << "\"\nkind = \"" << s.kind << "\"\nphi_offset = " << num(s.phi_offset)
+     << "\npsi_offset = " << num(s.psi_offset) << "\n\n";
   os << "[output]\nsample_dt = " << num(rp.sample_dt) << "\ntrajectory = " << (s.trajectory ? "true" : "false")
      << "\nreference = \"" << (reference_on(s) ? "auto" : "none") << "\"\nreference_tol = " << num(s.reference_tol) << "\n";
   return os.str();
@@ -806,7 +832,10 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
                      {"position", s.position},
                      {"tol", s.projection_tol},
                      {"max_iterations", s.projection_max_iterations}};
-  j["ensemble"] = {{"size", s.size}, {"seed", s.seed}, {"perturbation", s.perturbation}};
+  j["ensemble"] = {{"size", s.size},           {"seed", s.seed},
+                   {"perturbation", s.perturbation}, {"distribution", s.distribution},
+                   {"kind", s.kind},           {"phi_offset", s.phi_offset},
+                   {"psi_offset", s.psi_offset}};
   j["output"] = {{"sample_dt", rp.sample_dt},
                  {"trajectory", s.trajectory},
                  {"reference", reference_on(s) ? "auto" : "none"},

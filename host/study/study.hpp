@@ -60,6 +60,10 @@ struct Study {
   std::int64_t size = 1024;
   std::uint64_t seed = 1;
   double perturbation = 1e-4;
+  std::string distribution = "uniform";  // "uniform" | "normal"
+  std::string kind = "consistent";       // "consistent" | "inconsistent" (000 §8)
+  double phi_offset = 0.0;               // inconsistent: |phi - phi(z0)| of every instance
+  double psi_offset = 0.0;               // inconsistent: |psi - psi(z0)|
   // [output]
   std::optional<double> sample_dt;  // default: see resolve()
   bool trajectory = false;

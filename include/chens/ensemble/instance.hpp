@@ -45,7 +45,7 @@ CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const ty
                                                      std::uint64_t index, const RunParams<typename System::Real>& rp) {
   InstanceOf<System, Reference> in;
   bool on_level_set = true;
-  in.z = perturbed_initial_state(sys.model, z0, perturbation, seed, index, &on_level_set);
+  in.z = perturbed_initial_state(sys.model, z0, perturbation, seed, index, &on_level_set, rp.perturbation_shape);
   in.t = typename System::Real(0);
   in.h = rp.h;
   in.ctl = Dopri5Controller<typename System::Real>{};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chens/config.hpp>
+#include <chens/ensemble/perturbation_shape.hpp>
 
 namespace chens {
 
@@ -44,6 +45,10 @@ struct RunParams {
 
   // Impetus reset (000 §8): replace p* by p when max |p* - p| exceeds this; 0 = never.
   Real impetus_reset = Real(0);
+
+  // Distribution of the perturbations and the offsets of inconsistent ensembles
+  // (ensemble/perturbation.hpp); their size is EnsembleSpec::perturbation.
+  PerturbationShape<Real> perturbation_shape{};
 
   CHENS_HD Real sample_time(index_t k) const {
     if (fixed_step) return step_time(sample_step(k));
@@ -89,6 +94,9 @@ RunParams<R> run_params_as(const RunParams<Real>& rp) {
   r.reference = rp.reference;
   r.reference_tol = R(rp.reference_tol);
   r.impetus_reset = R(rp.impetus_reset);
+  r.perturbation_shape.distribution = rp.perturbation_shape.distribution;
+  r.perturbation_shape.phi_offset = R(rp.perturbation_shape.phi_offset);
+  r.perturbation_shape.psi_offset = R(rp.perturbation_shape.psi_offset);
   return r;
 }
 
