@@ -320,6 +320,20 @@ TEST(Cli, AFailedRunLeavesTheCompletedRunsAndSaysWhichFailed) {
   EXPECT_NE(r.err.find("run \"huge\" failed"), std::string::npos) << r.err;
 }
 
+// Run names become directories below --out and nothing else: separators and a leading
+// dot are replaced.
+TEST(Cli, RunNamesCannotLeaveTheOutputDirectory) {
+  test::TempDir dir;
+  write_file(dir.str("runs.toml"), "[integrator]\nt_end = 0.5\n[ensemble]\nsize = 4\n"
+                                   "[[run]]\nname = \"../escape\"\n[[run]]\nname = \"..\"\n");
+  const std::string out = dir.str("out");
+  const CliResult r = run_cli({"run", dir.str("runs.toml"), "--out", out, "--no-progress"});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  EXPECT_TRUE(fs::exists(out + "/-.-escape/summary.json"));
+  EXPECT_TRUE(fs::exists(out + "/-./summary.json"));
+  EXPECT_FALSE(fs::exists(dir.str("escape")));
+}
+
 TEST(Cli, DryRunPrintsAStudyThatReadsBackToTheSameRun) {
   test::TempDir dir;
   const CliResult r = run_cli({"run", "--dry-run", "--set", "integrator.method=dopri5", "--set", "integrator.rtol=1e-9",

@@ -408,10 +408,12 @@ std::string plain_value(const toml::node& n) {
   return render(n);
 }
 
-// A run name usable as a directory name: letters, digits and . _ = + - only.
+// A run name usable as a directory name below --out: letters, digits and . _ = + - only,
+// and no leading '.', so that no name can be "." or ".." or hidden.
 std::string directory_safe(std::string name) {
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '=' && c != '+' && c != '-') c = '-';
+  if (!name.empty() && name[0] == '.') name[0] = '-';
   return name;
 }
 
