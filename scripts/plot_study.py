@@ -11,7 +11,7 @@ docs/study-format.md describes the files. Runs whose status in study.json is not
 Written to PLOTDIR (default DIR/plots), each figure in every --format:
 
   <metric>.{png,svg}     per metric of series.csv, log-log against t > 0, one colour per run:
-                         the ensemble median (p50), a band from the minimum to p90 and the
+                         the ensemble median (p50), a band from p10 to p90 and the
                          maximum dashed (001 Fig. 1; 002 Figs. 1, 2, 4, 5)
   periodogram[_<run>]    pendulum runs with trajectory.csv: amplitude spectrum of instance
                          0's y(t) (001 §6 periodogram)
@@ -193,22 +193,25 @@ def positive(v):
 
 
 def band_columns(series, metric):
-    """Column names (centre, band top) and their legend words for one metric.
+    """Column names (centre, band bottom, band top) and their legend words for one metric.
 
-    chens writes p50, p90 and p99 but no p10, so the band runs from the minimum to p90.
-    Outputs of chens versions without ensemble quantiles fall back to the mean and min-max.
+    The band is p10-p90. Outputs of chens versions without p10 (quantiles p50, p90, p99
+    only) draw it from the minimum, and versions without quantiles fall back to the mean
+    and min-max.
     """
+    if metric + "_p10" in series and metric + "_p50" in series and metric + "_p90" in series:
+        return metric + "_p50", metric + "_p10", metric + "_p90", "median (p50)", "p10–p90"
     if metric + "_p50" in series and metric + "_p90" in series:
-        return metric + "_p50", metric + "_p90", "median (p50)", "min–p90"
-    return metric + "_mean", metric + "_max", "mean (no quantiles in series.csv)", "min–max"
+        return metric + "_p50", metric + "_min", metric + "_p90", "median (p50)", "min–p90"
+    return metric + "_mean", metric + "_min", metric + "_max", "mean (no quantiles in series.csv)", "min–max"
 
 
 def plot_metric(runs, metric, outdir, formats, written):
     """Ensemble statistics of one metric against t, log-log (001 Fig. 1; 002 Figs. 1, 2, 4, 5).
 
-    Per run: the median (p50) as a solid line, a translucent band from the minimum to p90
-    and the maximum as a thin dashed line, over the samples with t > 0. Where the minimum
-    is 0 the band extends to the bottom of the axes.
+    Per run: the median (p50) as a solid line, a translucent band from p10 to p90 and the
+    maximum as a thin dashed line, over the samples with t > 0. Where the band's bottom is
+    0 it extends to the bottom of the axes.
     """
     fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
     chain = any(r.model == "chain" for r in runs)
@@ -221,11 +224,11 @@ def plot_metric(runs, metric, outdir, formats, written):
             continue
         t = run.series["t"]
         keep = t > 0
-        centre, top, centre_word, band_word = band_columns(run.series, metric)
+        centre, bottom, top, centre_word, band_word = band_columns(run.series, metric)
         with_max = top != metric + "_max"
         styles[(centre_word, band_word)] = with_max
         cols = {k: run.series[c][keep] for k, c in
-                (("centre", centre), ("top", top), ("min", metric + "_min"), ("max", metric + "_max"))}
+                (("centre", centre), ("bottom", bottom), ("top", top), ("max", metric + "_max"))}
         curves.append((run, t[keep], cols, with_max))
     values = np.concatenate([v[np.isfinite(v) & (v > 0)] for _, _, cols, _ in curves for v in cols.values()])
     if values.size:
@@ -237,7 +240,7 @@ def plot_metric(runs, metric, outdir, formats, written):
                 zero_runs.append(run)
                 continue
             ax.plot(t, positive(cols["centre"]), color=run.colour, lw=1.6)
-            bottom = np.where(cols["min"] > 0, cols["min"], floor)
+            bottom = np.where(cols["bottom"] > 0, cols["bottom"], floor)
             ax.fill_between(t, positive(bottom), positive(cols["top"]), color=run.colour, alpha=0.18, lw=0)
             if with_max:
                 ax.plot(t, positive(cols["max"]), color=run.colour, lw=0.7, ls="--")

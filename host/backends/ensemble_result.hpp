@@ -18,7 +18,8 @@ namespace chens {
 struct SampleStats {
   double t = 0.0;
   Accumulator metric[metric_count];  // count = live instances measured at t
-  // p50, p90, p99 of each metric over the live instances (quantiles.hpp: each in the bin of the exact value).
+  // p10, p50, p90, p99 of each metric over the live instances (quantiles.hpp: each in the
+  // bin of the exact value).
   double quantile[metric_count][quantile_count] = {};
 };
 

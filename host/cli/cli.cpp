@@ -53,7 +53,7 @@ const char* usage_text =
     "  Nothing is written.\n"
     "\n"
     "  chens plot draws the figures of a run or a study directory (one curve per run): each\n"
-    "  metric against t (log-log, median with a min-p90 band and the maximum), the\n"
+    "  metric against t (log-log, median with a p10-p90 band and the maximum), the\n"
     "  periodogram of instance 0's y (pendulum), the end atom's path (chains), and\n"
     "  DIR/plots/summary.txt (final values, growth exponents); PNG and SVG in DIR/plots/.\n";
 
@@ -522,7 +522,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
           where = std::string(quantile_name[q]) + " at t = " + std::to_string(cpu.series[k].t) + pair_text(a, b);
         }
       }
-    row(std::string(metric_name(m)) + " p50/p90/p99", worst, where, bin_tol);
+    row(std::string(metric_name(m)) + " quantiles", worst, where, bin_tol);
   }
   const bool same_lost = cpu.lost_total() == gpu.lost_total();
   ok = ok && same_lost;

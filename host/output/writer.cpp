@@ -44,7 +44,7 @@ nlohmann::json growth_exponents(const EnsembleResult& r) {
     for (const auto& st : r.series) {
       const bool live = st.metric[m].count > 0;
       mx.push_back(live ? st.metric[m].max : NAN);
-      p50.push_back(live ? st.quantile[m][0] : NAN);
+      p50.push_back(live ? st.quantile[m][quantile_p50] : NAN);
     }
     const auto fm = growth_exponent(t, mx, t0, t1), fp = growth_exponent(t, p50, t0, t1);
     g[metric_name(m)] = {{"max", fm ? number_or_null(fm->exponent) : nullptr},

@@ -1,4 +1,4 @@
-// Ensemble quantiles (p50, p90, p99) of the non-negative metrics from fixed log-spaced
+// Ensemble quantiles (p10, p50, p90, p99) of the non-negative metrics from fixed log-spaced
 // histograms. Exact order statistics would need every instance's value at every sample;
 // a histogram with fixed bins is O(bins) per (sample, metric), its integer counts merge
 // exactly in any order (CPU threads, GPU blocks, MPI ranks), and it places each quantile
@@ -64,9 +64,10 @@ struct LogBins {
   }
 };
 
-inline constexpr int quantile_count = 3;
-inline constexpr double quantile_level[quantile_count] = {0.5, 0.9, 0.99};
-inline constexpr const char* quantile_name[quantile_count] = {"p50", "p90", "p99"};
+inline constexpr int quantile_count = 4;
+inline constexpr double quantile_level[quantile_count] = {0.1, 0.5, 0.9, 0.99};
+inline constexpr const char* quantile_name[quantile_count] = {"p10", "p50", "p90", "p99"};
+inline constexpr int quantile_p50 = 1;  // index of the median
 
 // The p-quantile, nearest-rank definition (the r-th smallest of the N binned values,
 // r = ceil(p N)), from the histogram h[0..LogBins::count) of those values, whose exact
