@@ -248,11 +248,9 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   check(cudaMemcpy2D(words.data(), fetch * sizeof(std::uint64_t), d_inst.ptr, n * sizeof(std::uint64_t),
                      fetch * sizeof(std::uint64_t), W, cudaMemcpyDeviceToHost),
         "cudaMemcpy2D");
-  auto instance = [&](std::uint64_t i) {
+  auto instance = [&](std::uint64_t i) {  // words is itself a structure of arrays, of fetch instances
     Inst in;
-    for (int w = 0; w < W; ++w)
-      std::memcpy(reinterpret_cast<char*>(&in) + w * sizeof(std::uint64_t), &words[static_cast<std::size_t>(w) * fetch + i],
-                  sizeof(std::uint64_t));
+    soa_load(words.data(), fetch, i, in, 0, W);
     return in;
   };
   for (std::uint64_t i = 0; i < keep; ++i) keep_final(res.kept, i, instance(i));

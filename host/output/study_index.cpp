@@ -17,8 +17,7 @@ const char* const compared_metrics[] = {"integration_error", "energy_error", "ph
 nlohmann::json final_stats(const EnsembleResult& r, int m) {
   const SampleStats& fin = r.series.back();
   if (!r.metric_reported(m) || fin.metric[m].count == 0) return nullptr;
-  const auto finite_or_null = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
-  return {{"p50", finite_or_null(fin.quantile[m][quantile_p50])}, {"max", finite_or_null(fin.metric[m].max)}};
+  return {{"p50", number_or_null(fin.quantile[m][quantile_p50])}, {"max", number_or_null(fin.metric[m].max)}};
 }
 
 std::string cell(const nlohmann::json& v) {

@@ -20,8 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
-
 std::string fmt(double x) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", x);

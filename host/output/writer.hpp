@@ -3,6 +3,7 @@
 // are complete, so a failed or interrupted write never leaves a partial result.
 #pragma once
 
+#include <cmath>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,9 @@ struct RunInfo {
   std::string backend_requested;  // auto | cpu | cuda
   std::string backend_note;       // why auto chose what it chose
 };
+
+// x, or null when it is not finite (JSON has no inf or nan).
+inline nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
 nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info);
 std::string make_series_csv(const EnsembleResult& r);
