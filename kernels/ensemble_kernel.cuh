@@ -35,7 +35,7 @@
 #include "backends/cuda_backend.hpp"
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
-#include "backends/instance0_record.hpp"
+#include "backends/instance_records.hpp"
 #include "device_buffer.cuh"
 
 namespace chens::cuda {
@@ -52,21 +52,36 @@ __global__ void init_instances(System sys, RunParams<typename System::Real> rp, 
 
 // Samples k0 .. k1-1 of every instance (advance_segment_soa, ensemble/soa_segment.hpp);
 // metrics[(k - k0) * metric_count + m][i] (structure of arrays: consecutive instances are
-// adjacent), valid[(k - k0) * n + i] = measured. Instance 0 leaves a copy of itself at
-// every sample in snapshot[k - k0]; the first `keep` instances leave their metrics at the
-// last sample in kept_metrics.
+// adjacent), valid[(k - k0) * n + i] = measured. The recorded
+// instances (record, ascending, R of them) leave a copy of themselves at every sample in
+// snapshot[(k - k0) * R + slot]; the first `keep` instances leave their metrics at the last
+// sample in kept_metrics.
 template <class System, class Method, class Inst>
 __global__ void advance_segment(System sys, Method method, RunParams<typename System::Real> rp, std::uint64_t n,
                                 std::uint64_t* inst, index_t k0, index_t k1, double* metrics, unsigned char* valid,
-                                Inst* snapshot, std::uint64_t keep, double* kept_metrics) {
+                                const std::uint64_t* record, std::uint64_t R, Inst* snapshot, std::uint64_t keep,
+                                double* kept_metrics) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
+  std::int64_t slot = -1;  // binary search, once per segment
+  if (R > 0 && i >= record[0] && i <= record[R - 1]) {
+    std::uint64_t lo = 0, hi = R;
+    while (lo < hi) {
+      const std::uint64_t mid = (lo + hi) / 2;
+      if (record[mid] < i) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    if (record[lo] == i) slot = static_cast<std::int64_t>(lo);
+  }
   advance_segment_soa<System, Method, Inst>(
       sys, method, rp, inst, n, i, k0, k1, [&](index_t k, bool ok, const Metrics<double>& m, const Inst& in) {
         const std::uint64_t row = static_cast<std::uint64_t>(k - k0);
         for (int c = 0; c < metric_count; ++c) metrics[(row * metric_count + c) * n + i] = ok ? m.v[c] : 0.0;
         valid[row * n + i] = ok ? 1 : 0;
-        if (i == 0) snapshot[row] = in;
+        if (slot >= 0) snapshot[row * R + static_cast<std::uint64_t>(slot)] = in;
         if (k == rp.samples && i < keep)
           for (int c = 0; c < metric_count; ++c) kept_metrics[i * metric_count + c] = ok ? m.v[c] : 0.0;
       });
@@ -178,12 +193,17 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   res.momentum_metrics = decltype(sys.model)::has_momentum_integrals;
   res.series.resize(static_cast<std::size_t>(samples + 1));
   res.kept = PerInstanceResult::sized(keep, S);
-  if (spec.record_trajectory) res.trajectory.resize(static_cast<std::size_t>(samples + 1));
+  res.recorded = recorded_sized(spec.record, n, S, res.reference_available, samples);
+  const std::uint64_t R = res.recorded.instances.size();
 
   DeviceBuffer<std::uint64_t> d_inst(static_cast<std::size_t>(W) * n);
   DeviceBuffer<double> d_metrics(static_cast<std::size_t>(seg) * n * metric_count);
   DeviceBuffer<unsigned char> d_valid(static_cast<std::size_t>(seg) * n);
-  DeviceBuffer<Inst> d_snap(static_cast<std::size_t>(seg));
+  DeviceBuffer<Inst> d_snap(static_cast<std::size_t>(seg) * R);
+  DeviceBuffer<std::uint64_t> d_record(R);
+  if (R > 0)
+    check(cudaMemcpy(d_record.ptr, res.recorded.instances.data(), R * sizeof(std::uint64_t), cudaMemcpyHostToDevice),
+          "cudaMemcpy");
   DeviceBuffer<Accumulator> d_acc(static_cast<std::size_t>(seg * blocks * metric_count));
   DeviceBuffer<std::uint32_t> d_hist(static_cast<std::size_t>(seg) * hist_row);
   DeviceBuffer<double> d_kept_metrics(keep * metric_count);
@@ -196,14 +216,33 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   init_instances<System, Reference><<<grid, threads>>>(sys, rp, z0, static_cast<typename System::Real>(spec.perturbation),
                                                        spec.seed, n, d_inst.ptr);
   check(cudaGetLastError(), "init_instances launch");
+  // The first `count` instances, out of the structure of arrays into a structure of arrays
+  // of `count` instances (their initial states now, their final states at the end).
+  auto fetch_first = [&](std::uint64_t count) {
+    std::vector<std::uint64_t> words(static_cast<std::size_t>(W) * count);
+    check(cudaMemcpy2D(words.data(), count * sizeof(std::uint64_t), d_inst.ptr, n * sizeof(std::uint64_t),
+                       count * sizeof(std::uint64_t), W, cudaMemcpyDeviceToHost),
+          "cudaMemcpy2D");
+    return words;
+  };
+  auto instance = [](const std::vector<std::uint64_t>& words, std::uint64_t count, std::uint64_t i) {
+    Inst in;
+    soa_load(words.data(), count, i, in, 0, W);
+    return in;
+  };
+  if (keep > 0) {
+    const std::vector<std::uint64_t> words = fetch_first(keep);
+    for (std::uint64_t i = 0; i < keep; ++i) keep_initial(res.kept, sys, i, instance(words, keep, i));
+  }
   std::vector<Accumulator> acc(static_cast<std::size_t>(seg * blocks * metric_count));
-  std::vector<Inst> snap(static_cast<std::size_t>(seg));
+  std::vector<Inst> snap(static_cast<std::size_t>(seg) * R);
   std::vector<std::uint32_t> hist(static_cast<std::size_t>(seg) * hist_row);
   for (index_t k0 = 0; k0 <= samples; k0 += seg) {
     const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
     const std::int64_t rows = k1 - k0;
     advance_segment<System, Method, Inst><<<grid, threads>>>(sys, method, rp, n, d_inst.ptr, k0, k1, d_metrics.ptr,
-                                                             d_valid.ptr, d_snap.ptr, keep, d_kept_metrics.ptr);
+                                                             d_valid.ptr, d_record.ptr, R, d_snap.ptr, keep,
+                                                             d_kept_metrics.ptr);
     check(cudaGetLastError(), "advance_segment launch");
     const std::uint64_t work = static_cast<std::uint64_t>(rows * blocks * metric_count);
     reduce_blocks<<<static_cast<unsigned>((work + 127) / 128), 128>>>(d_metrics.ptr, d_valid.ptr, n, rows, blocks,
@@ -218,14 +257,23 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     check(cudaMemcpy(hist.data(), d_hist.ptr, static_cast<std::size_t>(rows) * hist_row * sizeof(std::uint32_t),
                      cudaMemcpyDeviceToHost),
           "cudaMemcpy");
-    check(cudaMemcpy(snap.data(), d_snap.ptr, static_cast<std::size_t>(rows) * sizeof(Inst), cudaMemcpyDeviceToHost),
-          "cudaMemcpy");
+    if (R > 0)
+      check(cudaMemcpy(snap.data(), d_snap.ptr, static_cast<std::size_t>(rows) * R * sizeof(Inst),
+                       cudaMemcpyDeviceToHost),
+            "cudaMemcpy");
     for (index_t k = k0; k < k1; ++k) {
       SampleStats& st = res.series[static_cast<std::size_t>(k)];
       st.t = rp.reference_time(k);
       merge_sample(st, acc.data(), k - k0, blocks);
       set_quantiles(st, &hist[static_cast<std::size_t>(k - k0) * hist_row]);
-      if (spec.record_trajectory) res.trajectory[static_cast<std::size_t>(k)] = trajectory_row(sys, rp, snap[k - k0], k);
+      for (std::uint64_t r = 0; r < R; ++r) {
+        // The recorded instance's metrics are measured again on the host, from the snapshot
+        // (whose reference the kernel has already taken to sample k).
+        Inst in = snap[static_cast<std::size_t>(k - k0) * R + r];
+        Metrics<double> m;
+        const bool ok = measure_instance(sys, rp, in, k, m);
+        record_sample(res.recorded, sys, rp, static_cast<std::size_t>(r), k, in, ok, m);
+      }
     }
     if (spec.progress) spec.progress(k1, samples + 1);
   }
@@ -242,20 +290,12 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   for (int r = 0; r < lost_reason_count; ++r) res.lost[r] = sum[static_cast<std::size_t>(fields + r)];
   res.reference_projected = sum[static_cast<std::size_t>(fields + lost_reason_count)];
 
-  // Instance 0 and the kept instances: their words out of the structure of arrays.
+  // Instance 0 and the kept instances, final.
   const std::uint64_t fetch = std::max<std::uint64_t>(keep, 1);
-  std::vector<std::uint64_t> words(static_cast<std::size_t>(W) * fetch);
-  check(cudaMemcpy2D(words.data(), fetch * sizeof(std::uint64_t), d_inst.ptr, n * sizeof(std::uint64_t),
-                     fetch * sizeof(std::uint64_t), W, cudaMemcpyDeviceToHost),
-        "cudaMemcpy2D");
-  auto instance = [&](std::uint64_t i) {  // words is itself a structure of arrays, of fetch instances
-    Inst in;
-    soa_load(words.data(), fetch, i, in, 0, W);
-    return in;
-  };
-  for (std::uint64_t i = 0; i < keep; ++i) keep_final(res.kept, i, instance(i));
+  const std::vector<std::uint64_t> words = fetch_first(fetch);
+  for (std::uint64_t i = 0; i < keep; ++i) keep_final(res.kept, sys, i, instance(words, fetch, i));
   if (keep > 0) d_kept_metrics.to_host(res.kept.metrics);
-  record_instance0_final(res, sys, instance(0));
+  record_instance0_final(res, sys, instance(words, fetch, 0));
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   return res;
 }

@@ -3,7 +3,8 @@
 
   plot_study.py DIR [--out PLOTDIR] [--format png,svg] [--metrics m1,m2]
 
-DIR is either one run (DIR/summary.json, DIR/series.csv, optionally DIR/trajectory.csv) or
+DIR is either one run (DIR/summary.json, DIR/series.csv, optionally DIR/trajectory.csv and
+DIR/periodogram.csv) or
 a study of several runs (DIR/study.json and one such directory per run, DIR/<directory>/);
 docs/study-format.md describes the files. Runs whose status in study.json is not
 "complete", or whose directory lacks summary.json or series.csv, are skipped with a warning.
@@ -13,12 +14,21 @@ Written to PLOTDIR (default DIR/plots), each figure in every --format:
   <metric>.{png,svg}     per metric of series.csv, log-log against t > 0, one colour per run:
                          the ensemble median (p50), a band from p10 to p90 and the
                          maximum dashed (001 Fig. 1; 002 Figs. 1, 2, 4, 5)
-  periodogram[_<run>]    pendulum runs with trajectory.csv: amplitude spectrum of instance
-                         0's y(t) (001 §6 periodogram)
+  periodogram[_<run>]    runs with periodogram.csv (output.periodogram), else pendulum runs
+                         with trajectory.csv: amplitude spectrum of instance 0's y(t)
+                         (001 §6 periodogram)
+  periodograms           studies of several runs with periodograms: all of them in one
+                         figure, as 001 §6 compares its runs
+  phase_error            runs whose summary.json has a phase-error table
+                         (output.phase_error): |y(kT) - y_exact(kT)| against k, one line
+                         per run (002 Table 1); the table itself is in summary.txt
   end_atom[_<run>]       chain runs with trajectory.csv: the path of the last atom in the
                          plane (002 Fig. 3)
   summary.txt            per run: p50 and maximum of every metric at t_final, the growth
-                         exponents of summary.json (when present) and the periodogram's peak
+                         exponents of summary.json (when present) and the periodogram's
+                         peak; the phase-error table of all runs
+
+SVG files keep their text as text (searchable, editable).
 
 The _<run> suffix is used for studies of several runs only. Prints the files written.
 Exit codes: 0 success, 2 bad input (DIR missing or holding neither summary.json nor
@@ -44,6 +54,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 PROG = "plot_study.py"
+matplotlib.rcParams["svg.fonttype"] = "none"
 FIGSIZE = (7.0, 5.0)
 DPI = 120
 
@@ -87,6 +98,8 @@ class Run:
         self.series = read_csv(os.path.join(directory, "series.csv"))
         path = os.path.join(directory, "trajectory.csv")
         self.trajectory = read_csv(path) if os.path.isfile(path) else None
+        path = os.path.join(directory, "periodogram.csv")
+        self.periodogram = read_csv(path) if os.path.isfile(path) else None
         self.label = name or run_label(self.summary)
 
     @property
@@ -299,40 +312,114 @@ def periodogram(t, y):
     return np.fft.rfftfreq(n, dt)[1:], amplitude[1:], n, dt
 
 
-def plot_periodogram(run, stem, outdir, formats, written):
-    """Periodogram of instance 0's y(t) of a pendulum run, peak marked (001 §6).
-
-    The reference solution's spectrum (y_ref, when trajectory.csv has it) is drawn dashed
-    and grey for comparison. Returns a line for summary.txt.
-    """
-    # TODO: the phase error |y(kT)| of 002 §6 Table 1 needs the period T of the exact
-    # solution, which chens does not write; add it once summary.json reports T.
+def run_spectrum(run):
+    """(component, f, amplitude, reference amplitude or None, N, dt) of a run's periodogram:
+    chens' periodogram.csv when the run wrote one (output.periodogram), else computed here
+    from trajectory.csv's y. None when there is neither or fewer than 4 samples."""
+    if run.periodogram is not None:
+        info = run.summary.get("periodogram", {})
+        ref = run.periodogram.get("amplitude_exact")
+        return (info.get("component", "y"), run.periodogram["f"], run.periodogram["amplitude"], ref,
+                int(info.get("samples", 2 * len(run.periodogram["f"]))), float(info.get("dt", float("nan"))))
     traj = run.trajectory
-    if len(traj["t"]) < 4:
-        return "periodogram of y (instance 0): skipped, fewer than 4 samples"
+    if traj is None or "y" not in traj or len(traj["t"]) < 4:
+        return None
     f, a, n, dt = periodogram(traj["t"], traj["y"])
+    ref = periodogram(traj["t"], traj["y_ref"])[1] if "y_ref" in traj else None
+    return "y", f, a, ref, n, dt
+
+
+def plot_periodogram(run, stem, outdir, formats, written):
+    """Periodogram of one component of instance 0 (y for the pendulum), peak marked (001 §6).
+
+    The reference solution's spectrum (when the run has one) is drawn dashed and grey for
+    comparison. Returns a line for summary.txt.
+    """
+    spectrum = run_spectrum(run)
+    if spectrum is None:
+        return "periodogram (instance 0): skipped, fewer than 4 samples"
+    component, f, a, ref, n, dt = spectrum
     k = int(np.argmax(a))
     fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
     ax.plot(f, a, color=run.colour, lw=1.4, label=run.label)
-    if "y_ref" in traj:
-        ax.plot(f, periodogram(traj["t"], traj["y_ref"])[1], color="0.3", lw=0.8, ls="--", label="reference solution")
+    if ref is not None:
+        ax.plot(f, ref, color="0.3", lw=0.8, ls="--", label="reference solution")
     ax.plot(f[k], a[k], "o", mfc="none", mec="k", ms=9,
             label="peak: f = %.6g, amplitude %.4g" % (f[k], a[k]))
     ax.set_xlim(0.0, f[-1])
     ax.set_ylim(bottom=0.0)
     ax.set_xlabel("frequency f (cycles per unit time)")
     ax.set_ylabel(r"amplitude $2|Y_k|/N$")
-    ax.set_title("Periodogram of y(t), instance 0 — %s" % run.label)
-    fig.text(0.01, 0.01, "Amplitude 2|Y_k|/N, Y = DFT of y - mean(y): a sinusoid of amplitude A peaks at A.\n"
-             "N = %d samples, dt = %g, bin width 1/(N dt) = %.4g." % (n, dt, 1.0 / (n * dt)),
+    ax.set_title("Periodogram of %s(t), instance 0 — %s" % (component, run.label))
+    fig.text(0.01, 0.01, "Amplitude 2|Y_k|/N, Y = DFT of %s (k >= 1): a sinusoid of amplitude A on a bin peaks at A.\n"
+             "N = %d samples, dt = %g, bin width 1/(N dt) = %.4g." % (component, n, dt, 1.0 / (n * dt)),
              fontsize="small", va="bottom")
     ax.legend(fontsize="small", loc="best")
     ax.grid(True, lw=0.4, alpha=0.5)
     fig.tight_layout(rect=(0.0, 0.07, 1.0, 1.0))
     save(fig, outdir, stem, formats, written)
-    return ("periodogram of y (instance 0): peak frequency %.6g amplitude %.6g "
-            "(amplitude 2|Y_k|/N of y - mean(y); N = %d, dt = %g, bin width %.6g)"
-            % (f[k], a[k], n, dt, 1.0 / (n * dt)))
+    return ("periodogram of %s (instance 0): peak frequency %.6g amplitude %.6g "
+            "(amplitude 2|Y_k|/N; N = %d, dt = %g, bin width %.6g)"
+            % (component, f[k], a[k], n, dt, 1.0 / (n * dt)))
+
+
+def plot_periodograms(runs, outdir, formats, written):
+    """The periodograms of several runs in one figure (001 §6 compares w/o, mom and pos)."""
+    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    reference = None
+    components = set()
+    for run in runs:
+        component, f, a, ref, n, dt = run_spectrum(run)
+        components.add(component)
+        ax.plot(f, a, color=run.colour, lw=1.2, label=run.label)
+        if ref is not None and reference is None:
+            reference = (f, ref, run.label)
+    if reference is not None:  # on top: the runs' spikes would hide it
+        ax.plot(reference[0], reference[1], color="k", lw=0.8, ls="--", zorder=5,
+                label="reference solution (%s)" % reference[2])
+    ax.set_xlim(left=0.0)
+    ax.set_ylim(bottom=0.0)
+    ax.set_xlabel("frequency f (cycles per unit time)")
+    ax.set_ylabel(r"amplitude $2|Y_k|/N$")
+    ax.set_title("Periodograms of %s(t), instance 0" % "/".join(sorted(components)))
+    ax.legend(fontsize="small", loc="best")
+    ax.grid(True, lw=0.4, alpha=0.5)
+    fig.tight_layout()
+    save(fig, outdir, "periodograms", formats, written)
+
+
+def phase_error_rows(run):
+    """[(k, t, |y(kT) - y_exact(kT)| or None)] of a run's summary.json phase-error table."""
+    table = run.summary.get("phase_error") or {}
+    return [(r["periods"], r.get("t"), r.get("phase_error")) for r in table.get("rows", [])]
+
+
+def plot_phase_error(runs, outdir, formats, written):
+    """|y(kT) - y_exact(kT)| of instance 0 against k, log scale, one line per run (002 Table 1).
+
+    Returns summary.txt's table: one row per run, one column per k.
+    """
+    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    ks = sorted({k for run in runs for k, _, _ in phase_error_rows(run)})
+    for run in runs:
+        rows = [(k, e) for k, _, e in phase_error_rows(run) if e is not None and e > 0]
+        if rows:
+            ax.plot([k for k, _ in rows], [e for _, e in rows], "-o", color=run.colour, ms=5, lw=1.2, label=run.label)
+    ax.set_yscale("log")
+    ax.set_xlabel("periods k (t = kT, T the exact period of instance 0)")
+    ax.set_ylabel(r"phase error $|y(kT) - y_{exact}(kT)|$")
+    ax.set_title("Phase error after k periods, instance 0 (002 Table 1)")
+    ax.legend(fontsize="small", loc="best")
+    ax.grid(True, which="both", lw=0.4, alpha=0.5)
+    fig.tight_layout()
+    save(fig, outdir, "phase_error", formats, written)
+    period = (runs[0].summary.get("phase_error") or {}).get("period")
+    lines = ["phase error |y(kT) - y_exact(kT)| of instance 0 (002 Table 1), T = %s" % number(period, "%.12g"),
+             "  %-24s" % "run" + "".join("%12s" % ("%dT" % k) for k in ks)]
+    for run in runs:
+        errors = {k: e for k, _, e in phase_error_rows(run)}
+        lines.append("  %-24s" % run.label[:24] + "".join("%12s" % number(errors.get(k), "%.3e") for k in ks))
+    return lines
 
 
 def plot_end_atom(run, stem, outdir, formats, written):
@@ -445,11 +532,18 @@ def main(argv):
         for run in runs:
             extra = []
             traj = run.trajectory or {}
-            if "y" in traj:  # the pendulum's columns are t, x, y, px, py; a chain's x0, y0, ...
+            # The pendulum's columns are t, x, y, px, py; a chain's x0, y0, ...
+            if run.periodogram is not None or "y" in traj:
                 extra.append(plot_periodogram(run, file_stem("periodogram", run, several), outdir, formats, written))
-            elif "x0" in traj:
+            if "x0" in traj:
                 plot_end_atom(run, file_stem("end_atom", run, several), outdir, formats, written)
             lines += [""] + summary_block(run, metrics, extra)
+        with_spectrum = [r for r in runs if run_spectrum(r) is not None]
+        if several and len(with_spectrum) > 1:
+            plot_periodograms(with_spectrum, outdir, formats, written)
+        with_phase = [r for r in runs if phase_error_rows(r)]
+        if with_phase:
+            lines += [""] + plot_phase_error(with_phase, outdir, formats, written)
         path = os.path.join(outdir, "summary.txt")
         with open(path, "w") as f:
             f.write("\n".join(lines) + "\n")

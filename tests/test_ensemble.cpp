@@ -38,7 +38,7 @@ EnsembleSpec spec_of(std::uint64_t size, std::uint64_t seed, double perturbation
   e.size = size;
   e.seed = seed;
   e.perturbation = perturbation;
-  e.record_trajectory = trajectory;
+  if (trajectory) e.record = {0};
   e.threads = threads;
   return e;
 }

@@ -2,8 +2,10 @@
 // exit code 2 and nothing written; good input writes complete, well-formed results.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -156,6 +158,26 @@ INSTANTIATE_TEST_SUITE_P(
                 "[[run]]\nname = \"ok\"\n[[run]]\nname = \"bad\"\nintegrator.method = \"rattle\"\n"
                 "integrator.formulation = \"dirac\"\n",
                 "run \"bad\": integrator.method = \"rattle\" integrates the constrained equations"},
+        BadCase{"record_outside_ensemble", {"--set", "ensemble.size=10", "--set", "output.record=[0, 10]"}, "",
+                "output.record: instance 10 is not in the ensemble (ensemble.size = 10, indices 0 to 9)"},
+        BadCase{"record_not_ascending", {"--set", "output.record=[3, 1]"}, "",
+                "output.record = [ 3, 1 ]: must be in ascending order (element 1 is 1, after 3)"},
+        BadCase{"record_negative", {"--set", "output.record=[-1]"}, "", "output.record = [ -1 ]: element 0 must be an integer"},
+        BadCase{"record_not_an_array", {"--set", "output.record=3"}, "", "output.record = 3: must be an array of instance indices"},
+        BadCase{"phase_error_off_the_sample_grid", {"--set", "output.phase_error=[2]"}, "",
+                "is not a sample time (output.sample_dt = 1); the period of the nominal initial data is T = 3.31327634047"},
+        BadCase{"phase_error_after_t_end", {"--set", "output.phase_error=[40]", "--set", "integrator.h=0.10040231334767236",
+                "--set", "output.sample_dt=3.3132763404731875", "--set", "integrator.t_end=99.398290214195626"}, "",
+                "output.phase_error: 40 T = 132.531053618927"},
+        BadCase{"phase_error_repeated", {"--set", "output.phase_error=[2, 2]"}, "", "(2) is repeated"},
+        BadCase{"phase_error_chain", {"--set", "model.kind=chain", "--set", "output.phase_error=[1]"}, "",
+                "output.phase_error measures the pendulum's phase after whole periods; model.kind is \"chain\""},
+        BadCase{"phase_error_at_rest", {"--set", "model.initial=[0, -1, 0, 0]", "--set", "output.phase_error=[1]"}, "",
+                "have no finite period"},
+        BadCase{"periodogram_unknown_component", {"--set", "output.periodogram=z"}, "",
+                "output.periodogram = \"z\" is not a component of the physical state; allowed: \"x\", \"y\", \"px\", \"py\""},
+        BadCase{"periodogram_too_long", {"--set", "output.periodogram=y", "--set", "integrator.t_end=10000",
+                "--set", "output.sample_dt=0.1"}, "", "the periodogram takes at most 65536"},
         BadCase{"inconsistent_without_offsets", {"--set", "ensemble.kind=inconsistent"}, "",
                 "ensemble.kind = \"inconsistent\" needs ensemble.phi_offset > 0 or ensemble.psi_offset > 0"},
         BadCase{"offsets_on_a_consistent_ensemble", {"--set", "ensemble.phi_offset=0.1"}, "",
@@ -294,6 +316,41 @@ TEST(Cli, SweepRunsEveryCombinationIntoItsOwnDirectory) {
   const CliResult again = run_cli({"run", dir.str("sweep.toml"), "--out", out, "--no-progress"});
   EXPECT_EQ(again.code, exit_bad_input);
   EXPECT_NE(again.err.find("study.json of an earlier study"), std::string::npos) << again.err;
+}
+
+// The built-in default study (examples/default_study.toml): six runs on one ensemble, the
+// comparison tables on stdout, and in every run the phase error of instance 0, the nominal
+// initial data of 002 §6, which must be 002 Table 1's (within 5 %, as PaperExamples.*).
+TEST(Cli, DefaultStudyIsASixRunStabilityStudyWithTable1) {
+  test::TempDir dir;
+  const std::string out = dir.str("default");
+  const CliResult r = run_cli({"run", "--out", out, "--no-progress"});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  std::ifstream f(out + "/study.json");
+  const auto index = nlohmann::json::parse(f);
+  EXPECT_TRUE(index["complete"].get<bool>());
+  EXPECT_EQ(index["study_file"], "examples/default_study.toml (built in)");
+  ASSERT_EQ(index["runs"].size(), 6u);
+  const std::map<std::string, std::array<double, 5>> table1 = {
+      {"naive", {9.66e-3, 7.28e-2, 9.22e-1, 2.16e-1, 3.05e-1}},
+      {"extended", {5.75e-3, 1.77e-2, 8.98e-2, 3.17e-1, 6.21e-1}},
+      {"dirac", {8.28e-4, 2.63e-3, 1.39e-2, 5.18e-2, 1.13e-1}}};
+  for (const auto& run : index["runs"]) {
+    EXPECT_EQ(run["status"], "complete");
+    std::ifstream sf(out + "/" + run["directory"].get<std::string>() + "/summary.json");
+    const auto summary = nlohmann::json::parse(sf);
+    EXPECT_EQ(summary["instances"], 4096);
+    EXPECT_EQ(summary["lost_instances"], 0);
+    if (summary["study"]["projection"]["momentum"].get<bool>()) continue;  // Table 1 has no projections
+    const auto& rows = summary["phase_error"]["rows"];
+    const auto& paper = table1.at(summary["study"]["integrator"]["formulation"].get<std::string>());
+    ASSERT_EQ(rows.size(), 5u);
+    for (std::size_t i = 0; i < 5; ++i)
+      EXPECT_NEAR(rows[i]["phase_error"].get<double>(), paper[i], 0.05 * paper[i]) << run["name"] << " " << i;
+    EXPECT_TRUE(fs::exists(out + "/" + run["directory"].get<std::string>() + "/periodogram.csv"));
+  }
+  for (const char* table : {"Work and cost", "Errors at t_final", "Phase error |y(kT) - y_exact(kT)|"})
+    EXPECT_NE(r.out.find(table), std::string::npos) << r.out;
 }
 
 // Named runs; a run that cannot start leaves the runs before it complete, itself marked

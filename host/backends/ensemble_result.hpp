@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,37 @@ struct SampleStats {
   double quantile[metric_count][quantile_count] = {};
 };
 
+// The instances EnsembleSpec::record names, at every sample time (trajectory.csv and
+// states.h5's /trajectories). Arrays are sample-major: [k][r][c].
+struct RecordedTrajectories {
+  std::vector<std::uint64_t> instances;  // R instance indices, ascending
+  int state_size = 0;
+  bool has_reference = false;
+  std::vector<double> t;                 // the K = samples + 1 sample times
+  std::vector<double> state;             // K * R * state_size, physical (q, p)
+  std::vector<double> reference;         // K * R * state_size (has_reference)
+  std::vector<double> metrics;           // K * R * metric_count, 0 where not measured
+  std::vector<unsigned char> measured;   // K * R: 0 once the instance is lost
+
+  // Slot of instance i, or -1.
+  std::int64_t slot(std::uint64_t i) const {
+    for (std::size_t r = 0; r < instances.size(); ++r)
+      if (instances[r] == i) return static_cast<std::int64_t>(r);
+    return -1;
+  }
+  std::size_t samples() const { return t.size(); }
+  // t, the physical state and (has_reference) the reference state of slot r at sample k.
+  std::vector<double> row(std::size_t k, std::size_t r) const {
+    const std::size_t S = static_cast<std::size_t>(state_size), at = (k * instances.size() + r) * S;
+    std::vector<double> out{t[k]};
+    out.insert(out.end(), state.begin() + static_cast<std::ptrdiff_t>(at), state.begin() + static_cast<std::ptrdiff_t>(at + S));
+    if (has_reference)
+      out.insert(out.end(), reference.begin() + static_cast<std::ptrdiff_t>(at),
+                 reference.begin() + static_cast<std::ptrdiff_t>(at + S));
+    return out;
+  }
+};
+
 struct EnsembleResult {
   std::string backend;  // "cpu" or "cuda"
   std::string device;   // e.g. "CPU, 2 OpenMP threads"
@@ -39,9 +71,8 @@ struct EnsembleResult {
   std::vector<double> instance0_state;     // final state in the formulation's variables
   std::vector<double> instance0_physical;  // final physical (q, p)
   bool instance0_lost = false;
-  // Instance 0 at every sample: t, physical state, reference state (if any).
-  std::vector<std::vector<double>> trajectory;
-  PerInstanceResult kept;  // the first EnsembleSpec::keep_instances instances
+  RecordedTrajectories recorded;  // the instances EnsembleSpec::record names
+  PerInstanceResult kept;         // the first EnsembleSpec::keep_instances instances
 
   double wall_seconds = 0.0;
 

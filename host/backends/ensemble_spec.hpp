@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace chens {
 
@@ -12,7 +13,9 @@ struct EnsembleSpec {
   std::uint64_t size = 1;
   std::uint64_t seed = 0;
   double perturbation = 0.0;
-  bool record_trajectory = false;
+  // Instances whose state, reference state and metrics come back at every sample time
+  // (EnsembleResult::recorded), ascending and unique.
+  std::vector<std::uint64_t> record;
   int threads = 0;  // CPU backend: 0 = OpenMP's default
   // The first keep_instances instances come back one by one (EnsembleResult::kept): final
   // state, metrics at the last sample, lost reason and counters.

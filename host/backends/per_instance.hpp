@@ -1,5 +1,6 @@
-// The first instances of an ensemble one by one (EnsembleSpec::keep_instances): final
-// state, final metrics and counters, for comparing backends instance by instance.
+// The first instances of an ensemble one by one (EnsembleSpec::keep_instances): initial and
+// final states, final metrics and counters, for comparing backends instance by instance and
+// for states.h5.
 #pragma once
 
 #include <cstdint>
@@ -11,15 +12,19 @@
 namespace chens {
 
 struct PerInstanceResult {
-  std::vector<double> final_state;  // size * state_size, formulation variables
-  std::vector<double> metrics;      // size * metric_count at the last sample
-  std::vector<int> lost;            // LostReason per instance
-  std::vector<Counters> counters;   // per instance
+  std::vector<double> initial_state;     // size * state_size, formulation variables
+  std::vector<double> initial_physical;  // size * state_size, physical (q, p)
+  std::vector<double> final_state;       // size * state_size, formulation variables
+  std::vector<double> final_physical;    // size * state_size, physical (q, p)
+  std::vector<double> metrics;           // size * metric_count at the last sample (0 where lost)
+  std::vector<int> lost;                 // LostReason per instance
+  std::vector<Counters> counters;        // per instance
 
   // Storage for n instances of state size S.
   static PerInstanceResult sized(std::uint64_t n, int S) {
     PerInstanceResult r;
-    r.final_state.resize(n * static_cast<std::uint64_t>(S));
+    for (auto* v : {&r.initial_state, &r.initial_physical, &r.final_state, &r.final_physical})
+      v->resize(n * static_cast<std::uint64_t>(S));
     r.metrics.resize(n * metric_count);
     r.lost.resize(n);
     r.counters.resize(n);

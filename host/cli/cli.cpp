@@ -20,6 +20,7 @@
 #include "dispatch/run_study.hpp"
 #include "output/study_index.hpp"
 #include "output/writer.hpp"
+#include "study/default_study.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -34,8 +35,11 @@ const char* usage_text =
     "       chens --version | --help\n"
     "\n"
     "  chens run integrates the ensemble a study describes and writes DIR/summary.json and\n"
-    "  DIR/series.csv (and DIR/trajectory.csv with output.trajectory = true). Without a study\n"
-    "  file it runs the built-in default study. Keys: docs/study-format.md.\n"
+    "  DIR/series.csv (and trajectory.csv, periodogram.csv, states.h5 when the study's [output]\n"
+    "  asks). A study with [sweep] or [[run]] writes DIR/<run>/ per run, DIR/study.json and\n"
+    "  DIR/comparison.csv. Without a study file and without --set it runs the built-in default\n"
+    "  study (examples/default_study.toml: 6 runs); with --set alone, one run from the defaults\n"
+    "  of every key. Keys: docs/study-format.md.\n"
     "\n"
     "  --set SECTION.KEY=VALUE  override one key (VALUE is a TOML value; a bare word is a string)\n"
     "  --out DIR                output directory (default: chens-output)\n"
@@ -54,8 +58,10 @@ const char* usage_text =
     "\n"
     "  chens plot draws the figures of a run or a study directory (one curve per run): each\n"
     "  metric against t (log-log, median with a p10-p90 band and the maximum), the\n"
-    "  periodogram of instance 0's y (pendulum), the end atom's path (chains), and\n"
-    "  DIR/plots/summary.txt (final values, growth exponents); PNG and SVG in DIR/plots/.\n";
+    "  periodogram of instance 0 (output.periodogram, or y of a pendulum's trajectory.csv),\n"
+    "  the phase error |y(kT)| (output.phase_error), the end atom's path (chains), and\n"
+    "  DIR/plots/summary.txt (final values, growth exponents, phase-error table); PNG and SVG\n"
+    "  in DIR/plots/.\n";
 
 struct RunArgs {
   std::optional<std::string> study;
@@ -309,7 +315,7 @@ int run_several(std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& ou
   }
   nlohmann::json index;
   index["chens_version"] = CHENS_VERSION_STRING;
-  index["study_file"] = ra.study ? *ra.study : "";
+  index["study_file"] = ra.study ? *ra.study : ra.sets.empty() ? builtin_default_study_name : "";
   index["complete"] = false;
   index["runs"] = nlohmann::json::array();
   for (const StudyRun& r : runs) {
@@ -357,7 +363,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   std::vector<StudyRun> runs;
   try {
     ra = parse_run_args(args, false);
-    runs = load_runs(ra.study, ra.sets);
+    runs = !ra.study && ra.sets.empty() ? load_default_runs() : load_runs(ra.study, ra.sets);
   } catch (const UsageError& e) {
     err << "chens run: " << e.what() << "\n" << usage_text;
     return exit_bad_input;
@@ -407,7 +413,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
     return exit_no_backend;
   }
   EnsembleSpec spec = ensemble_spec(study, ra.threads);
-  spec.record_trajectory = false;  // validate compares statistics and states, writes nothing
+  spec.record.clear();  // validate compares statistics and states, writes nothing
   // Instance by instance: the first (at most 65536) instances' final states.
   const std::uint64_t n_states = std::min<std::uint64_t>(spec.size, 65536);
   spec.keep_instances = n_states;

@@ -52,14 +52,4 @@ std::size_t chain_bytes_per_instance(int atoms) {
   return 0;
 }
 
-std::vector<std::string> chain_state_names(int atoms) {
-  std::vector<std::string> names;
-  for (const char* prefix : {"", "p"})
-    for (int i = 0; i < atoms; ++i) {
-      names.push_back(std::string(prefix) + "x" + std::to_string(i));
-      names.push_back(std::string(prefix) + "y" + std::to_string(i));
-    }
-  return names;
-}
-
 }  // namespace chens

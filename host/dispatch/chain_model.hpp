@@ -15,9 +15,6 @@
 
 namespace chens {
 
-// Column names of a chain's state: x0, y0, ..., then px0, py0, ... (chain_dispatch.cpp).
-std::vector<std::string> chain_state_names(int atoms);
-
 // summary.json's reference.kind for chains.
 inline std::string numerical_reference_kind(const RunParams<double>& rp) {
   return "numerical: DOPRI5 on the Hamilton-Dirac equations, rtol = atol = " + std::to_string(rp.reference_tol);

@@ -11,7 +11,8 @@ EnsembleSpec ensemble_spec(const Study& s, int threads) {
   spec.size = static_cast<std::uint64_t>(s.size);
   spec.seed = s.seed;
   spec.perturbation = s.perturbation;
-  spec.record_trajectory = s.trajectory;
+  spec.record = recorded_instances(s);
+  if (s.states) spec.keep_instances = spec.size;
   spec.threads = threads;
   return spec;
 }
@@ -23,8 +24,12 @@ EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const 
 }
 
 std::size_t bytes_per_instance(const Study& s) {
-  if (s.model_kind == "chain") return chain_bytes_per_instance(static_cast<int>(s.atoms));
-  return pendulum_bytes_per_instance;
+  // output.states keeps each instance's initial and final states (formulation and physical
+  // variables), final metrics, lost reason and counters.
+  const std::size_t S = s.model_kind == "chain" ? 4 * static_cast<std::size_t>(s.atoms) : 4;
+  const std::size_t kept = s.states ? (4 * S + metric_count) * sizeof(double) + sizeof(Counters) + sizeof(int) : 0;
+  if (s.model_kind == "chain") return chain_bytes_per_instance(static_cast<int>(s.atoms)) + kept;
+  return pendulum_bytes_per_instance + kept;
 }
 
 }  // namespace chens

@@ -20,46 +20,92 @@ nlohmann::json final_stats(const EnsembleResult& r, int m) {
   return {{"p50", number_or_null(fin.quantile[m][quantile_p50])}, {"max", number_or_null(fin.metric[m].max)}};
 }
 
-std::string cell(const nlohmann::json& v) {
+// A number for the table (4 significant digits) or the CSV file (every digit).
+std::string cell(const nlohmann::json& v, bool full = false) {
   if (v.is_null()) return "-";
   char buf[40];
   if (v.is_number_float()) {
-    std::snprintf(buf, sizeof buf, "%.3e", v.get<double>());
+    std::snprintf(buf, sizeof buf, full ? "%.17g" : "%.3e", v.get<double>());
     return buf;
   }
   if (v.is_string()) return v.get<std::string>();
   return v.dump();
 }
 
-std::string growth_cell(double p) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%.2f", p);
+std::string fixed(double x, const char* format) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, x);
   return buf;
 }
 
+// Wall time relative to the fastest run (002 §6 compares formulations' computing time so).
+nlohmann::json relative_cost(const std::vector<nlohmann::json>& digests, const nlohmann::json& d) {
+  double fastest = INFINITY;
+  for (const auto& e : digests) fastest = std::min(fastest, e["wall_seconds"].get<double>());
+  return fastest > 0 ? nlohmann::json(d["wall_seconds"].get<double>() / fastest) : nlohmann::json(nullptr);
+}
+
+// The periods k of the runs' phase-error tables, in order of first appearance.
+std::vector<std::int64_t> phase_periods(const std::vector<nlohmann::json>& digests) {
+  std::vector<std::int64_t> ks;
+  for (const auto& d : digests)
+    if (d.contains("phase_error"))
+      for (const auto& row : d["phase_error"])
+        if (std::find(ks.begin(), ks.end(), row["periods"].get<std::int64_t>()) == ks.end())
+          ks.push_back(row["periods"].get<std::int64_t>());
+  return ks;
+}
+
+nlohmann::json phase_error_at(const nlohmann::json& d, std::int64_t k) {
+  if (d.contains("phase_error"))
+    for (const auto& row : d["phase_error"])
+      if (row["periods"].get<std::int64_t>() == k) return row["phase_error"];
+  return nullptr;
+}
+
+// comparison.csv: one row per run, every number in full precision.
 std::vector<std::vector<std::string>> rows_of(const std::vector<nlohmann::json>& digests) {
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> head = {"run", "formulation", "method", "h", "lost", "steps", "rhs_evals", "projections", "wall_s"};
+  std::vector<std::string> head = {"run",   "formulation", "method",      "h",      "lost",
+                                   "steps", "rhs_evals",   "projections", "wall_s", "wall_relative"};
   for (const char* m : compared_metrics) {
     head.push_back(std::string(m) + "_p50");
     head.push_back(std::string(m) + "_max");
     head.push_back(std::string(m) + "_growth");
   }
+  const std::vector<std::int64_t> ks = phase_periods(digests);
+  for (std::int64_t k : ks) head.push_back("phase_error_" + std::to_string(k) + "T");
   rows.push_back(head);
   for (const auto& d : digests) {
     std::vector<std::string> row = {d["name"].get<std::string>(), d["formulation"].get<std::string>(),
-                                    d["method"].get<std::string>(), cell(d["h"]), cell(d["lost"]), cell(d["steps"]),
-                                    cell(d["rhs_evaluations"]), cell(d["projections"]), cell(d["wall_seconds"])};
+                                    d["method"].get<std::string>(), cell(d["h"], true), cell(d["lost"]), cell(d["steps"]),
+                                    cell(d["rhs_evaluations"]), cell(d["projections"]), cell(d["wall_seconds"], true),
+                                    cell(relative_cost(digests, d), true)};
     for (const char* m : compared_metrics) {
       const auto& st = d["final"][m];
-      row.push_back(st.is_null() ? "-" : cell(st["p50"]));
-      row.push_back(st.is_null() ? "-" : cell(st["max"]));
+      row.push_back(st.is_null() ? "-" : cell(st["p50"], true));
+      row.push_back(st.is_null() ? "-" : cell(st["max"], true));
       const auto& g = d["growth_of_max"];
-      row.push_back(g.contains(m) && g[m].is_number() ? growth_cell(g[m].get<double>()) : "-");
+      row.push_back(g.contains(m) && g[m].is_number() ? cell(g[m], true) : "-");
     }
+    for (std::int64_t k : ks) row.push_back(cell(phase_error_at(d, k), true));
     rows.push_back(row);
   }
   return rows;
+}
+
+// Columns aligned: the first left, the others right.
+void aligned(std::ostringstream& os, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      os << (c ? "  " : "  ") << (c == 0 ? row[c] + pad : pad + row[c]);
+    }
+    os << '\n';
+  }
 }
 
 }  // namespace
@@ -80,6 +126,8 @@ nlohmann::json run_digest(const std::string& name, const Study& s, const RunPara
   d["wall_seconds"] = r.wall_seconds;
   d["backend"] = r.backend;
   const nlohmann::json growth = growth_exponents(r);
+  d["growth_window"] = growth["window"];
+  if (!s.phase_error.empty()) d["phase_error"] = phase_error_table(s, rp, r)["rows"];
   d["growth_of_max"] = nlohmann::json::object();
   for (const char* c : compared_metrics)
     if (growth.contains(c)) d["growth_of_max"][c] = growth[c]["max"];
@@ -91,17 +139,56 @@ nlohmann::json run_digest(const std::string& name, const Study& s, const RunPara
 }
 
 std::string comparison_table(const std::vector<nlohmann::json>& digests) {
-  const auto rows = rows_of(digests);
-  std::vector<std::size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
   std::ostringstream os;
-  for (const auto& row : rows) {
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(width[c] - row[c].size(), ' ');
-      os << (c ? "  " : "") << (c == 0 ? row[c] + pad : pad + row[c]);
+  const std::string window =
+      digests.empty() || !digests[0].contains("growth_window")
+          ? std::string()
+          : " over t in [" + fixed(digests[0]["growth_window"][0].get<double>(), "%.4g") + ", " +
+                fixed(digests[0]["growth_window"][1].get<double>(), "%.4g") + "]";
+  os << "Work and cost (wall time relative to the fastest run):\n";
+  std::vector<std::vector<std::string>> work = {
+      {"run", "formulation", "method", "h", "lost", "steps", "rhs_evals", "projections", "wall_s", "relative"}};
+  for (const auto& d : digests)
+    work.push_back({d["name"].get<std::string>(), d["formulation"].get<std::string>(), d["method"].get<std::string>(),
+                    fixed(d["h"].get<double>(), "%.6g"), cell(d["lost"]), cell(d["steps"]), cell(d["rhs_evaluations"]),
+                    cell(d["projections"]), fixed(d["wall_seconds"].get<double>(), "%.3g"),
+                    relative_cost(digests, d).is_null() ? "-" : fixed(relative_cost(digests, d).get<double>(), "%.2f")});
+  aligned(os, work);
+  os << "\nErrors at t_final over the ensemble: median (p50), maximum, and the growth exponent of the maximum"
+     << window << ":\n";
+  std::vector<std::vector<std::string>> errors = {{"run"}};
+  for (const char* m : compared_metrics)
+    for (const char* what : {"p50", "max", "growth"}) errors[0].push_back(std::string(m) + " " + what);
+  for (const auto& d : digests) {
+    std::vector<std::string> row = {d["name"].get<std::string>()};
+    for (const char* m : compared_metrics) {
+      const auto& st = d["final"][m];
+      row.push_back(st.is_null() ? "-" : cell(st["p50"]));
+      row.push_back(st.is_null() ? "-" : cell(st["max"]));
+      const auto& g = d["growth_of_max"];
+      row.push_back(g.contains(m) && g[m].is_number() ? fixed(g[m].get<double>(), "%.2f") : "-");
     }
-    os << '\n';
+    errors.push_back(row);
+  }
+  // Abbreviated headers: the metric names are long.
+  for (std::string& h : errors[0]) {
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"integration_error", "error"},
+                                   {"energy_error", "energy"}}) {
+      if (h.rfind(from, 0) == 0) h = to + h.substr(from.size());
+    }
+  }
+  aligned(os, errors);
+  const std::vector<std::int64_t> ks = phase_periods(digests);
+  if (!ks.empty()) {
+    os << "\nPhase error |y(kT) - y_exact(kT)| of instance 0 (002 Table 1):\n";
+    std::vector<std::vector<std::string>> phase = {{"run"}};
+    for (std::int64_t k : ks) phase[0].push_back(std::to_string(k) + "T");
+    for (const auto& d : digests) {
+      std::vector<std::string> row = {d["name"].get<std::string>()};
+      for (std::int64_t k : ks) row.push_back(cell(phase_error_at(d, k)));
+      phase.push_back(row);
+    }
+    aligned(os, phase);
   }
   return os.str();
 }

@@ -16,9 +16,11 @@ namespace chens {
 // The numbers that compare runs: configuration, work, cost and final error statistics.
 nlohmann::json run_digest(const std::string& name, const Study& s, const RunParams<double>& rp, const EnsembleResult& r);
 
-// One row per run: name, formulation, method, h, lost, steps, RHS evaluations,
-// projections, wall time, then per error metric its final median and maximum and the
-// growth exponent of its maximum (summary.json's growth_exponents).
+// The comparison on stdout, three tables: work and cost per run (steps, RHS evaluations,
+// projections, wall time, relative to the fastest run); final median and maximum of each
+// error metric and the growth exponent of its maximum (summary.json's growth_exponents);
+// the phase error of instance 0 where the runs have one (output.phase_error).
+// comparison.csv: one row per run with all of these, every number in full precision.
 std::string comparison_table(const std::vector<nlohmann::json>& digests);
 std::string comparison_csv(const std::vector<nlohmann::json>& digests);
 

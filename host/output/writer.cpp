@@ -13,6 +13,8 @@
 #include <chens/version.hpp>
 
 #include "output/growth.hpp"
+#include "output/periodogram.hpp"
+#include "output/states_h5.hpp"
 
 namespace chens {
 
@@ -27,6 +29,87 @@ std::string fmt(double x) {
 }
 
 }  // namespace
+
+Instance0Series instance0_series(const EnsembleResult& r, const std::string& component, double sample_dt) {
+  Instance0Series out;
+  const RecordedTrajectories& rec = r.recorded;
+  const std::int64_t slot = rec.slot(0);
+  std::size_t c = 0;
+  while (c < r.state_names.size() && r.state_names[c] != component) ++c;
+  if (slot < 0 || c == r.state_names.size()) return out;
+  const std::size_t R = rec.instances.size(), S = static_cast<std::size_t>(rec.state_size);
+  for (std::size_t k = 0; k < rec.samples(); ++k) {
+    // Equal spacing only: a shorter last interval (t_end not a multiple of sample_dt) ends it.
+    const double tk = static_cast<double>(k) * sample_dt;
+    if (std::fabs(rec.t[k] - tk) > 1e-9 * std::max(1.0, tk)) break;
+    if (!rec.measured[k * R + static_cast<std::size_t>(slot)]) {
+      out.lost = true;
+      break;
+    }
+    const std::size_t at = (k * R + static_cast<std::size_t>(slot)) * S + c;
+    out.t.push_back(rec.t[k]);
+    out.value.push_back(rec.state[at]);
+    if (rec.has_reference) out.reference.push_back(rec.reference[at]);
+  }
+  return out;
+}
+
+nlohmann::json phase_error_table(const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  const double T = pendulum_nominal_period(s);
+  const Instance0Series y = instance0_series(r, "y", rp.sample_dt);
+  for (std::int64_t k : s.phase_error) {
+    const auto m = static_cast<std::size_t>(std::llround(static_cast<double>(k) * T / rp.sample_dt));
+    nlohmann::json row = {{"periods", k}, {"t", static_cast<double>(k) * T}};
+    if (m < y.value.size() && m < y.reference.size()) {
+      row["t"] = y.t[m];
+      row["y"] = number_or_null(y.value[m]);
+      row["y_exact"] = number_or_null(y.reference[m]);
+      row["phase_error"] = number_or_null(std::fabs(y.value[m] - y.reference[m]));
+    } else {
+      row["y"] = row["y_exact"] = row["phase_error"] = nullptr;  // instance 0 was lost before kT
+    }
+    rows.push_back(row);
+  }
+  return {{"period", T},
+          {"instance", 0},
+          {"definition", "|y(kT) - y_exact(kT)| of instance 0 (the nominal initial data) at t = kT, T its exact period "
+                         "(002 Table 1: y_exact(kT) = y(0))"},
+          {"rows", rows}};
+}
+
+nlohmann::json periodogram_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
+  const Instance0Series y = instance0_series(r, s.periodogram, rp.sample_dt);
+  nlohmann::json j = {{"component", s.periodogram},
+                      {"instance", 0},
+                      {"samples", y.value.size()},
+                      {"dt", rp.sample_dt},
+                      {"normalization",
+                       "amplitude_j = |sum_n y_n exp(-2 pi i j n / N)| * 2 / N at f_j = j / (N dt), j = 1..N/2 (the "
+                       "amplitude of a sinusoid on f_j); power = amplitude^2 / 2"}};
+  if (y.lost) j["note"] = "instance 0 was lost; the periodogram covers the samples before";
+  if (y.value.size() < 4) {
+    j["peak"] = nullptr;
+    return j;
+  }
+  j["peak"] = to_json(periodogram_peak(periodogram(y.value, rp.sample_dt)));
+  if (!y.reference.empty()) j["reference_peak"] = to_json(periodogram_peak(periodogram(y.reference, rp.sample_dt)));
+  return j;
+}
+
+std::string make_periodogram_csv(const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
+  const Instance0Series y = instance0_series(r, s.periodogram, rp.sample_dt);
+  const Periodogram p = periodogram(y.value, rp.sample_dt);
+  const Periodogram pr = y.reference.empty() ? Periodogram{} : periodogram(y.reference, rp.sample_dt);
+  std::ostringstream os;
+  os << "f,amplitude,power" << (pr.f.empty() ? "" : ",amplitude_exact,power_exact") << '\n';
+  for (std::size_t j = 0; j < p.f.size(); ++j) {
+    os << fmt(p.f[j]) << ',' << fmt(p.amplitude[j]) << ',' << fmt(p.amplitude[j] * p.amplitude[j] / 2);
+    if (!pr.f.empty()) os << ',' << fmt(pr.amplitude[j]) << ',' << fmt(pr.amplitude[j] * pr.amplitude[j] / 2);
+    os << '\n';
+  }
+  return os.str();
+}
 
 nlohmann::json growth_exponents(const EnsembleResult& r) {
   nlohmann::json g;
@@ -115,6 +198,13 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
       j[name][std::string("final_") + quantile_name[q]] = live ? number_or_null(r.series.back().quantile[m][q]) : nullptr;
   }
   j["growth_exponents"] = growth_exponents(r);
+  if (!s.phase_error.empty()) j["phase_error"] = phase_error_table(s, rp, r);
+  if (!s.periodogram.empty()) j["periodogram"] = periodogram_summary(s, rp, r);
+  nlohmann::json files = {"summary.json", "series.csv"};
+  if (s.trajectory) files.push_back("trajectory.csv");
+  if (!s.periodogram.empty()) files.push_back("periodogram.csv");
+  if (s.states || !s.record.empty()) files.push_back("states.h5");
+  j["files"] = files;
   return j;
 }
 
@@ -152,7 +242,10 @@ std::string make_trajectory_csv(const EnsembleResult& r) {
   if (r.reference_available)
     for (const auto& n : r.state_names) os << ',' << n << "_ref";
   os << '\n';
-  for (const auto& row : r.trajectory) {
+  const std::int64_t slot = r.recorded.slot(0);
+  if (slot < 0) return os.str();
+  for (std::size_t k = 0; k < r.recorded.samples(); ++k) {
+    const std::vector<double> row = r.recorded.row(k, static_cast<std::size_t>(slot));
     for (std::size_t c = 0; c < row.size(); ++c) os << (c ? "," : "") << fmt(row[c]);
     os << '\n';
   }
@@ -194,19 +287,23 @@ void write_outputs(const std::string& dir, const Study& s, const RunParams<doubl
   fs::create_directories(partial);
   // summary.json goes last: its presence marks a complete result.
   std::vector<std::pair<std::string, std::string>> files = {{"series.csv", make_series_csv(r)}};
-  if (!r.trajectory.empty()) files.emplace_back("trajectory.csv", make_trajectory_csv(r));
+  if (s.trajectory) files.emplace_back("trajectory.csv", make_trajectory_csv(r));
+  if (!s.periodogram.empty()) files.emplace_back("periodogram.csv", make_periodogram_csv(s, rp, r));
+  const bool states = s.states || !s.record.empty();
   files.emplace_back("summary.json", make_summary(s, rp, r, info).dump(2) + "\n");
   try {
+    if (states) write_states_h5((partial / "states.h5").string(), s, rp, r);
     for (const auto& [name, text] : files) {
       std::ofstream out(partial / name, std::ios::binary);
       out << text;
       out.close();
       if (!out) throw std::runtime_error("cannot write " + (partial / name).string());
     }
+    if (states) files.insert(files.begin(), {"states.h5", ""});  // renamed with the others, before summary.json
     // Remove stale files of an earlier run (--force) that this run does not produce.
     for (const char* f : output_files) {
       bool produced = false;
-      for (const auto& p : files) produced = produced || p.first == f;
+      for (const auto& p : files) produced = produced || p.first == f;  // (states.h5 included)
       if (!produced) fs::remove(fs::path(dir) / f);
     }
     for (const auto& [name, text] : files) fs::rename(partial / name, fs::path(dir) / name);

@@ -1,10 +1,12 @@
-// summary.json, series.csv and (on request) trajectory.csv of one run. Files are first
-// written under DIR/.chens-partial-<pid>/ and renamed into DIR only when all of them
-// are complete, so a failed or interrupted write never leaves a partial result.
+// summary.json, series.csv and (on request) trajectory.csv, periodogram.csv and states.h5 of
+// one run. Files are first written under DIR/.chens-partial-<pid>/ and renamed into DIR
+// only when all of them are complete (summary.json last), so a failed or interrupted write
+// never leaves a partial result.
 #pragma once
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,8 +30,23 @@ std::string make_series_csv(const EnsembleResult& r);
 nlohmann::json growth_exponents(const EnsembleResult& r);
 std::string make_trajectory_csv(const EnsembleResult& r);
 
-// Names of the files a run writes into DIR.
-inline const char* const output_files[] = {"summary.json", "series.csv", "trajectory.csv"};
+// One physical component of instance 0's recorded trajectory (and of its reference), at the
+// equally spaced sample times t = k * sample_dt from t = 0 on: until a shorter last interval
+// or until instance 0 is lost (then lost = true).
+struct Instance0Series {
+  std::vector<double> t, value, reference;
+  bool lost = false;
+};
+Instance0Series instance0_series(const EnsembleResult& r, const std::string& component, double sample_dt);
+// summary.json's "phase_error" (output.phase_error): |y(kT) - y_exact(kT)| of instance 0.
+nlohmann::json phase_error_table(const Study& s, const RunParams<double>& rp, const EnsembleResult& r);
+// summary.json's "periodogram" and periodogram.csv (output.periodogram, output/periodogram.hpp).
+nlohmann::json periodogram_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r);
+std::string make_periodogram_csv(const Study& s, const RunParams<double>& rp, const EnsembleResult& r);
+
+// Names of the files a run writes into DIR (states.h5 and periodogram.csv when asked for).
+inline const char* const output_files[] = {"summary.json", "series.csv", "trajectory.csv", "periodogram.csv",
+                                           "states.h5"};
 
 // Throws std::runtime_error when DIR holds results of an earlier run and !force.
 void check_output_dir(const std::string& dir, bool force);

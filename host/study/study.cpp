@@ -12,9 +12,13 @@
 
 #include <toml++/toml.h>
 
+#include <chens/diagnostics/metrics.hpp>
 #include <chens/models/chain.hpp>
+#include <chens/models/pendulum.hpp>
+#include <chens/reference/pendulum_exact.hpp>
 
 #include "dispatch/chain_sizes.hpp"
+#include "study/default_study.hpp"
 
 namespace chens {
 
@@ -116,6 +120,28 @@ std::vector<double> number_array(const toml::node& n, const std::string& key, co
     const double x = e.is_number() ? number(e, key) : std::numeric_limits<double>::quiet_NaN();
     if (!std::isfinite(x) || !ok(x)) fail(n, key, "element " + std::to_string(i) + " must be a finite number" + rule);
     out.push_back(x);
+  }
+  return out;
+}
+
+// An array of integers in [lo, hi] (empty allowed), in ascending order without repeats
+// when `sorted_unique` (otherwise any order, repeats refused).
+std::vector<std::int64_t> integer_array(const toml::node& n, const std::string& key, const char* what, std::int64_t lo,
+                                        std::int64_t hi, bool sorted_unique) {
+  auto a = n.as_array();
+  if (!a) fail(n, key, what);
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    auto v = a->get(i)->as_integer();
+    if (!v || v->get() < lo || v->get() > hi)
+      fail(n, key, "element " + std::to_string(i) + " must be an integer in [" + std::to_string(lo) + ", " +
+                       std::to_string(hi) + "]");
+    for (std::int64_t x : out)
+      if (x == v->get()) fail(n, key, "element " + std::to_string(i) + " (" + std::to_string(x) + ") is repeated");
+    if (sorted_unique && !out.empty() && v->get() < out.back())
+      fail(n, key, "must be in ascending order (element " + std::to_string(i) + " is " + std::to_string(v->get()) +
+                       ", after " + std::to_string(out.back()) + ")");
+    out.push_back(v->get());
   }
   return out;
 }
@@ -282,6 +308,20 @@ const Schema& schema() {
            {"reference_tol", [](const toml::node& n, const std::string& k, Study& st) {
               st.reference_tol = finite_number(n, k, "> 0", [](double x) { return x > 0; });
             }},
+           {"states", [](const toml::node& n, const std::string& k, Study& st) { st.states = boolean(n, k); }},
+           {"record", [](const toml::node& n, const std::string& k, Study& st) {
+              st.record = integer_array(n, k, "must be an array of instance indices, e.g. [0, 1, 2]", 0,
+                                        std::numeric_limits<std::int64_t>::max(), true);
+            }},
+           {"phase_error", [](const toml::node& n, const std::string& k, Study& st) {
+              st.phase_error = integer_array(n, k, "must be an array of numbers of periods, e.g. [2, 4, 10, 20, 30]", 1,
+                                             std::int64_t(1) << 40, false);
+            }},
+           {"periodogram", [](const toml::node& n, const std::string& k, Study& st) {
+              auto v = n.as_string();
+              if (!v) fail(n, k, "must be the name of a physical state component (\"y\"), or \"\" for none");
+              st.periodogram = v->get();
+            }},
        }},
   };
   return s;
@@ -433,8 +473,27 @@ Study load_study(const std::optional<std::string>& path, const std::vector<std::
   return study_from_root(root);
 }
 
+namespace {
+std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& sets);
+}  // namespace
+
 std::vector<StudyRun> load_runs(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
-  toml::table root = read_root(path);
+  return runs_of(read_root(path), sets);
+}
+
+std::vector<StudyRun> load_default_runs() {
+  toml::table root;
+  try {
+    root = toml::parse(builtin_default_study, std::string_view(builtin_default_study_name));
+  } catch (const toml::parse_error& e) {
+    throw StudyError(std::string(builtin_default_study_name) + ": malformed TOML: " + std::string(e.description()));
+  }
+  return runs_of(std::move(root), {});
+}
+
+namespace {
+
+std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& sets) {
   if (!root.contains("sweep") && !root.contains("run")) {
     check_sections(root);
     apply_sets(root, sets);
@@ -548,6 +607,8 @@ std::vector<StudyRun> load_runs(const std::optional<std::string>& path, const st
   return out;
 }
 
+}  // namespace
+
 const std::vector<int>& compiled_chain_sizes() {
   static const std::vector<int> sizes = {
 #define CHENS_CHAIN_SIZE_ENTRY(N) N,
@@ -578,6 +639,51 @@ std::vector<double> initial_state(const Study& s) {
 bool reference_on(const Study& s) {
   if (s.reference) return *s.reference == "auto";
   return s.model_kind == "pendulum";
+}
+
+std::vector<std::string> chain_state_names(int atoms) {
+  std::vector<std::string> names;
+  for (const char* prefix : {"", "p"})
+    for (int i = 0; i < atoms; ++i) {
+      names.push_back(std::string(prefix) + "x" + std::to_string(i));
+      names.push_back(std::string(prefix) + "y" + std::to_string(i));
+    }
+  return names;
+}
+
+std::vector<std::string> physical_state_names(const Study& s) {
+  if (s.model_kind == "chain") return chain_state_names(static_cast<int>(s.atoms));
+  return {"x", "y", "px", "py"};
+}
+
+double pendulum_nominal_period(const Study& s) {
+  if (s.model_kind != "pendulum")
+    throw StudyError("output.phase_error measures the pendulum's phase after whole periods; model.kind is \"" +
+                     s.model_kind + "\"");
+  const std::vector<double> z = initial_state(s);
+  const auto exact = PendulumExact<double>::make(Pendulum<double>{s.mass, s.length, s.gravity}, Vec<double, 4>{{z[0], z[1], z[2], z[3]}});
+  const double T = exact.period();
+  if (!std::isfinite(T) || !(T > 0))
+    throw StudyError("output.phase_error: the nominal initial data [" + shortest(z[0]) + ", " + shortest(z[1]) + ", " +
+                     shortest(z[2]) + ", " + shortest(z[3]) + "] have no finite period (the pendulum rests or sits on the separatrix)");
+  return T;
+}
+
+std::vector<std::uint64_t> recorded_instances(const Study& s) {
+  std::vector<std::uint64_t> out;
+  for (std::int64_t i : s.record) out.push_back(static_cast<std::uint64_t>(i));
+  if (s.trajectory || !s.phase_error.empty() || !s.periodogram.empty()) out.push_back(0);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool hdf5_available() {
+#ifdef CHENS_HAVE_HDF5
+  return true;
+#else
+  return false;
+#endif
 }
 
 namespace {
@@ -683,6 +789,66 @@ void validate_model(const Study& s) {
 
 }  // namespace
 
+namespace {
+
+// The [output] keys that depend on the time grid: recorded instances, states.h5, the phase
+// error table and the periodogram (docs/study-format.md, [output]).
+void validate_output(const Study& s, const RunParams<double>& rp) {
+  constexpr std::size_t max_recorded = 4096;
+  if ((s.states || !s.record.empty()) && !hdf5_available())
+    throw StudyError(std::string(s.states ? "output.states = true" : "output.record") +
+                     " writes states.h5, but this build of chens has no HDF5: install libhdf5-dev "
+                     "(scripts/bootstrap.sh does) and configure again");
+  if (s.record.size() > max_recorded)
+    throw StudyError("output.record lists " + std::to_string(s.record.size()) + " instances; at most " +
+                     std::to_string(max_recorded) + " trajectories are recorded (use output.states for final states of all)");
+  for (std::int64_t i : s.record)
+    if (i >= s.size)
+      throw StudyError("output.record: instance " + std::to_string(i) + " is not in the ensemble (ensemble.size = " +
+                       std::to_string(s.size) + ", indices 0 to " + std::to_string(s.size - 1) + ")");
+  const double S = s.model_kind == "chain" ? 4.0 * static_cast<double>(s.atoms) : 4.0;
+  const double rec_bytes = static_cast<double>(recorded_instances(s).size()) * static_cast<double>(rp.samples + 1) *
+                           (2 * S + metric_count + 1) * 8;
+  if (rec_bytes > 8e9)
+    throw StudyError("output.record / output.trajectory: recording " + std::to_string(recorded_instances(s).size()) +
+                     " instances at " + std::to_string(rp.samples + 1) + " sample times needs " +
+                     shortest(rec_bytes / 1e9) + " GB of host memory (at most 8); record fewer instances or raise "
+                     "output.sample_dt");
+  if (!s.phase_error.empty()) {
+    const double T = pendulum_nominal_period(s);
+    if (!rp.reference)
+      throw StudyError("output.phase_error compares y(kT) with the closed-form solution; it needs output.reference = \"auto\"");
+    for (std::int64_t k : s.phase_error) {
+      const double t = static_cast<double>(k) * T;
+      const double m = t / rp.sample_dt;
+      if (t > rp.t_end * (1 + 1e-9))
+        throw StudyError("output.phase_error: " + std::to_string(k) + " T = " + shortest(t) + " is after integrator.t_end = " +
+                         shortest(rp.t_end) + " (T = " + shortest(T) + ")");
+      if (std::fabs(m - std::round(m)) > 1e-9 * std::max(1.0, m))
+        throw StudyError("output.phase_error: " + std::to_string(k) + " T = " + shortest(t) +
+                         " is not a sample time (output.sample_dt = " + shortest(rp.sample_dt) + "); the period of the "
+                         "nominal initial data is T = " + shortest(T) + ": choose sample_dt = T / m and, for fixed-step "
+                         "methods, integrator.h = T / n (e.g. h = " + shortest(T / 33) + ", sample_dt = " + shortest(T) + ")");
+    }
+  }
+  if (!s.periodogram.empty()) {
+    const std::vector<std::string> names = physical_state_names(s);
+    if (std::find(names.begin(), names.end(), s.periodogram) == names.end()) {
+      std::string allowed;
+      for (std::size_t c = 0; c < names.size() && c < 8; ++c) allowed += (c ? ", \"" : "\"") + names[c] + "\"";
+      throw StudyError("output.periodogram = \"" + s.periodogram + "\" is not a component of the physical state; allowed: " +
+                       allowed + (names.size() > 8 ? ", ..." : ""));
+    }
+    if (rp.samples + 1 > periodogram_max_samples)
+      throw StudyError("output.periodogram: " + std::to_string(rp.samples + 1) + " sample times; the periodogram takes at "
+                       "most " + std::to_string(periodogram_max_samples) + " (raise output.sample_dt)");
+    if (rp.samples < 4)
+      throw StudyError("output.periodogram needs at least 5 sample times; the run has " + std::to_string(rp.samples + 1));
+  }
+}
+
+}  // namespace
+
 RunParams<double> resolve(const Study& s) {
   RunParams<double> rp;
   const bool adaptive = s.method == MethodId::dopri5;
@@ -756,6 +922,7 @@ RunParams<double> resolve(const Study& s) {
   if (rp.samples > max_samples)
     throw StudyError("output.sample_dt gives " + std::to_string(rp.samples) + " samples; at most " +
                      std::to_string(max_samples) + " are allowed");
+  validate_output(s, rp);
   return rp;
 }
 
@@ -770,6 +937,11 @@ std::string num(double x) {
 }  // namespace
 
 namespace {
+std::string int_array(const std::vector<std::int64_t>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
 std::string num_array(const std::vector<double>& v) {
   std::string out = "[";
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + num(v[i]);
@@ -800,7 +972,9 @@ std::string to_toml(const Study& s, const RunParams<double>& rp) {
      << "\ndistribution = \"" << s.distribution << "\"\nkind = \"" << s.kind << "\"\nphi_offset = " << num(s.phi_offset)
      << "\npsi_offset = " << num(s.psi_offset) << "\n\n";
   os << "[output]\nsample_dt = " << num(rp.sample_dt) << "\ntrajectory = " << (s.trajectory ? "true" : "false")
-     << "\nreference = \"" << (reference_on(s) ? "auto" : "none") << "\"\nreference_tol = " << num(s.reference_tol) << "\n";
+     << "\nreference = \"" << (reference_on(s) ? "auto" : "none") << "\"\nreference_tol = " << num(s.reference_tol)
+     << "\nstates = " << (s.states ? "true" : "false") << "\nrecord = " << int_array(s.record)
+     << "\nphase_error = " << int_array(s.phase_error) << "\nperiodogram = \"" << s.periodogram << "\"\n";
   return os.str();
 }
 
@@ -841,7 +1015,11 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
   j["output"] = {{"sample_dt", rp.sample_dt},
                  {"trajectory", s.trajectory},
                  {"reference", reference_on(s) ? "auto" : "none"},
-                 {"reference_tol", s.reference_tol}};
+                 {"reference_tol", s.reference_tol},
+                 {"states", s.states},
+                 {"record", s.record},
+                 {"phase_error", s.phase_error},
+                 {"periodogram", s.periodogram}};
   return j;
 }
 

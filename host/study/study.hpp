@@ -69,6 +69,10 @@ struct Study {
   bool trajectory = false;
   std::optional<std::string> reference;  // "auto" | "none"; default: auto for the pendulum, none for chains
   double reference_tol = 1e-12;
+  bool states = false;                 // states.h5: every instance's initial and final state
+  std::vector<std::int64_t> record;    // instances whose trajectories go into states.h5
+  std::vector<std::int64_t> phase_error;  // pendulum: |y(kT) - y_exact(kT)| of instance 0 at these k
+  std::string periodogram;             // a physical state component of instance 0, or "" (none)
 
   // "section.key" of every key the study file or --set gave.
   std::set<std::string> given;
@@ -89,6 +93,20 @@ std::vector<double> initial_state(const Study& s);
 std::vector<double> chain_inverse_masses(const Study& s);
 // Whether the run computes a reference solution (output.reference resolved).
 bool reference_on(const Study& s);
+// Column names of a chain's state: x0, y0, ..., then px0, py0, ...
+std::vector<std::string> chain_state_names(int atoms);
+// Names of the physical state's components (pendulum x, y, px, py; chain x0, y0, ..., px0, ...).
+std::vector<std::string> physical_state_names(const Study& s);
+// The exact period of the pendulum's nominal instance (after projection onto the manifold):
+// the T of output.phase_error. Throws StudyError for a chain or where there is no period.
+double pendulum_nominal_period(const Study& s);
+// Instances whose trajectories the run records (output.record, plus instance 0 when
+// trajectory.csv, the phase error or the periodogram need it), ascending and unique.
+std::vector<std::uint64_t> recorded_instances(const Study& s);
+// The periodogram's direct DFT is O(N^2): N is bounded.
+inline constexpr std::int64_t periodogram_max_samples = 65536;
+// Whether this build writes HDF5 (states.h5); CMake finds HDF5's C++ library.
+bool hdf5_available();
 
 // Reads the study file (if any) and applies --set SECTION.KEY=VALUE overrides in order.
 // Throws StudyError naming the offending key.
@@ -105,6 +123,10 @@ struct StudyRun {
 // of the [sweep] values, each with --set applied last. A file with neither gives one run
 // named "". Throws StudyError naming the offending key, value or run.
 std::vector<StudyRun> load_runs(const std::optional<std::string>& path, const std::vector<std::string>& sets);
+
+// The runs of the built-in default study (examples/default_study.toml, compiled in): what
+// `chens run` runs without a study file and without --set.
+std::vector<StudyRun> load_default_runs();
 
 // Checks cross-key constraints and computes the time grid. Throws StudyError.
 RunParams<double> resolve(const Study& s);

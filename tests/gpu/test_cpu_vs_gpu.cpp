@@ -189,7 +189,8 @@ Study ensemble_study(const std::string& model) {
 
 EnsembleSpec spec_of(const Study& s) {
   EnsembleSpec e = ensemble_spec(s);
-  e.record_trajectory = true;
+  e.record = {0, 5, 63, 64, 699};  // instance 0, inside and at the edges of statistics blocks, the last
+  e.keep_instances = 130;
   return e;
 }
 
@@ -235,10 +236,29 @@ TEST_P(EnsembleCpuVsGpu, StatisticsAgreeAndAreReproducible) {
   EXPECT_LT(worst, 1e-9) << GetParam();
   std::printf("[ compare  ] ensemble %s: statistics differ by at most %.3g (absolute), %.3g relative where above 1e-13\n",
               GetParam().c_str(), worst_abs, worst);
-  // Instance 0's trajectory, recorded from the device snapshots.
-  ASSERT_EQ(gpu.trajectory.size(), cpu.trajectory.size());
-  for (std::size_t c = 0; c < cpu.trajectory.back().size(); ++c)
-    EXPECT_NEAR(gpu.trajectory.back()[c], cpu.trajectory.back()[c], 1e-9 * (1 + std::abs(cpu.trajectory.back()[c])));
+  // The recorded trajectories, from the device snapshots, at every sample.
+  ASSERT_EQ(gpu.recorded.instances, cpu.recorded.instances);
+  ASSERT_EQ(gpu.recorded.samples(), cpu.recorded.samples());
+  for (std::size_t k = 0; k < cpu.recorded.samples(); ++k)
+    for (std::size_t r = 0; r < cpu.recorded.instances.size(); ++r) {
+      const std::vector<double> a = cpu.recorded.row(k, r), b = gpu.recorded.row(k, r);
+      ASSERT_EQ(a.size(), b.size());
+      for (std::size_t c = 0; c < a.size(); ++c)
+        EXPECT_NEAR(b[c], a[c], 1e-9 * (1 + std::abs(a[c]))) << "instance " << cpu.recorded.instances[r] << ", sample " << k;
+      for (int m = 0; m < metric_count; ++m)
+        if (cpu.metric_reported(m)) {
+          const double x = cpu.recorded.metrics[(k * cpu.recorded.instances.size() + r) * metric_count + m];
+          const double y = gpu.recorded.metrics[(k * cpu.recorded.instances.size() + r) * metric_count + m];
+          EXPECT_NEAR(y, x, 1e-9 * (1 + std::abs(x)) + 1e-13) << metric_name(m) << ", sample " << k;
+        }
+    }
+  // The kept instances' initial states: the same perturbed data on both backends, bit for bit
+  // but for FMA contractions in the projection onto the manifold.
+  ASSERT_EQ(gpu.kept.initial_state.size(), cpu.kept.initial_state.size());
+  for (std::size_t c = 0; c < cpu.kept.initial_state.size(); ++c) {
+    EXPECT_NEAR(gpu.kept.initial_state[c], cpu.kept.initial_state[c], 1e-14 * (1 + std::abs(cpu.kept.initial_state[c])));
+    EXPECT_NEAR(gpu.kept.initial_physical[c], cpu.kept.initial_physical[c], 1e-14 * (1 + std::abs(cpu.kept.initial_physical[c])));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EnsembleCpuVsGpu, ::testing::Values(std::string("pendulum"), std::string("chain")),

@@ -29,6 +29,8 @@
 #include <chens/models/pendulum.hpp>
 #include <chens/reference/pendulum_exact.hpp>
 
+#include "output/periodogram.hpp"
+
 namespace chens::papers {
 
 using Model = Pendulum<double>;
@@ -180,27 +182,7 @@ double max_until(const Trajectory& tr, Get get, double t1) {
 }
 
 // ---- periodogram (001 §6) ---------------------------------------------------------
-
-// Amplitude spectrum of N equally spaced values (spacing dt): for f_j = j / (N dt),
-// j = 1..N/2, the amplitude |sum_n y_n exp(-2 pi i j n / N)| * 2 / N, i.e. the
-// amplitude of a sinusoid that sits exactly on the frequency f_j.
-struct Periodogram {
-  std::vector<double> f, amplitude;
-};
-
-inline Periodogram periodogram(const std::vector<double>& y, double dt) {
-  const std::size_t n = y.size();
-  Periodogram p;
-  for (std::size_t j = 1; j <= n / 2; ++j) {
-    std::complex<double> acc(0.0, 0.0);
-    for (std::size_t k = 0; k < n; ++k) {
-      const double a = -2.0 * std::numbers::pi * static_cast<double>((j * k) % n) / static_cast<double>(n);
-      acc += y[k] * std::complex<double>(std::cos(a), std::sin(a));
-    }
-    p.f.push_back(static_cast<double>(j) / (static_cast<double>(n) * dt));
-    p.amplitude.push_back(std::abs(acc) * 2.0 / static_cast<double>(n));
-  }
-  return p;
-}
+// periodogram() is host/output/periodogram.hpp's, the one the CLI writes into summary.json
+// and periodogram.csv.
 
 }  // namespace chens::papers

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dispatch/run_study.hpp"
+#include "output/writer.hpp"
 #include "paper_support.hpp"
 #include "study/study.hpp"
 
@@ -49,7 +50,7 @@ TEST(PaperExamples, SingleUnperturbedTrajectoryAndNoLoss) {
     }
     const auto r = run_example(f);
     EXPECT_EQ(r.lost_total(), 0u);
-    EXPECT_FALSE(r.trajectory.empty());
+    EXPECT_EQ(r.recorded.slot(0), 0);
   }
 }
 
@@ -81,11 +82,24 @@ TEST(PaperExamples, Table1StudiesGiveTheTable) {
   for (const auto& [file, paper] : rows) {
     SCOPED_TRACE(file);
     const auto r = run_example(example(file));
-    ASSERT_EQ(r.trajectory.size(), 31u);
+    ASSERT_EQ(r.recorded.samples(), 31u);
     for (int i = 0; i < 5; ++i) {
-      const auto& row = r.trajectory[static_cast<std::size_t>(k[i])];
+      const auto row = r.recorded.row(static_cast<std::size_t>(k[i]), 0);
       EXPECT_NEAR(row[0], k[i] * T, 1e-12 * k[i] * T);
       EXPECT_NEAR(std::fabs(row[2]), paper[static_cast<std::size_t>(i)], 0.05 * paper[static_cast<std::size_t>(i)]);
+    }
+    // The same numbers in summary.json's phase-error table (output.phase_error in the file).
+    const Study s = load_study(example(file), {});
+    const RunParams<double> rp = resolve(s);
+    const nlohmann::json table = phase_error_table(s, rp, r);
+    EXPECT_NEAR(table["period"].get<double>(), T, 1e-12 * T);
+    ASSERT_EQ(table["rows"].size(), 5u);
+    for (int i = 0; i < 5; ++i) {
+      const auto& row = table["rows"][static_cast<std::size_t>(i)];
+      EXPECT_EQ(row["periods"].get<int>(), k[i]);
+      EXPECT_EQ(row["y_exact"].get<double>(), r.recorded.row(static_cast<std::size_t>(k[i]), 0)[6]);
+      EXPECT_NEAR(std::fabs(row["y_exact"].get<double>()), 0.0, 1e-12);
+      EXPECT_NEAR(row["phase_error"].get<double>(), paper[static_cast<std::size_t>(i)], 0.05 * paper[static_cast<std::size_t>(i)]);
     }
   }
 }
@@ -107,6 +121,28 @@ TEST(PaperExamples, DiracProjectionStudyAboutEverySecondStep) {
     EXPECT_GE(static_cast<double>(n), 1000.0 / 3.0);
     EXPECT_LE(static_cast<double>(n), 1000.0 * 3.0 / 4.0);
   }
+}
+
+
+TEST(PaperExamples, Sec6StudiesReportThePeriodogram) {
+  // summary.json's periodogram (output.periodogram = "y") of the 001 §6 studies, as
+  // Seiler2001Periodogram.* asserts on the per-instance path: one spike at 1/T = 0.302 with
+  // momentum projections, smeared without.
+  auto peak = [](const std::string& file) {
+    const Study s = load_study(example(file), {});
+    const RunParams<double> rp = resolve(s);
+    const nlohmann::json p = periodogram_summary(s, rp, run_example(example(file)));
+    EXPECT_EQ(p["samples"].get<int>(), 1024);
+    return p;
+  };
+  const nlohmann::json mom = peak("seiler2001_sec6_momentum.toml"), none = peak("seiler2001_sec6_none.toml");
+  const double df = 1.0 / 1024;
+  EXPECT_NEAR(mom["peak"]["f"].get<double>(), 0.302, df);
+  EXPECT_NEAR(mom["peak"]["f"].get<double>(), mom["reference_peak"]["f"].get<double>(), df / 2);
+  EXPECT_LE(mom["peak"]["bins_above_quarter_peak"].get<int>(), 3);
+  EXPECT_GE(mom["peak"]["amplitude"].get<double>(), 0.8 * mom["reference_peak"]["amplitude"].get<double>());
+  EXPECT_GE(none["peak"]["bins_above_quarter_peak"].get<int>(), 10 * mom["peak"]["bins_above_quarter_peak"].get<int>());
+  EXPECT_LE(none["peak"]["amplitude"].get<double>(), 0.4 * mom["peak"]["amplitude"].get<double>());
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ matplotlib.use("Agg")
 import matplotlib.image  # noqa: E402
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "plot_study.py")
-STATS = ("mean", "rms", "min", "max", "p50", "p90", "p99")
+STATS = ("mean", "rms", "min", "max", "p10", "p50", "p90", "p99")
+FACTORS = (1.0, 1.0, 0.5, 4.0, 0.7, 1.0, 2.0, 3.0)  # of p50, per statistic
 PENDULUM_METRICS = ("integration_error", "energy_error", "phi", "psi")
 CHAIN_METRICS = ("energy_error", "phi", "psi", "linear_momentum_error", "angular_momentum_error")
 
@@ -42,18 +43,28 @@ def write_csv(path, header, rows):
             f.write(",".join("%.17g" % v for v in row) + "\n")
 
 
-def write_run(directory, kind, formulation, h, scale, power, growth=True):
-    """One synthetic run: every metric's p50 is scale * t^power, min/p90/p99/max are 0.5,
-    2, 3, 4 times that (the mean and RMS equal p50); trajectory.csv of instance 0: the
-    pendulum oscillates in y with FREQUENCY and AMPLITUDE, the chain of 3 atoms turns its
-    last atom on a unit circle about the middle one."""
+# periodogram.csv of the run "lin" (chens' own spectrum, output.periodogram): one peak
+# that differs from trajectory.csv's, so that the test sees which one was drawn.
+CSV_PEAK_BIN, CSV_PEAK_AMPLITUDE = 50, 0.5
+# summary.json phase-error tables (output.phase_error) of the runs "lin" and "quad".
+PHASE_K = (2, 4, 10)
+PHASE_ERRORS = {"lin": (1e-4, 4e-4, 2.5e-3), "quad": (3e-3, 1.2e-2, None)}  # None: lost before 10T
+
+
+def write_run(directory, kind, formulation, h, scale, power, growth=True, p10=True, spectrum=False, phase=None):
+    """One synthetic run: every metric's p50 is scale * t^power, the other statistics
+    FACTORS times that (p10 only when p10); trajectory.csv of instance 0: the pendulum
+    oscillates in y with FREQUENCY and AMPLITUDE, the chain of 3 atoms turns its last atom
+    on a unit circle about the middle one. spectrum: a periodogram.csv with one peak;
+    phase: phase errors at PHASE_K periods for summary.json."""
     os.makedirs(directory)
     metrics = PENDULUM_METRICS if kind == "pendulum" else CHAIN_METRICS
-    header = ["t", "live"] + ["%s_%s" % (m, s) for m in metrics for s in STATS]
+    stats = [(s, f) for s, f in zip(STATS, FACTORS) if p10 or s != "p10"]
+    header = ["t", "live"] + ["%s_%s" % (m, s) for m in metrics for s, _ in stats]
     rows = []
     for t in TIMES:
         p50 = scale * t ** power
-        rows.append([t, 10] + [p50, p50, 0.5 * p50, 4 * p50, p50, 2 * p50, 3 * p50] * len(metrics))
+        rows.append([t, 10] + [f * p50 for _, f in stats] * len(metrics))
     write_csv(os.path.join(directory, "series.csv"), header, rows)
 
     if kind == "pendulum":
@@ -77,6 +88,17 @@ def write_run(directory, kind, formulation, h, scale, power, growth=True):
         "samples": len(TIMES),
     }
     summary.update({m: final for m in metrics})
+    if spectrum:
+        n = len(TIMES) - 1
+        f = [j / (n * DT) for j in range(1, n // 2 + 1)]
+        a = [CSV_PEAK_AMPLITUDE if j == CSV_PEAK_BIN else 0.01 for j in range(1, n // 2 + 1)]
+        write_csv(os.path.join(directory, "periodogram.csv"), ["f", "amplitude", "power"],
+                  [[x, y, y * y / 2] for x, y in zip(f, a)])
+        summary["periodogram"] = {"component": "y", "instance": 0, "samples": n, "dt": DT}
+    if phase:
+        period = 3.3132763404731875
+        summary["phase_error"] = {"period": period, "instance": 0, "rows": [
+            {"periods": k, "t": k * period, "phase_error": e} for k, e in zip(PHASE_K, phase)]}
     if growth:
         summary["growth_exponents"] = {"window": [T_END / 10, T_END]}
         summary["growth_exponents"].update({m: {"max": power, "p50": power, "points": 361} for m in metrics})
@@ -99,8 +121,10 @@ class PlotStudyTest(unittest.TestCase):
 
         cls.study = os.path.join(root, "study")
         os.makedirs(cls.study)
-        write_run(os.path.join(cls.study, "lin"), "pendulum", "dirac", 0.1, 1e-6, 1.0)
-        write_run(os.path.join(cls.study, "quad"), "pendulum", "naive", 0.1, 1e-7, 2.0, growth=False)
+        write_run(os.path.join(cls.study, "lin"), "pendulum", "dirac", 0.1, 1e-6, 1.0, spectrum=True,
+                  phase=PHASE_ERRORS["lin"])
+        write_run(os.path.join(cls.study, "quad"), "pendulum", "naive", 0.1, 1e-7, 2.0, growth=False, p10=False,
+                  phase=PHASE_ERRORS["quad"])
         write_run(os.path.join(cls.study, "chain"), "chain", "dirac", 0.1, 1e-8, 1.0)
         os.makedirs(os.path.join(cls.study, "broken"))  # a failed run leaves no results
         runs = [{"name": n, "directory": n, "overrides": {}, "status": "complete"} for n in ("lin", "quad", "chain")]
@@ -176,6 +200,37 @@ class PlotStudyTest(unittest.TestCase):
         self.assertIn("skipped: run broken", text)
         self.assertIn("growth exponents: not in summary.json", text)  # the run "quad" has none
         self.assertEqual(len(re.findall(r"peak frequency", text)), 2)
+        # All periodograms in one figure; the phase-error figure and table (002 Table 1).
+        self.assert_drawn(os.path.join(self.study_out, "periodograms.png"))
+        self.assert_drawn(os.path.join(self.study_out, "phase_error.png"))
+        self.assertRegex(text, r"phase error \|y\(kT\) - y_exact\(kT\)\| of instance 0 \(002 Table 1\), T = 3\.31327634047")
+        self.assertRegex(text, r"\n\s+run\s+2T\s+4T\s+10T\n")
+        self.assertRegex(text, r"\n\s+lin\s+1\.000e-04\s+4\.000e-04\s+2\.500e-03\n")
+        self.assertRegex(text, r"\n\s+quad\s+3\.000e-03\s+1\.200e-02\s+n/a\n")
+
+    def test_periodogram_from_chens_file(self):
+        # The run "lin" has periodogram.csv: its peak (bin 50), not trajectory.csv's.
+        text = self.summary(self.study_out)
+        block = text[text.index("run lin:"):text.index("run quad:")]
+        m = re.search(r"peak frequency (\S+) amplitude (\S+)", block)
+        self.assertIsNotNone(m, block)
+        self.assertAlmostEqual(float(m.group(1)), CSV_PEAK_BIN / ((len(TIMES) - 1) * DT), places=12)
+        self.assertAlmostEqual(float(m.group(2)), CSV_PEAK_AMPLITUDE, places=12)
+
+    def test_bands_in_the_svg_legend(self):
+        # SVG text stays text: the legend says which band is drawn. Runs with p10 get the
+        # p10-p90 band; "quad" (series.csv without p10) falls back to min-p90.
+        with open(os.path.join(self.single, "plots", "energy_error.svg")) as f:
+            single = f.read()
+        self.assertIn("p10–p90 band", single)
+        self.assertNotIn("min–p90 band", single)
+        self.assertIn("median (p50)", single)
+        with open(os.path.join(self.study_out, "energy_error.svg")) as f:
+            study = f.read()
+        self.assertIn("p10–p90 band", study)
+        self.assertIn("min–p90 band", study)
+        for label in ("lin", "quad", "chain"):
+            self.assertIn(">%s<" % label, study)
 
     def test_format_and_metrics_options(self):
         out = os.path.join(self.tmp.name, "only-energy")

@@ -21,7 +21,7 @@
 
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
-#include "backends/instance0_record.hpp"
+#include "backends/instance_records.hpp"
 
 namespace chens {
 
@@ -70,9 +70,8 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   const std::size_t hist_rows = static_cast<std::size_t>(threads) * static_cast<std::size_t>(seg);
   std::vector<std::uint32_t> hist(hist_rows * hist_row, 0u);
   std::vector<int> touched_lo(hist_rows * metric_count, bins), touched_hi(hist_rows * metric_count, -1);
-  if (spec.record_trajectory) res.trajectory.resize(static_cast<std::size_t>(samples + 1));
-
-  auto record = [&](const Inst& in, index_t k) { res.trajectory[static_cast<std::size_t>(k)] = trajectory_row(sys, rp, in, k); };
+  res.recorded = recorded_sized(spec.record, n, S, res.reference_available, samples);
+  const std::vector<std::uint64_t>& rec_list = res.recorded.instances;
 
   for (index_t k0 = 0; k0 <= samples; k0 += seg) {
     const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
@@ -82,12 +81,18 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
       const std::uint64_t lo = static_cast<std::uint64_t>(b) * cpu_block_size;
       const std::uint64_t hi = std::min<std::uint64_t>(n, lo + cpu_block_size);
       const std::size_t my_rows = static_cast<std::size_t>(omp_get_thread_num()) * static_cast<std::size_t>(seg);
+      // Whether the block holds a recorded instance (then each of its instances looks itself up).
+      const bool block_records = std::lower_bound(rec_list.begin(), rec_list.end(), lo) !=
+                                 std::lower_bound(rec_list.begin(), rec_list.end(), hi);
       // Instances i..i+B-1 through the segment; per sample, metrics are accumulated in
       // instance order whatever B is, so B changes no result.
       auto group = [&]<int B>(std::uint64_t i) {
         for (index_t k = k0; k < k1; ++k) {
           for (int j = 0; j < B; ++j) {
-            if (k == 0) inst[i + j] = make_instance<System, Reference>(sys, z0, Real(spec.perturbation), spec.seed, i + j, rp);
+            if (k == 0) {
+              inst[i + j] = make_instance<System, Reference>(sys, z0, Real(spec.perturbation), spec.seed, i + j, rp);
+              if (i + j < keep) keep_initial(res.kept, sys, i + j, inst[i + j]);
+            }
           }
           if (k > 0) {
             if constexpr (B > 1) {
@@ -117,7 +122,10 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
             if (k == samples && i + j < keep)
               for (int c = 0; c < metric_count; ++c)
                 res.kept.metrics[(i + j) * metric_count + c] = ok ? static_cast<double>(m.v[c]) : 0.0;
-            if (i + j == 0 && spec.record_trajectory) record(inst[i + j], k);
+            if (block_records) {
+              const std::int64_t slot = recorded_slot(rec_list, i + j);
+              if (slot >= 0) record_sample(res.recorded, sys, rp, static_cast<std::size_t>(slot), k, inst[i + j], ok, m);
+            }
           }
         }
       };
@@ -158,7 +166,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
     res.lost[inst[i].lost] += 1;
     if (inst[i].ref.projected) res.reference_projected += 1;
   }
-  for (std::uint64_t i = 0; i < keep; ++i) keep_final(res.kept, i, inst[i]);
+  for (std::uint64_t i = 0; i < keep; ++i) keep_final(res.kept, sys, i, inst[i]);
   const Inst& i0 = inst[0];
   record_instance0_final(res, sys, i0);
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();

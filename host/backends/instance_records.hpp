@@ -1,0 +1,103 @@
+// What the backends record of single instances (host code shared by the CPU and CUDA
+// backends): the recorded instances' states at every sample (EnsembleSpec::record; the
+// rows of trajectory.csv and of states.h5's /trajectories), instance 0's final state in
+// summary.json, and the first instances' initial and final states one by one
+// (EnsembleSpec::keep_instances; states.h5's /instances).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <chens/diagnostics/metrics.hpp>
+#include <chens/ensemble/counters.hpp>
+#include <chens/ensemble/run_params.hpp>
+
+#include "backends/ensemble_result.hpp"
+
+namespace chens {
+
+// Slot of instance i in the ascending list `record`, or -1 when it is not recorded.
+inline std::int64_t recorded_slot(const std::vector<std::uint64_t>& record, std::uint64_t i) {
+  const auto it = std::lower_bound(record.begin(), record.end(), i);
+  return it != record.end() && *it == i ? static_cast<std::int64_t>(it - record.begin()) : -1;
+}
+
+// Storage for the recorded instances of a run with samples + 1 sample times.
+inline RecordedTrajectories recorded_sized(const std::vector<std::uint64_t>& record, std::uint64_t n, int S,
+                                           bool reference, index_t samples) {
+  RecordedTrajectories rec;
+  for (std::uint64_t i : record)
+    if (i < n) rec.instances.push_back(i);
+  rec.state_size = S;
+  rec.has_reference = reference;
+  const std::size_t K = static_cast<std::size_t>(samples + 1), R = rec.instances.size();
+  rec.t.assign(K, 0.0);
+  rec.state.assign(K * R * static_cast<std::size_t>(S), 0.0);
+  if (reference) rec.reference.assign(K * R * static_cast<std::size_t>(S), 0.0);
+  rec.metrics.assign(K * R * metric_count, 0.0);
+  rec.measured.assign(K * R, 0);
+  return rec;
+}
+
+// Sample k of the recorded instance in slot `slot`: its physical state, its reference state
+// (when the run has one) and the metrics the backend measured (measured = false: lost).
+template <class System, class Real, class Inst>
+void record_sample(RecordedTrajectories& rec, const System& sys, const RunParams<Real>& rp, std::size_t slot,
+                   index_t k, const Inst& in, bool measured, const Metrics<double>& m) {
+  constexpr int S = System::State::size;
+  const std::size_t R = rec.instances.size();
+  const std::size_t at = static_cast<std::size_t>(k) * R + slot;
+  rec.t[static_cast<std::size_t>(k)] = rp.reference_time(k);
+  const auto phys = sys.physical(in.z);
+  for (int c = 0; c < S; ++c) rec.state[at * S + c] = static_cast<double>(phys[c]);
+  if constexpr (decltype(in.ref)::available) {
+    if (rec.has_reference && in.ref.enabled()) {
+      const auto r = in.ref.eval(rp.reference_time(k));
+      for (int c = 0; c < S; ++c) rec.reference[at * S + c] = static_cast<double>(r[c]);
+    }
+  }
+  for (int c = 0; c < metric_count; ++c) rec.metrics[at * metric_count + c] = measured ? m.v[c] : 0.0;
+  rec.measured[at] = measured ? 1 : 0;
+}
+
+// Instance 0's final state (formulation variables and physical) and whether it was lost.
+template <class System, class Inst>
+void record_instance0_final(EnsembleResult& res, const System& sys, const Inst& i0) {
+  constexpr int S = System::State::size;
+  const auto phys = sys.physical(i0.z);
+  for (int c = 0; c < S; ++c) {
+    res.instance0_state.push_back(static_cast<double>(i0.z[c]));
+    res.instance0_physical.push_back(static_cast<double>(phys[c]));
+  }
+  res.instance0_lost = i0.lost != int(LostReason::none);
+}
+
+// Instance i's state (formulation variables) and physical state into row i of both arrays.
+template <class System, class Inst>
+void keep_states(std::vector<double>& state, std::vector<double>& physical, const System& sys, std::uint64_t i,
+                 const Inst& in) {
+  constexpr int S = System::State::size;
+  const auto phys = sys.physical(in.z);
+  for (int c = 0; c < S; ++c) {
+    state[i * S + c] = static_cast<double>(in.z[c]);
+    physical[i * S + c] = static_cast<double>(phys[c]);
+  }
+}
+
+// Instance i's initial state into kept.
+template <class System, class Inst>
+void keep_initial(PerInstanceResult& kept, const System& sys, std::uint64_t i, const Inst& in) {
+  keep_states(kept.initial_state, kept.initial_physical, sys, i, in);
+}
+
+// Instance i's final state, lost reason and counters into kept (its metrics at the last
+// sample are stored when they are measured).
+template <class System, class Inst>
+void keep_final(PerInstanceResult& kept, const System& sys, std::uint64_t i, const Inst& in) {
+  keep_states(kept.final_state, kept.final_physical, sys, i, in);
+  kept.lost[i] = in.lost;
+  kept.counters[i] = in.c;
+}
+
+}  // namespace chens

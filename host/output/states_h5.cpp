@@ -1,0 +1,175 @@
+#include "output/states_h5.hpp"
+
+#include <stdexcept>
+
+#ifdef CHENS_HAVE_HDF5
+#include <H5Cpp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <chens/diagnostics/metrics.hpp>
+#include <chens/version.hpp>
+#endif
+
+namespace chens {
+
+#ifndef CHENS_HAVE_HDF5
+
+void write_states_h5(const std::string& path, const Study&, const RunParams<double>&, const EnsembleResult&) {
+  throw std::runtime_error("cannot write " + path + ": this build of chens has no HDF5 (install libhdf5-dev and configure again)");
+}
+
+#else
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+// A variable-length UTF-8 string (h5py reads it as str).
+void string_attribute(H5::H5Object& obj, const char* name, const std::string& value) {
+  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+  type.setCset(H5T_CSET_UTF8);
+  H5::Attribute a = obj.createAttribute(name, type, H5::DataSpace(H5S_SCALAR));
+  a.write(type, value);
+}
+
+template <class T>
+const H5::PredType& h5_type();
+template <>
+const H5::PredType& h5_type<double>() { return H5::PredType::NATIVE_DOUBLE; }
+template <>
+const H5::PredType& h5_type<std::uint64_t>() { return H5::PredType::NATIVE_UINT64; }
+template <>
+const H5::PredType& h5_type<std::int32_t>() { return H5::PredType::NATIVE_INT32; }
+template <>
+const H5::PredType& h5_type<unsigned char>() { return H5::PredType::NATIVE_UINT8; }
+
+// A dataset of the given shape (row-major, C order: h5py reads it with the same shape).
+template <class T>
+H5::DataSet dataset(H5::Group& g, const char* name, const std::vector<hsize_t>& dims, const std::vector<T>& data,
+                    const std::string& columns = "") {
+  hsize_t total = 1;
+  for (hsize_t d : dims) total *= d;
+  if (total != data.size()) throw std::logic_error(std::string("states.h5: ") + name + " has the wrong size");
+  const H5::DataSpace space(static_cast<int>(dims.size()), dims.data());
+  H5::DataSet ds = g.createDataSet(name, h5_type<T>(), space);
+  if (total > 0) ds.write(data.data(), h5_type<T>());
+  if (!columns.empty()) string_attribute(ds, "columns", columns);
+  return ds;
+}
+
+}  // namespace
+
+void write_states_h5(const std::string& path, const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
+  try {
+    H5::Exception::dontPrint();
+    H5::H5File file(path, H5F_ACC_TRUNC);
+    H5::Group root = file.openGroup("/");
+    string_attribute(root, "chens_version", CHENS_VERSION_STRING);
+    string_attribute(root, "study", to_json(s, rp).dump());
+    string_attribute(root, "backend", r.backend);
+    string_attribute(root, "device", r.device);
+    string_attribute(root, "state_names", join(r.state_names));
+    std::vector<std::string> metrics;
+    std::vector<int> reported;
+    for (int m = 0; m < metric_count; ++m)
+      if (r.metric_reported(m)) {
+        metrics.push_back(metric_name(m));
+        reported.push_back(m);
+      }
+    string_attribute(root, "metric_names", join(metrics));
+    const hsize_t S = r.state_names.size(), M = metrics.size();
+
+    const PerInstanceResult& kept = r.kept;
+    const hsize_t n = kept.lost.size();
+    if (n > 0) {
+      H5::Group g = file.createGroup("/instances");
+      string_attribute(g, "description",
+                       "instance i of the ensemble in row i: initial and final states in the formulation's variables "
+                       "(state) and physical (q, p) (physical), final metrics (NaN where the instance was lost), lost "
+                       "reason and work counters");
+      const std::string names = join(r.state_names);
+      dataset(g, "initial_state", {n, S}, kept.initial_state, names);
+      dataset(g, "initial_physical", {n, S}, kept.initial_physical, names);
+      dataset(g, "final_state", {n, S}, kept.final_state, names);
+      dataset(g, "final_physical", {n, S}, kept.final_physical, names);
+      std::vector<double> fm(n * M);
+      for (hsize_t i = 0; i < n; ++i)
+        for (hsize_t c = 0; c < M; ++c)
+          fm[i * M + c] = kept.lost[i] != int(LostReason::none)
+                              ? std::numeric_limits<double>::quiet_NaN()
+                              : kept.metrics[i * metric_count + static_cast<hsize_t>(reported[c])];
+      dataset(g, "final_metrics", {n, M}, fm, join(metrics));
+      std::vector<std::int32_t> lost(kept.lost.begin(), kept.lost.end());
+      H5::DataSet ld = dataset(g, "lost", {n}, lost);
+      string_attribute(ld, "codes",
+                       "0 none, 1 non_finite, 2 step_size_underflow, 3 max_steps, 4 initial_projection, 5 reference_failed");
+      H5::Group cg = g.createGroup("counters");
+      const auto counter = [&](const char* name, std::uint64_t Counters::*field) {
+        std::vector<std::uint64_t> v(n);
+        for (hsize_t i = 0; i < n; ++i) v[i] = kept.counters[i].*field;
+        dataset(cg, name, {n}, v);
+      };
+      counter("steps", &Counters::steps);
+      counter("rejected_steps", &Counters::rejected_steps);
+      counter("rhs_evaluations", &Counters::rhs_evaluations);
+      counter("fixed_point_iterations", &Counters::iterations);
+      counter("unconverged_steps", &Counters::unconverged_steps);
+      counter("momentum_projections", &Counters::momentum_projections);
+      counter("position_projections", &Counters::position_projections);
+      counter("position_newton_iterations", &Counters::position_newton_iterations);
+      counter("unconverged_position_projections", &Counters::unconverged_position_projections);
+      counter("impetus_resets", &Counters::impetus_resets);
+      counter("reference_steps", &Counters::reference_steps);
+      counter("reference_rhs_evaluations", &Counters::reference_rhs_evaluations);
+    }
+
+    const RecordedTrajectories& rec = r.recorded;
+    const hsize_t R = rec.instances.size(), K = rec.t.size();
+    if (R > 0) {
+      H5::Group g = file.createGroup("/trajectories");
+      string_attribute(g, "description",
+                       "the instances listed in `instances`, at every sample time t: state[r, k, :] is instance "
+                       "instances[r] at t[k] (physical q, p), reference[r, k, :] its reference solution, metrics[r, k, :] "
+                       "its metrics (NaN where measured[r, k] = 0: lost)");
+      dataset(g, "instances", {R}, rec.instances);
+      dataset(g, "t", {K}, rec.t);
+      // Sample-major in memory ([k][r][c]); instance-major in the file ([r][k][c]).
+      const auto transpose = [&](const std::vector<double>& v, hsize_t C, const std::vector<unsigned char>* mask) {
+        std::vector<double> out(R * K * C);
+        for (hsize_t k = 0; k < K; ++k)
+          for (hsize_t q = 0; q < R; ++q)
+            for (hsize_t c = 0; c < C; ++c)
+              out[(q * K + k) * C + c] = mask && !(*mask)[k * R + q] ? std::numeric_limits<double>::quiet_NaN()
+                                                                     : v[(k * R + q) * C + c];
+        return out;
+      };
+      dataset(g, "state", {R, K, S}, transpose(rec.state, S, nullptr), join(r.state_names));
+      if (rec.has_reference) dataset(g, "reference", {R, K, S}, transpose(rec.reference, S, nullptr), join(r.state_names));
+      std::vector<double> mm(K * R * M);
+      for (hsize_t k = 0; k < K; ++k)
+        for (hsize_t q = 0; q < R; ++q)
+          for (hsize_t c = 0; c < M; ++c)
+            mm[(k * R + q) * M + c] = rec.metrics[(k * R + q) * metric_count + static_cast<hsize_t>(reported[c])];
+      dataset(g, "metrics", {R, K, M}, transpose(mm, M, &rec.measured), join(metrics));
+      std::vector<unsigned char> measured(R * K);
+      for (hsize_t k = 0; k < K; ++k)
+        for (hsize_t q = 0; q < R; ++q) measured[q * K + k] = rec.measured[k * R + q];
+      dataset(g, "measured", {R, K}, measured);
+    }
+    file.close();
+  } catch (const H5::Exception& e) {
+    throw std::runtime_error("cannot write " + path + ": HDF5: " + e.getFuncName() + ": " + e.getDetailMsg());
+  }
+}
+
+#endif
+
+}  // namespace chens
