@@ -153,7 +153,8 @@ constexpr std::size_t device_bytes_per_instance(std::int64_t rows) {
          static_cast<std::size_t>(rows) * metric_count * sizeof(Accumulator) / cpu_block_size + 1;
 }
 
-inline constexpr std::size_t segment_metric_bytes = std::size_t(512) << 20;  // metrics of one segment
+inline constexpr std::size_t segment_metric_bytes = std::size_t(512) << 20;    // metrics of one segment
+inline constexpr std::size_t segment_snapshot_bytes = std::size_t(256) << 20;  // recorded instances' copies
 
 template <class System, class Method, class Reference>
 EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
@@ -169,15 +170,19 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   const index_t samples = rp.samples;
   const std::int64_t blocks = static_cast<std::int64_t>((n + cpu_block_size - 1) / cpu_block_size);
   const std::size_t per_row = n * (metric_count * sizeof(double) + 1);
-  // Rows per segment: metrics under segment_metric_bytes, and within a grid's y extent.
+  // Rows per segment: metrics under segment_metric_bytes, the recorded instances' snapshots
+  // under segment_snapshot_bytes, and within a grid's y extent.
+  const std::size_t snap_row = spec.record.size() * sizeof(Inst);
   const index_t seg = segment_rows(
-      samples, std::min<index_t>(65535, static_cast<index_t>(segment_metric_bytes / std::max<std::size_t>(1, per_row))));
+      samples, std::min<index_t>({65535, static_cast<index_t>(segment_metric_bytes / std::max<std::size_t>(1, per_row)),
+                                  static_cast<index_t>(segment_snapshot_bytes / std::max<std::size_t>(1, snap_row))}));
   constexpr std::size_t hist_row = static_cast<std::size_t>(metric_count) * LogBins::count;
   {  // refuse what does not fit, before anything is launched
     std::size_t free_b = 0, total_b = 0;
     check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
     const double need = static_cast<double>(n) * static_cast<double>(device_bytes_per_instance<Inst>(seg)) +
-                        static_cast<double>(seg) * static_cast<double>(hist_row * sizeof(std::uint32_t));
+                        static_cast<double>(seg) * static_cast<double>(hist_row * sizeof(std::uint32_t) + snap_row) +
+                        static_cast<double>(keep) * metric_count * sizeof(double);
     if (need > 0.9 * static_cast<double>(free_b))
       throw DeviceMemoryError("ensemble.size = " + std::to_string(n) + " needs about " + std::to_string(need / 1e9) +
                               " GB of device memory, more than 90% of the " + std::to_string(free_b / 1e9) +

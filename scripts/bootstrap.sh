@@ -11,7 +11,7 @@ packages=(
   librandom123-dev                            # counter-based RNG for perturbations
   libboost-dev                                # Boost.Odeint, the benchmark's peer
   python3-matplotlib python3-numpy            # chens plot (scripts/plot_study.py) and its test
-  libhdf5-dev python3-h5py                    # states.h5 (HDF5 C++ API) and its read-back test
+  libhdf5-dev python3-h5py python3-pandas     # states.h5 (HDF5 C++ API) and its read-back test
 )
 
 missing=()

@@ -299,6 +299,17 @@ int run_several(std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& ou
     }
     return exit_ok;
   }
+  // --backend cuda without a usable GPU (or kernels for a run): refused before anything is
+  // written, as for a single run.
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    RunInfo info;
+    bool gpu = false;
+    std::ostringstream why;
+    if (const auto code = choose_backend(runs[i].study, ra, why, info, gpu)) {
+      err << "chens run: run \"" << runs[i].name << "\": " << why.str().substr(std::string("chens run: ").size());
+      return *code;
+    }
+  }
   const fs::path dir(ra.out);
   std::error_code ec;
   if (!ra.force && fs::exists(dir / "study.json", ec)) {
@@ -329,6 +340,9 @@ int run_several(std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& ou
     save_index();
     for (std::size_t i = 0; i < runs.size(); ++i) {
       out << "chens: run " << i + 1 << " of " << runs.size() << ": " << runs[i].name << "\n";
+      // "running" stays in study.json if the process dies: the run is marked incomplete.
+      index["runs"][i]["status"] = "running";
+      save_index();
       EnsembleResult result;
       const std::string label = "run " + std::to_string(i + 1) + " of " + std::to_string(runs.size()) + " (" +
                                 runs[i].name + "): ";

@@ -3,6 +3,8 @@
 every number checked against what the same run wrote elsewhere (summary.json, series.csv,
 trajectory.csv) or against what the study says (initial data, constraints, perturbation).
 
+Needs Debian's python3-h5py, python3-numpy and python3-pandas.
+
 Usage: test_states_h5.py CHENS_BINARY
 """
 import csv
@@ -15,6 +17,7 @@ import tempfile
 
 import h5py
 import numpy as np
+import pandas as pd
 
 chens = sys.argv[1]
 failures = []
@@ -114,6 +117,13 @@ with tempfile.TemporaryDirectory() as tmp:
     for j, m in enumerate(metrics):
         mx = np.array([float(r[m + "_max"]) for r in series])
         check(np.all(tr["metrics"][:, :, j] <= mx), f"{m}: recorded instances within the ensemble max")
+
+    # pandas reads the CSV files and the HDF5 tables as docs/study-format.md shows.
+    df = pd.read_csv(os.path.join(out, "series.csv"))
+    check(len(df) == K and df["energy_error_p50"].iloc[-1] == summary["energy_error"]["final_p50"],
+          "pandas reads series.csv")
+    final = pd.DataFrame(f["instances/final_metrics"][:], columns=f.attrs["metric_names"].split(","))
+    check(final["energy_error"].max() == summary["energy_error"]["final_max"], "pandas DataFrame of final_metrics")
 
     # Without output.states and output.record there is no states.h5.
     out2 = os.path.join(tmp, "plain")
