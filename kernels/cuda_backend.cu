@@ -11,6 +11,11 @@
 
 namespace chens {
 
+void cuda_select_device(int local_rank) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) cudaSetDevice(local_rank % count);
+}
+
 CudaDeviceInfo cuda_device_info() {
   CudaDeviceInfo info;
   int count = 0;

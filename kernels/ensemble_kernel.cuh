@@ -7,7 +7,8 @@
 // the accumulators of fixed blocks of cpu_block_size instances, each block accumulated
 // sequentially in instance order by one thread; a third bins them into the quantile
 // histograms (quantiles.hpp; integer counts in shared memory, then global integer
-// atomics: exact in any order); the host merges the blocks in index order. That is the CPU
+// atomics: exact in any order); the host merges the blocks along the block tree
+// (backends/block_tree.hpp). That is the CPU
 // backend's reduction order exactly, with no floating-point atomics: statistics are bitwise
 // reproducible from run to run, and equal to the CPU's up to the per-instance differences
 // that fused multiply-adds cause. Between segments instances live in global memory as a
@@ -42,11 +43,12 @@ namespace chens::cuda {
 
 template <class System, class Reference>
 __global__ void init_instances(System sys, RunParams<typename System::Real> rp, typename System::State z0,
-                               typename System::Real perturbation, std::uint64_t seed, std::uint64_t n,
-                               std::uint64_t* inst) {
+                               typename System::Real perturbation, std::uint64_t seed, std::uint64_t first,
+                               std::uint64_t n, std::uint64_t* inst) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const InstanceOf<System, Reference> in = make_instance<System, Reference>(sys, z0, perturbation, seed, i, rp);
+  const InstanceOf<System, Reference> in =
+      make_instance<System, Reference>(sys, z0, perturbation, seed, first + i, rp);  // global index
   soa_store(inst, n, i, in, 0, soa_words<InstanceOf<System, Reference>>);
 }
 
@@ -59,22 +61,23 @@ __global__ void init_instances(System sys, RunParams<typename System::Real> rp, 
 template <class System, class Method, class Inst>
 __global__ void advance_segment(System sys, Method method, RunParams<typename System::Real> rp, std::uint64_t n,
                                 std::uint64_t* inst, index_t k0, index_t k1, double* metrics, unsigned char* valid,
-                                const std::uint64_t* record, std::uint64_t R, Inst* snapshot, std::uint64_t keep,
-                                double* kept_metrics) {
+                                std::uint64_t first, const std::uint64_t* record, std::uint64_t R, Inst* snapshot,
+                                std::uint64_t keep, double* kept_metrics) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  std::int64_t slot = -1;  // binary search, once per segment
-  if (R > 0 && i >= record[0] && i <= record[R - 1]) {
+  const std::uint64_t g = first + i;  // global index: record holds global indices
+  std::int64_t slot = -1;             // binary search, once per segment
+  if (R > 0 && g >= record[0] && g <= record[R - 1]) {
     std::uint64_t lo = 0, hi = R;
     while (lo < hi) {
       const std::uint64_t mid = (lo + hi) / 2;
-      if (record[mid] < i) {
+      if (record[mid] < g) {
         lo = mid + 1;
       } else {
         hi = mid;
       }
     }
-    if (record[lo] == i) slot = static_cast<std::int64_t>(lo);
+    if (record[lo] == g) slot = static_cast<std::int64_t>(lo);
   }
   advance_segment_soa<System, Method, Inst>(
       sys, method, rp, inst, n, i, k0, k1, [&](index_t k, bool ok, const Metrics<double>& m, const Inst& in) {
@@ -173,9 +176,12 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   // Rows per segment: metrics under segment_metric_bytes, the recorded instances' snapshots
   // under segment_snapshot_bytes, and within a grid's y extent.
   const std::size_t snap_row = spec.record.size() * sizeof(Inst);
-  const index_t seg = segment_rows(
-      samples, std::min<index_t>({65535, static_cast<index_t>(segment_metric_bytes / std::max<std::size_t>(1, per_row)),
-                                  static_cast<index_t>(segment_snapshot_bytes / std::max<std::size_t>(1, snap_row))}));
+  const index_t seg =
+      spec.segment_rows > 0
+          ? spec.segment_rows
+          : segment_rows(samples,
+                         std::min<index_t>({65535, static_cast<index_t>(segment_metric_bytes / std::max<std::size_t>(1, per_row)),
+                                            static_cast<index_t>(segment_snapshot_bytes / std::max<std::size_t>(1, snap_row))}));
   constexpr std::size_t hist_row = static_cast<std::size_t>(metric_count) * LogBins::count;
   {  // refuse what does not fit, before anything is launched
     std::size_t free_b = 0, total_b = 0;
@@ -198,7 +204,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   res.momentum_metrics = decltype(sys.model)::has_momentum_integrals;
   res.series.resize(static_cast<std::size_t>(samples + 1));
   res.kept = PerInstanceResult::sized(keep, S);
-  res.recorded = recorded_sized(spec.record, n, S, res.reference_available, samples);
+  res.recorded = recorded_sized(spec.record, spec.first_instance, n, S, res.reference_available, samples);
   const std::uint64_t R = res.recorded.instances.size();
 
   DeviceBuffer<std::uint64_t> d_inst(static_cast<std::size_t>(W) * n);
@@ -219,7 +225,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
       std::max<std::uint64_t>(1, std::min<std::uint64_t>(65535, (n + 16 * histogram_threads - 1) / (16 * histogram_threads))));
 
   init_instances<System, Reference><<<grid, threads>>>(sys, rp, z0, static_cast<typename System::Real>(spec.perturbation),
-                                                       spec.seed, n, d_inst.ptr);
+                                                       spec.seed, spec.first_instance, n, d_inst.ptr);
   check(cudaGetLastError(), "init_instances launch");
   // The first `count` instances, out of the structure of arrays into a structure of arrays
   // of `count` instances (their initial states now, their final states at the end).
@@ -246,7 +252,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
     const std::int64_t rows = k1 - k0;
     advance_segment<System, Method, Inst><<<grid, threads>>>(sys, method, rp, n, d_inst.ptr, k0, k1, d_metrics.ptr,
-                                                             d_valid.ptr, d_record.ptr, R, d_snap.ptr, keep,
+                                                             d_valid.ptr, spec.first_instance, d_record.ptr, R, d_snap.ptr, keep,
                                                              d_kept_metrics.ptr);
     check(cudaGetLastError(), "advance_segment launch");
     const std::uint64_t work = static_cast<std::uint64_t>(rows * blocks * metric_count);
@@ -266,11 +272,13 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
       check(cudaMemcpy(snap.data(), d_snap.ptr, static_cast<std::size_t>(rows) * R * sizeof(Inst),
                        cudaMemcpyDeviceToHost),
             "cudaMemcpy");
+    for (index_t k = k0; k < k1; ++k) res.series[static_cast<std::size_t>(k)].t = rp.reference_time(k);
+    if (spec.reduce_segment) {
+      spec.reduce_segment(k0, k1, acc.data(), blocks, hist.data(), res.series);
+    } else {
+      reduce_rows(res.series, k0, k1, acc.data(), blocks, hist.data());
+    }
     for (index_t k = k0; k < k1; ++k) {
-      SampleStats& st = res.series[static_cast<std::size_t>(k)];
-      st.t = rp.reference_time(k);
-      merge_sample(st, acc.data(), k - k0, blocks);
-      set_quantiles(st, &hist[static_cast<std::size_t>(k - k0) * hist_row]);
       for (std::uint64_t r = 0; r < R; ++r) {
         // The recorded instance's metrics are measured again on the host, from the snapshot
         // (whose reference the kernel has already taken to sample k).

@@ -12,6 +12,7 @@ packages=(
   libboost-dev                                # Boost.Odeint, the benchmark's peer
   python3-matplotlib python3-numpy            # chens plot (scripts/plot_study.py) and its test
   libhdf5-dev python3-h5py python3-pandas     # states.h5 (HDF5 C++ API) and its read-back test
+  libopenmpi-dev openmpi-bin                  # sharding over MPI ranks (docs/scaling.md) and its test
 )
 
 missing=()

@@ -77,13 +77,15 @@ void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& met
   }
   for (index_t k = 0; k <= samples; ++k) {
     SampleStats st;
+    std::vector<Accumulator> leaves;  // the blocks' accumulators, merged along the block tree
     for (std::uint64_t lo = 0; lo < n; lo += cpu_block_size) {
       Accumulator a[metric_count];
       for (std::uint64_t i = lo; i < std::min<std::uint64_t>(n, lo + cpu_block_size); ++i)
         if (valid[static_cast<std::size_t>(k)][i])
           for (int c = 0; c < metric_count; ++c) a[c].add(metrics[static_cast<std::size_t>(k)][c * n + i]);
-      for (int c = 0; c < metric_count; ++c) st.metric[c].merge(a[c]);
+      leaves.insert(leaves.end(), a, a + metric_count);
     }
+    tree_merge(leaves.data(), leaves.size() / metric_count, st.metric);
     for (int c = 0; c < metric_count; ++c)
       EXPECT_TRUE(same_bits(st.metric[c], cpu.series[static_cast<std::size_t>(k)].metric[c]))
           << what << ": sample " << k << ", " << metric_name(c);

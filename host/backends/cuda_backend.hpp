@@ -30,6 +30,9 @@ struct CudaDeviceInfo {
 // machines without a driver); never aborts.
 CudaDeviceInfo cuda_device_info();
 
+// MPI ranks: use device local_rank modulo the number of devices (no-op without a device).
+void cuda_select_device(int local_rank);
+
 // Why the GPU backend cannot run this study (a model size without kernels), or "".
 std::string cuda_unsupported_reason(const Study& s);
 

@@ -7,6 +7,8 @@ namespace chens {
 
 CudaDeviceInfo cuda_device_info() { return {false, "this chens was built without CUDA (CHENS_ENABLE_CUDA=OFF or no nvcc)"}; }
 
+void cuda_select_device(int) {}
+
 std::string cuda_unsupported_reason(const Study&) { return "this chens was built without CUDA"; }
 
 EnsembleResult run_study_cuda(const Study&, const RunParams<double>&, const EnsembleSpec&) {

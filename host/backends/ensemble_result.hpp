@@ -12,6 +12,7 @@
 #include <chens/ensemble/counters.hpp>
 #include <chens/ensemble/quantiles.hpp>
 
+#include "backends/block_tree.hpp"
 #include "backends/per_instance.hpp"
 
 namespace chens {
@@ -89,12 +90,11 @@ struct EnsembleResult {
   }
 };
 
-// Merges the block accumulators of sample k (layout ((k - k0) * blocks + b) * metric_count
-// + metric, as both backends fill them) into the run's statistics, blocks in index order:
-// the one reduction order of every backend.
+// The statistics of sample k from its block accumulators (layout ((k - k0) * blocks + b) *
+// metric_count + metric, as both backends fill them), merged along the block tree
+// (block_tree.hpp): the one reduction order of every backend and split.
 inline void merge_sample(SampleStats& st, const Accumulator* acc, std::int64_t row, std::int64_t blocks) {
-  for (std::int64_t b = 0; b < blocks; ++b)
-    for (int j = 0; j < metric_count; ++j) st.metric[j].merge(acc[(row * blocks + b) * metric_count + j]);
+  tree_merge(acc + static_cast<std::size_t>(row * blocks) * metric_count, static_cast<std::uint64_t>(blocks), st.metric);
 }
 
 // Sets the quantiles of one sample time from its histograms, hist[m * LogBins::count + b]
@@ -106,6 +106,18 @@ void set_quantiles(SampleStats& st, const Count* hist) {
       st.quantile[m][q] = st.metric[m].count == 0 ? 0.0
                           : histogram_quantile(hist + m * LogBins::count, quantile_level[q], st.metric[m].min,
                                                st.metric[m].max);
+}
+
+// A segment's statistics from one backend's own blocks and histograms (what EnsembleSpec::
+// reduce_segment replaces in sharded runs): series[k0 .. k1), whose t is set.
+inline void reduce_rows(std::vector<SampleStats>& series, std::int64_t k0, std::int64_t k1, const Accumulator* acc,
+                        std::int64_t blocks, const std::uint32_t* hist) {
+  constexpr std::size_t hist_row = static_cast<std::size_t>(metric_count) * LogBins::count;
+  for (std::int64_t k = k0; k < k1; ++k) {
+    SampleStats& st = series[static_cast<std::size_t>(k)];
+    merge_sample(st, acc, k - k0, blocks);
+    set_quantiles(st, hist + static_cast<std::size_t>(k - k0) * hist_row);
+  }
 }
 
 }  // namespace chens

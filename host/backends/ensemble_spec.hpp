@@ -9,6 +9,9 @@
 
 namespace chens {
 
+struct Accumulator;
+struct SampleStats;
+
 struct EnsembleSpec {
   std::uint64_t size = 1;
   std::uint64_t seed = 0;
@@ -23,11 +26,29 @@ struct EnsembleSpec {
   // Called between segments with the number of sample times finished and their total
   // (t = 0 included), from the calling thread.
   std::function<void(std::int64_t done, std::int64_t total)> progress;
+
+  // Sharded runs (MPI ranks, host/mpi/): this run integrates instances [first_instance,
+  // first_instance + size) of an ensemble of total_instances (0: size); first_instance is a
+  // multiple of cpu_block_size, so that blocks are the ensemble's own. Instance indices
+  // (initial data, record, summary.json's instance 0) are global.
+  std::uint64_t first_instance = 0;
+  std::uint64_t total_instances = 0;
+  // Sample times per segment, the same on every rank of a sharded run; 0: the backend's own
+  // choice (segment_rows below, bounded by its memory).
+  std::int64_t segment_rows = 0;
+  // Sharded runs: called once per segment, on every rank, with the segment's block
+  // accumulators acc[((k - k0) * blocks + b) * metric_count + m] (b the local block) and
+  // quantile histograms hist[((k - k0) * metric_count + m) * LogBins::count + bin]; it fills
+  // series[k0 .. k1) (t is set). Unset: the backend reduces its own blocks (reduce_rows).
+  std::function<void(std::int64_t k0, std::int64_t k1, const Accumulator* acc, std::int64_t blocks,
+                     const std::uint32_t* hist, std::vector<SampleStats>& series)>
+      reduce_segment;
 };
 
 // Statistics are accumulated per block of this many consecutive instances, sequentially
-// in instance order, and blocks are merged in index order, on the CPU and on the GPU:
-// results do not depend on thread counts or launch shapes.
+// in instance order, and blocks are merged along a fixed tree over their indices
+// (block_tree.hpp), on the CPU, on the GPU and across MPI ranks: results do not depend on
+// thread counts, launch shapes or the number of ranks.
 inline constexpr std::uint64_t cpu_block_size = 64;
 
 // A run is cut into at least this many segments of sample times (when it has that many),

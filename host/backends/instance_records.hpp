@@ -23,12 +23,13 @@ inline std::int64_t recorded_slot(const std::vector<std::uint64_t>& record, std:
   return it != record.end() && *it == i ? static_cast<std::int64_t>(it - record.begin()) : -1;
 }
 
-// Storage for the recorded instances of a run with samples + 1 sample times.
-inline RecordedTrajectories recorded_sized(const std::vector<std::uint64_t>& record, std::uint64_t n, int S,
-                                           bool reference, index_t samples) {
+// Storage for the recorded instances among instances [first, first + n) (global indices) of
+// a run with samples + 1 sample times.
+inline RecordedTrajectories recorded_sized(const std::vector<std::uint64_t>& record, std::uint64_t first,
+                                           std::uint64_t n, int S, bool reference, index_t samples) {
   RecordedTrajectories rec;
   for (std::uint64_t i : record)
-    if (i < n) rec.instances.push_back(i);
+    if (i >= first && i - first < n) rec.instances.push_back(i);
   rec.state_size = S;
   rec.has_reference = reference;
   const std::size_t K = static_cast<std::size_t>(samples + 1), R = rec.instances.size();

@@ -20,6 +20,7 @@
 #include "dispatch/run_study.hpp"
 #include "output/study_index.hpp"
 #include "output/writer.hpp"
+#include "mpi/mpi_runtime.hpp"
 #include "study/default_study.hpp"
 #include "study/study.hpp"
 
@@ -244,8 +245,22 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
       err << (tty ? "\r" : "") << buf << (tty && done < total ? "" : "\n") << std::flush;
     };
   }
+  if (mpi_world().active) {
+    // Every rank needs at least one block of cpu_block_size instances (docs/scaling.md).
+    const std::uint64_t blocks = (static_cast<std::uint64_t>(study.size) + cpu_block_size - 1) / cpu_block_size;
+    if (blocks < static_cast<std::uint64_t>(mpi_world().size)) {
+      err << "chens run: ensemble.size = " << study.size << " is " << blocks << " block(s) of " << cpu_block_size
+          << " instances, fewer than the " << mpi_world().size << " MPI ranks; use at least " << cpu_block_size
+          << " instances per rank or fewer ranks\n";
+      return exit_bad_input;
+    }
+  }
   try {
-    result = gpu ? run_study_cuda(study, rp, spec) : run_study_cpu(study, rp, spec);
+    if (mpi_world().active) {
+      result = run_study_sharded(study, rp, spec, gpu);
+    } else {
+      result = gpu ? run_study_cuda(study, rp, spec) : run_study_cpu(study, rp, spec);
+    }
   } catch (const DeviceMemoryError& e) {
     err << "chens run: " << e.what() << "\n";
     return exit_bad_input;
@@ -256,6 +271,7 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
     err << "chens run: the run failed: " << e.what() << "\n";
     return exit_failure;
   }
+  if (!mpi_root()) return exit_ok;  // rank 0 writes the results of every rank
   try {
     write_outputs(dir, study, rp, result, info);
   } catch (const std::exception& e) {
@@ -324,9 +340,12 @@ int run_several(std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& ou
     err << "chens run: " << e.what() << "\n";
     return exit_bad_input;
   }
+  mpi_barrier();  // every rank has checked DIR before rank 0 writes study.json
   nlohmann::json index;
   index["chens_version"] = CHENS_VERSION_STRING;
   index["study_file"] = ra.study ? *ra.study : ra.sets.empty() ? builtin_default_study_name : "";
+  // Rank 0 keeps the index; every rank runs every run (its shard).
+  const bool root = mpi_root();
   index["complete"] = false;
   index["runs"] = nlohmann::json::array();
   for (const StudyRun& r : runs) {
@@ -334,7 +353,9 @@ int run_several(std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& ou
     for (const auto& [k, v] : r.overrides) o[k] = v;
     index["runs"].push_back({{"name", r.name}, {"directory", r.name}, {"overrides", o}, {"status", "pending"}});
   }
-  auto save_index = [&]() { write_file_atomically((dir / "study.json").string(), index.dump(2) + "\n"); };
+  auto save_index = [&]() {
+    if (root) write_file_atomically((dir / "study.json").string(), index.dump(2) + "\n");
+  };
   std::vector<nlohmann::json> digests;
   try {
     save_index();
@@ -361,7 +382,7 @@ int run_several(std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& ou
       save_index();
     }
     const std::string table = comparison_table(digests);
-    write_file_atomically((dir / "comparison.csv").string(), comparison_csv(digests));
+    if (root) write_file_atomically((dir / "comparison.csv").string(), comparison_csv(digests));
     index["complete"] = true;
     save_index();
     out << "\n" << table << "results in " << ra.out << "/ (study.json, comparison.csv, one directory per run)\n";
@@ -421,6 +442,10 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
   const RunArgs& ra = p.args;
   const Study& study = p.study;
   const RunParams<double>& rp = p.rp;
+  if (mpi_world().active) {
+    err << "chens validate: runs in one process; start it without mpirun\n";
+    return exit_bad_input;
+  }
   const std::string why = gpu_unusable_reason(study);
   if (!why.empty()) {
     err << "chens validate: cannot compare with the GPU: " << why << "\n";

@@ -2,7 +2,8 @@
 // of include/chens/ensemble/instance.hpp. The run is cut into segments of sample
 // intervals (as the GPU kernels will be launched per segment); within a segment each
 // block integrates its instances in index order and accumulates their metrics into
-// the block's own accumulators, which are then merged in block order. Blocks do not
+// the block's own accumulators, which are then merged along the block tree
+// (block_tree.hpp; in sharded runs EnsembleSpec::reduce_segment does it). Blocks do not
 // depend on the thread count, so results are bitwise identical for any thread count.
 // Quantiles come from per-thread histograms of integer counts (quantiles.hpp), summed.
 #pragma once
@@ -61,7 +62,9 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   const std::int64_t per_sample_bytes =
       blocks * static_cast<std::int64_t>(sizeof(Accumulator) * metric_count) +
       static_cast<std::int64_t>(threads) * metric_count * bins * static_cast<std::int64_t>(sizeof(std::uint32_t));
-  const index_t seg = segment_rows(samples, (64ll << 20) / std::max<std::int64_t>(1, per_sample_bytes));
+  const index_t seg = spec.segment_rows > 0
+                          ? spec.segment_rows
+                          : segment_rows(samples, (64ll << 20) / std::max<std::int64_t>(1, per_sample_bytes));
   std::vector<Accumulator> acc(static_cast<std::size_t>(blocks * seg * metric_count));
   // Histograms per thread, row and metric (integer counts: summed in any order, exactly),
   // with the range of bins each has touched, so that merging and clearing them costs what
@@ -69,8 +72,10 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   const std::size_t hist_row = static_cast<std::size_t>(metric_count) * bins;
   const std::size_t hist_rows = static_cast<std::size_t>(threads) * static_cast<std::size_t>(seg);
   std::vector<std::uint32_t> hist(hist_rows * hist_row, 0u);
+  std::vector<std::uint32_t> seg_hist(static_cast<std::size_t>(seg) * hist_row);  // summed over threads
   std::vector<int> touched_lo(hist_rows * metric_count, bins), touched_hi(hist_rows * metric_count, -1);
-  res.recorded = recorded_sized(spec.record, n, S, res.reference_available, samples);
+  const std::uint64_t first = spec.first_instance;  // global index of instance 0 here
+  res.recorded = recorded_sized(spec.record, first, n, S, res.reference_available, samples);
   const std::vector<std::uint64_t>& rec_list = res.recorded.instances;
 
   for (index_t k0 = 0; k0 <= samples; k0 += seg) {
@@ -82,15 +87,16 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
       const std::uint64_t hi = std::min<std::uint64_t>(n, lo + cpu_block_size);
       const std::size_t my_rows = static_cast<std::size_t>(omp_get_thread_num()) * static_cast<std::size_t>(seg);
       // Whether the block holds a recorded instance (then each of its instances looks itself up).
-      const bool block_records = std::lower_bound(rec_list.begin(), rec_list.end(), lo) !=
-                                 std::lower_bound(rec_list.begin(), rec_list.end(), hi);
+      const bool block_records = std::lower_bound(rec_list.begin(), rec_list.end(), first + lo) !=
+                                 std::lower_bound(rec_list.begin(), rec_list.end(), first + hi);
       // Instances i..i+B-1 through the segment; per sample, metrics are accumulated in
       // instance order whatever B is, so B changes no result.
       auto group = [&]<int B>(std::uint64_t i) {
         for (index_t k = k0; k < k1; ++k) {
           for (int j = 0; j < B; ++j) {
             if (k == 0) {
-              inst[i + j] = make_instance<System, Reference>(sys, z0, Real(spec.perturbation), spec.seed, i + j, rp);
+              inst[i + j] =
+                  make_instance<System, Reference>(sys, z0, Real(spec.perturbation), spec.seed, first + i + j, rp);
               if (i + j < keep) keep_initial(res.kept, sys, i + j, inst[i + j]);
             }
           }
@@ -123,7 +129,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
               for (int c = 0; c < metric_count; ++c)
                 res.kept.metrics[(i + j) * metric_count + c] = ok ? static_cast<double>(m.v[c]) : 0.0;
             if (block_records) {
-              const std::int64_t slot = recorded_slot(rec_list, i + j);
+              const std::int64_t slot = recorded_slot(rec_list, first + i + j);
               if (slot >= 0) record_sample(res.recorded, sys, rp, static_cast<std::size_t>(slot), k, inst[i + j], ok, m);
             }
           }
@@ -136,12 +142,10 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
       }
       for (; i < hi; ++i) group.template operator()<1>(i);
     }
-    std::vector<std::uint32_t> row_hist(hist_row);
+    std::fill(seg_hist.begin(), seg_hist.end(), 0u);
     for (index_t k = k0; k < k1; ++k) {
-      SampleStats& st = res.series[static_cast<std::size_t>(k)];
-      st.t = rp.reference_time(k);
-      merge_sample(st, acc.data(), k - k0, blocks);
-      std::fill(row_hist.begin(), row_hist.end(), 0u);
+      res.series[static_cast<std::size_t>(k)].t = rp.reference_time(k);
+      std::uint32_t* row_hist = &seg_hist[static_cast<std::size_t>(k - k0) * hist_row];
       for (int t = 0; t < threads; ++t) {
         const std::size_t hr = static_cast<std::size_t>(t) * static_cast<std::size_t>(seg) + static_cast<std::size_t>(k - k0);
         for (int c = 0; c < metric_count; ++c) {
@@ -156,7 +160,11 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
           hi = -1;
         }
       }
-      set_quantiles(st, row_hist.data());
+    }
+    if (spec.reduce_segment) {
+      spec.reduce_segment(k0, k1, acc.data(), blocks, seg_hist.data(), res.series);
+    } else {
+      reduce_rows(res.series, k0, k1, acc.data(), blocks, seg_hist.data());
     }
     if (spec.progress) spec.progress(k1, samples + 1);
   }

@@ -1,0 +1,38 @@
+// MPI entry points in a build without MPI (CHENS_ENABLE_MPI=OFF or no Open MPI): one
+// process; a launch by mpirun with several ranks is refused instead of running the whole
+// ensemble once per rank.
+#include <cstdlib>
+#include <stdexcept>
+
+#include "mpi/mpi_runtime.hpp"
+
+namespace chens {
+
+namespace {
+MpiWorld world;
+}
+
+const MpiWorld& mpi_start(int*, char***) {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
+    const char* v = std::getenv(var);
+    if (v && std::atoi(v) > 1)
+      throw std::runtime_error(std::string("started by an MPI launcher with ") + v +
+                               " ranks, but this chens was built without MPI (CHENS_ENABLE_MPI=OFF or no "
+                               "libopenmpi-dev); every rank would run the whole ensemble");
+  }
+  return world;
+}
+
+const MpiWorld& mpi_world() { return world; }
+
+void mpi_stop() {}
+
+void mpi_barrier() {}
+
+Shard shard_of(std::uint64_t n, int, int) { return {0, n}; }
+
+EnsembleResult run_study_sharded(const Study&, const RunParams<double>&, const EnsembleSpec&, bool) {
+  throw std::logic_error("run_study_sharded: this chens was built without MPI");
+}
+
+}  // namespace chens

@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""chens run under mpirun (docs/scaling.md): the ensemble split over 2 ranks and over 3
+(an uneven split, --oversubscribe) gives the one-process result bit for bit: series.csv,
+trajectory.csv, periodogram.csv, summary.json (but for timing and device fields) and every
+array of states.h5; a study of several runs likewise; one block per rank at least; a rank
+that fails stops the job, names itself and leaves no result.
+
+Usage: test_mpi_sharding.py CHENS_BINARY MPIEXEC
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+chens, mpiexec = sys.argv[1], sys.argv[2]
+MPI = [mpiexec, "--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,vader"]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(ranks, out, *args, env=None):
+    cmd = ([chens] if ranks == 1 else MPI + ["-n", str(ranks), chens]) + ["run", "--no-progress", "--out", out] + list(args)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+
+
+def sets(*kv):
+    out = []
+    for x in kv:
+        out += ["--set", x]
+    return out
+
+
+TIMING = {"wall_seconds", "instance_steps_per_second", "device", "backend_note"}
+
+
+def same_summary(a, b):
+    ja, jb = (json.load(open(os.path.join(d, "summary.json"))) for d in (a, b))
+    for k in TIMING:
+        ja.pop(k, None)
+        jb.pop(k, None)
+    return ja == jb
+
+
+def same_file(a, b, name):
+    pa, pb = os.path.join(a, name), os.path.join(b, name)
+    return os.path.exists(pa) and open(pa, "rb").read() == open(pb, "rb").read()
+
+
+def same_h5(a, b):
+    fa, fb = (h5py.File(os.path.join(d, "states.h5"), "r") for d in (a, b))
+    names = []
+    fa.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+    for n in names:
+        x, y = fa[n][:], fb[n][:]
+        if x.shape != y.shape or not np.array_equal(x, y, equal_nan=x.dtype.kind == "f"):
+            print("  states.h5 differs in", n)
+            return False
+    return len(names) > 10
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    pendulum = sets("ensemble.size=1000", "ensemble.perturbation=1e-3", "integrator.t_end=5", "integrator.h=0.05",
+                    "projection.momentum=true", "projection.tol=1e-9", "integrator.formulation=naive",
+                    "output.sample_dt=0.25", "output.states=true", "output.record=[0, 63, 64, 500, 999]",
+                    "output.trajectory=true", "output.periodogram=y")
+    one = os.path.join(tmp, "one")
+    p = run(1, one, *pendulum)
+    check(p.returncode == 0, "one process: exit 0 " + p.stderr)
+    for ranks in (2, 3):
+        d = os.path.join(tmp, "n%d" % ranks)
+        p = run(ranks, d, *pendulum)
+        check(p.returncode == 0, "%d ranks: exit 0 %s" % (ranks, p.stderr[-2000:]))
+        for f in ("series.csv", "trajectory.csv", "periodogram.csv"):
+            check(same_file(one, d, f), "%d ranks: %s identical to one process" % (ranks, f))
+        check(same_summary(one, d), "%d ranks: summary.json identical but for timing and device" % ranks)
+        check(same_h5(one, d), "%d ranks: every array of states.h5 identical" % ranks)
+        dev = json.load(open(os.path.join(d, "summary.json")))["device"]
+        check(dev.startswith("%d MPI ranks" % ranks), "%d ranks: summary.json names the ranks (%s)" % (ranks, dev))
+
+    # A chain with the numerical reference (adaptive, advancing with each instance).
+    chain = sets("model.kind=chain", "ensemble.size=300", "integrator.t_end=2", "output.sample_dt=0.5",
+                 "output.reference=auto", "ensemble.perturbation=1e-4")
+    c1, c2 = os.path.join(tmp, "chain1"), os.path.join(tmp, "chain2")
+    run(1, c1, *chain)
+    p = run(2, c2, *chain)
+    check(p.returncode == 0 and same_file(c1, c2, "series.csv") and same_summary(c1, c2),
+          "chain, 2 ranks: series.csv and summary.json identical " + p.stderr[-500:])
+
+    # A study of several runs: every run sharded, rank 0 writes the index.
+    study = os.path.join(tmp, "sweep.toml")
+    with open(study, "w") as f:
+        f.write("[integrator]\nt_end = 3.0\n[ensemble]\nsize = 500\n[output]\nsample_dt = 0.5\n"
+                "[sweep]\nintegrator.formulation = [\"naive\", \"dirac\"]\n")
+    s1, s3 = os.path.join(tmp, "sweep1"), os.path.join(tmp, "sweep3")
+    subprocess.run([chens, "run", study, "--out", s1, "--no-progress"], capture_output=True)
+    p = subprocess.run(MPI + ["-n", "3", chens, "run", study, "--out", s3, "--no-progress"], capture_output=True,
+                       text=True, timeout=600)
+    ok = p.returncode == 0 and json.load(open(os.path.join(s3, "study.json")))["complete"]
+    for run_dir in ("formulation=naive", "formulation=dirac"):
+        ok = ok and same_file(os.path.join(s1, run_dir), os.path.join(s3, run_dir), "series.csv")
+    check(ok, "study of two runs on 3 ranks: complete, series.csv identical " + p.stderr[-500:])
+
+    # Fewer blocks than ranks: refused before anything runs.
+    small = os.path.join(tmp, "small")
+    p = run(2, small, *sets("ensemble.size=64"))
+    check(p.returncode != 0 and "fewer than the 2 MPI ranks" in p.stderr and not os.path.exists(small),
+          "64 instances on 2 ranks refused: " + p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "no message")
+
+    # A failing rank stops the job, names itself, and nothing is written.
+    bad = os.path.join(tmp, "bad")
+    env = dict(os.environ, CHENS_TEST_FAIL_RANK="1")
+    p = run(2, bad, *sets("ensemble.size=1000", "integrator.t_end=5"), env=env)
+    check(p.returncode != 0, "failing rank: non-zero exit (%d)" % p.returncode)
+    check("rank 1 of 2 failed: injected failure" in p.stderr, "failing rank: the message names rank 1")
+    check(not os.path.exists(os.path.join(bad, "summary.json")) and not os.path.exists(os.path.join(bad, "series.csv")),
+          "failing rank: no result written")
+
+if failures:
+    print("%d check(s) failed" % len(failures))
+    sys.exit(1)
+print("MPI sharding: all checks passed")
