@@ -303,6 +303,23 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   for (int r = 0; r < lost_reason_count; ++r) res.lost[r] = sum[static_cast<std::size_t>(fields + r)];
   res.reference_projected = sum[static_cast<std::size_t>(fields + lost_reason_count)];
 
+  // The first lost instances: the word holding each instance's lost reason, scanned on the
+  // host (n words; only when some instance is lost).
+  if (res.lost_total() > 0) {
+    constexpr std::size_t at = offsetof(Inst, lost);
+    std::vector<std::uint64_t> row(n);
+    check(cudaMemcpy(row.data(), d_inst.ptr + (at / sizeof(std::uint64_t)) * n, n * sizeof(std::uint64_t),
+                     cudaMemcpyDeviceToHost),
+          "cudaMemcpy");
+    for (std::uint64_t i = 0; i < n && res.lost_examples.size() < lost_examples_max; ++i) {
+      int lost = 0;
+      std::memcpy(&lost, reinterpret_cast<const unsigned char*>(&row[i]) + at % sizeof(std::uint64_t), sizeof lost);
+      if (lost != int(LostReason::none)) {
+        res.lost_examples.push_back(spec.first_instance + i);
+        res.lost_example_reasons.push_back(lost);
+      }
+    }
+  }
   // Instance 0 and the kept instances, final.
   const std::uint64_t fetch = std::max<std::uint64_t>(keep, 1);
   const std::vector<std::uint64_t> words = fetch_first(fetch);

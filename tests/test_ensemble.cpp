@@ -19,6 +19,7 @@
 
 #include "backends/cpu/cpu_ensemble.hpp"
 #include "dispatch/pendulum_dispatch.hpp"
+#include "dispatch/run_study.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -389,6 +390,91 @@ TEST(Ensemble, InitialDataThatCannotBeProjectedAreLostWithTheirOwnReason) {
   const EnsembleResult r = run_pendulum_cpu(s, rp, spec_of(4000, 5, 3.0, false, 1));
   EXPECT_EQ(r.lost[int(LostReason::initial_projection)], static_cast<std::uint64_t>(failed));
   EXPECT_EQ(r.series[0].metric[0].count, 4000u - static_cast<std::uint64_t>(failed));  // never measured
+}
+
+}  // namespace
+}  // namespace chens
+
+namespace chens {
+namespace {
+
+// Lost-instance isolation (ensemble.lost_residual): instances whose |phi| or |psi| exceeds
+// the bound are frozen at that sample and leave the statistics; every other instance's
+// trajectory is untouched, so at every sample the statistics are those of the instances not
+// yet over the bound, computed here from a run without the bound (every instance recorded).
+TEST(Ensemble, InstancesOverTheResidualBoundLeaveTheStatisticsAndNothingElse) {
+  Study s;
+  s.formulation = FormulationId::naive;  // |phi| grows like t^2 (002 §6)
+  s.size = 300;
+  s.seed = 5;
+  s.perturbation = 0.3;  // energies differ: the instances reach the bound at different times
+  s.h = 0.1;
+  s.t_end = 40.0;
+  s.sample_dt = 1.0;
+  const double bound = 2e-2;
+  Study bounded = s;
+  bounded.lost_residual = bound;
+  const RunParams<double> rp = resolve(s), rpb = resolve(bounded);
+  EnsembleSpec spec = ensemble_spec(s, 2);
+  for (std::uint64_t i = 0; i < 300; ++i) spec.record.push_back(i);
+  const EnsembleResult free = run_study_cpu(s, rp, spec);
+  EnsembleSpec specb = ensemble_spec(bounded, 2);
+  specb.keep_instances = 300;
+  const EnsembleResult b = run_study_cpu(bounded, rpb, specb);
+
+  const std::size_t K = free.recorded.samples(), R = 300;
+  // The sample at which instance i first exceeds the bound in the free run (K: never).
+  std::vector<std::size_t> crosses(R, K);
+  for (std::size_t i = 0; i < R; ++i)
+    for (std::size_t k = 0; k < K && crosses[i] == K; ++k) {
+      const double* m = &free.recorded.metrics[(k * R + i) * metric_count];
+      if (m[int(MetricId::phi)] > bound || m[int(MetricId::psi)] > bound) crosses[i] = k;
+    }
+  const auto lost = static_cast<std::uint64_t>(std::count_if(crosses.begin(), crosses.end(), [&](std::size_t c) { return c < K; }));
+  ASSERT_GT(lost, 10u) << "seed " << s.seed;  // a mixed ensemble, or the test tests nothing
+  ASSERT_LT(lost, 290u) << "seed " << s.seed;
+  EXPECT_EQ(b.lost[int(LostReason::residual_bound)], lost);
+  EXPECT_EQ(b.lost_total(), lost);
+  for (std::size_t k = 0; k < K; ++k) {
+    for (int metric : {int(MetricId::integration_error), int(MetricId::energy_error), int(MetricId::phi), int(MetricId::psi)}) {
+      long double sum = 0;
+      std::uint64_t count = 0;
+      double mx = -1, mn = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i < R; ++i) {
+        if (crosses[i] <= k) continue;
+        const double v = free.recorded.metrics[(k * R + i) * metric_count + metric];
+        sum += v;
+        ++count;
+        mx = std::max(mx, v);
+        mn = std::min(mn, v);
+      }
+      const Accumulator& a = b.series[k].metric[metric];
+      ASSERT_EQ(a.count, count) << "sample " << k << ", seed " << s.seed;
+      if (count == 0) continue;
+      EXPECT_EQ(a.max, mx) << "sample " << k << ", " << metric_name(metric);
+      EXPECT_EQ(a.min, mn) << "sample " << k << ", " << metric_name(metric);
+      EXPECT_NEAR(a.mean, static_cast<double>(sum / count), 1e-13 * static_cast<double>(sum / count) + 1e-300)
+          << "sample " << k << ", " << metric_name(metric);
+      if (metric == int(MetricId::phi) || metric == int(MetricId::psi)) {
+        EXPECT_LE(a.max, bound);
+      }
+    }
+  }
+  // summary.json's lost_examples: the lowest lost indices, each with its reason.
+  std::vector<std::uint64_t> first_lost;
+  for (std::uint64_t i = 0; i < R && first_lost.size() < lost_examples_max; ++i)
+    if (crosses[i] < K) first_lost.push_back(i);
+  EXPECT_EQ(b.lost_examples, first_lost);
+  for (std::size_t q = 0; q < b.lost_examples.size(); ++q) {
+    EXPECT_EQ(b.lost_example_reasons[q], int(LostReason::residual_bound));
+    EXPECT_EQ(b.kept.lost[b.lost_examples[q]], int(LostReason::residual_bound));
+  }
+  // A frozen instance keeps the state of the sample where it crossed the bound.
+  for (std::size_t i = 0; i < R; ++i) {
+    if (crosses[i] == K) continue;
+    for (int c = 0; c < 4; ++c)
+      EXPECT_EQ(b.kept.final_physical[i * 4 + c], free.recorded.state[(crosses[i] * R + i) * 4 + c]) << "instance " << i;
+  }
 }
 
 }  // namespace

@@ -78,10 +78,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_model", {"--set", "model.kind=ring"}, "",
                 "model.kind = \"ring\": unknown name; allowed: \"pendulum\", \"chain\""},
         BadCase{"unknown_key_set", {"--set", "integrator.hh=0.1"}, "",
-                "unknown key integrator.hh; allowed keys in [integrator]: formulation, method, h, t_end"},
+                "unknown key integrator.hh (did you mean integrator.h?); allowed keys in [integrator]: formulation, method, h, t_end"},
         BadCase{"unknown_key_file", {"STUDY"}, "[projection]\ntolerance = 1e-6\n",
-                "study.toml:2: unknown key projection.tolerance; allowed keys in [projection]: momentum, position, tol"},
+                "study.toml:2: unknown key projection.tolerance (did you mean projection.tol?); allowed keys in [projection]: "
+                "momentum, position, tol"},
         BadCase{"unknown_section", {"--set", "foo.bar=1"}, "", "unknown section [foo]; allowed sections: model"},
+        BadCase{"misspelt_section", {"--set", "integrater.h=0.1"}, "",
+                "unknown section [integrater] (did you mean integrator?); allowed sections"},
+        BadCase{"key_in_the_wrong_section", {"--set", "integrator.sample_dt=0.5"}, "",
+                "unknown key integrator.sample_dt (did you mean output.sample_dt?)"},
+        BadCase{"transposed_key", {"--set", "ensemble.sezi=10"}, "", "unknown key ensemble.sezi (did you mean ensemble.size?)"},
+        BadCase{"misspelt_key_in_file", {"STUDY"}, "[projection]\nmomentun = true\n",
+                "study.toml:2: unknown key projection.momentun (did you mean projection.momentum?)"},
         BadCase{"unknown_section_file", {"STUDY"}, "[solver]\nh = 1\n", "unknown section [solver]"},
         BadCase{"set_without_value", {"--set", "integrator.h"}, "", "expected SECTION.KEY=VALUE"},
         BadCase{"zero_size", {"--set", "ensemble.size=0"}, "", "ensemble.size = 0: must be an integer in [1,"},
@@ -143,7 +151,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"float_chain_reference", {"--set", "integrator.precision=float", "--set", "model.kind=chain", "--set",
                 "output.reference=auto"}, "", "the chain's numerical reference runs at reference_tol = 1e-12"},
         BadCase{"sweep_unknown_key", {"STUDY"}, "[sweep]\nintegrator.hh = [0.1, 0.05]\n",
-                "unknown key integrator.hh; allowed keys in [integrator]"},
+                "unknown key integrator.hh (did you mean integrator.h?); allowed keys in [integrator]"},
         BadCase{"sweep_unknown_section", {"STUDY"}, "[sweep]\nfoo.h = [0.1]\n", "sweep.foo: unknown section"},
         BadCase{"sweep_empty", {"STUDY"}, "[sweep]\nintegrator.h = []\n",
                 "sweep.integrator.h must be a non-empty array of values"},
@@ -179,6 +187,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "output.periodogram = \"z\" is not a component of the physical state; allowed: \"x\", \"y\", \"px\", \"py\""},
         BadCase{"periodogram_too_long", {"--set", "output.periodogram=y", "--set", "integrator.t_end=10000",
                 "--set", "output.sample_dt=0.1"}, "", "the periodogram takes at most 65536"},
+        BadCase{"negative_lost_residual", {"--set", "ensemble.lost_residual=-1"}, "",
+                "ensemble.lost_residual = -1: must be a finite number >= 0 (0 = never)"},
         BadCase{"inconsistent_without_offsets", {"--set", "ensemble.kind=inconsistent"}, "",
                 "ensemble.kind = \"inconsistent\" needs ensemble.phi_offset > 0 or ensemble.psi_offset > 0"},
         BadCase{"offsets_on_a_consistent_ensemble", {"--set", "ensemble.phi_offset=0.1"}, "",
@@ -261,8 +271,10 @@ TEST(Cli, RunWritesACompleteSummaryAndSeries) {
       header += std::string(",") + metric + "_" + stat;
   }
   EXPECT_EQ(j["growth_exponents"]["window"], nlohmann::json({1.0, 10.0}));
-  for (const char* reason : {"non_finite", "step_size_underflow", "max_steps", "initial_projection", "reference_failed"})
+  for (const char* reason :
+       {"non_finite", "step_size_underflow", "max_steps", "initial_projection", "reference_failed", "residual_bound"})
     EXPECT_EQ(j["lost"][reason], 0) << reason;
+  EXPECT_EQ(j["lost_examples"], nlohmann::json::array());
   EXPECT_FALSE(j.contains("phase_error"));
   EXPECT_FALSE(j.contains("periodogram"));
   // "files" lists exactly what the run wrote.
@@ -447,6 +459,39 @@ TEST(Cli, ResultsThatCannotBeWrittenWhereAskedAreRescuedNotLost) {
   EXPECT_TRUE(fs::exists(rescued + "/summary.json")) << rescued;
   EXPECT_TRUE(fs::exists(rescued + "/series.csv")) << rescued;
   fs::remove_all(rescued);
+}
+
+// chens check: valid studies are printed with memory and a run-time estimate from a
+// calibration run, nothing is written; bad ones are refused as chens run refuses them.
+TEST(Cli, CheckValidatesAndEstimatesWithoutRunning) {
+  test::TempDir dir;
+  const CliResult r = run_cli({"check", "--set", "ensemble.size=20000", "--set", "integrator.t_end=500", "--backend",
+                               "cpu", "--out", dir.str("never")});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  EXPECT_NE(r.out.find(": valid, 1 run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# memory: about"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# work: 1e+08 instance-steps"), std::string::npos) << r.out;  // 20000 x 5000 steps
+  EXPECT_NE(r.out.find("# run time: about"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("calibration: 20000 instances to t = 10"), std::string::npos) << r.out;  // 2 x 50 steps
+  EXPECT_NE(r.out.find("size = 20000"), std::string::npos) << r.out;  // the resolved study
+  EXPECT_FALSE(fs::exists(dir.str("never")));
+  // A study of several runs: every run, then the total.
+  write_file(dir.str("two.toml"), "[integrator]\nt_end = 1.0\n[sweep]\nintegrator.formulation = [\"naive\", \"dirac\"]\n");
+  const CliResult two = run_cli({"check", dir.str("two.toml")});
+  ASSERT_EQ(two.code, exit_ok) << two.err;
+  EXPECT_NE(two.out.find(": valid, 2 runs"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("# ---- run \"formulation=dirac\""), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("# all runs: about"), std::string::npos) << two.out;
+  // Bad input: the same message as chens run, exit 2.
+  const CliResult bad = run_cli({"check", "--set", "integrator.hh=0.1"});
+  EXPECT_EQ(bad.code, exit_bad_input);
+  EXPECT_NE(bad.err.find("chens check: --set integrator.hh=0.1: unknown key integrator.hh (did you mean integrator.h?)"),
+            std::string::npos)
+      << bad.err;
+  write_file(dir.str("bad.toml"), "[[run]]\nname = \"a\"\nintegrator.h = -1\n");
+  const CliResult badrun = run_cli({"check", dir.str("bad.toml")});
+  EXPECT_EQ(badrun.code, exit_bad_input);
+  EXPECT_NE(badrun.err.find("integrator.h = -1: must be a finite number > 0"), std::string::npos) << badrun.err;
 }
 
 TEST(Cli, HelpAndVersion) {

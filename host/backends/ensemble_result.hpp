@@ -56,6 +56,8 @@ struct RecordedTrajectories {
   }
 };
 
+inline constexpr std::size_t lost_examples_max = 16;
+
 struct EnsembleResult {
   std::string backend;  // "cpu" or "cuda"
   std::string device;   // e.g. "CPU, 2 OpenMP threads"
@@ -64,6 +66,9 @@ struct EnsembleResult {
   Counters totals;
   std::uint64_t instances = 0;
   std::uint64_t lost[lost_reason_count] = {};  // by LostReason
+  // The first (lowest-index) lost instances, at most lost_examples_max, with their reasons.
+  std::vector<std::uint64_t> lost_examples;
+  std::vector<int> lost_example_reasons;
   bool reference_available = false;       // integration_error is reported
   std::string reference_kind = "none";    // what the reference is (summary.json)
   bool momentum_metrics = false;          // linear/angular momentum errors are reported

@@ -11,6 +11,7 @@
 #include <exception>
 #include <filesystem>
 #include <optional>
+#include <iomanip>
 #include <sstream>
 #include <string>
 
@@ -32,6 +33,7 @@ const char* usage_text =
     "usage: chens run [STUDY.toml] [--set SECTION.KEY=VALUE]... [--out DIR] [--backend auto|cpu|cuda]\n"
     "                 [--threads N] [--force] [--dry-run] [--progress | --no-progress]\n"
     "       chens validate [STUDY.toml] [--set SECTION.KEY=VALUE]... [--threads N] [--rtol R] [--atol A]\n"
+    "       chens check [STUDY.toml] [--set SECTION.KEY=VALUE]... [--backend auto|cpu|cuda] [--threads N]\n"
     "       chens plot DIR [--out PLOTDIR] [--format png,svg] [--metrics M1,M2]\n"
     "       chens --version | --help\n"
     "\n"
@@ -56,6 +58,10 @@ const char* usage_text =
     "  exit 4 above the tolerance (--rtol, default max(1e-8, 1e-11 * steps); differences below\n"
     "  --atol, default max(1e-12, 1e-15 * steps), count as 0), exit 3 without a usable GPU.\n"
     "  Nothing is written.\n"
+    "\n"
+    "  chens check validates a study without running it (exit 2 and the message on bad input)\n"
+    "  and prints every run's resolved study, its memory and an estimate of its run time from a\n"
+    "  short calibration run on the backend it would use. Nothing is written.\n"
     "\n"
     "  chens plot draws the figures of a run or a study directory (one curve per run): each\n"
     "  metric against t (log-log, median with a p10-p90 band and the maximum), the\n"
@@ -393,6 +399,87 @@ int run_several(std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& ou
   return exit_ok;
 }
 
+// chens check: every run resolved, printed with its memory and a run-time estimate from a
+// calibration run (a few million instance-steps on the run's own sampling grid, or 4096
+// instances over 1/50 of t_end for dopri5) on the backend `chens run` would choose.
+int check_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  RunArgs ra;
+  std::vector<StudyRun> runs;
+  std::vector<RunParams<double>> rps;
+  try {
+    ra = parse_run_args(args, false);
+    runs = !ra.study && ra.sets.empty() ? load_default_runs() : load_runs(ra.study, ra.sets);
+    for (const StudyRun& r : runs) {
+      try {
+        rps.push_back(resolve(r.study));
+      } catch (const StudyError& e) {
+        throw StudyError(r.name.empty() ? std::string(e.what()) : "run \"" + r.name + "\": " + e.what());
+      }
+    }
+  } catch (const UsageError& e) {
+    err << "chens check: " << e.what() << "\n" << usage_text;
+    return exit_bad_input;
+  } catch (const StudyError& e) {
+    err << "chens check: " << e.what() << "\n";
+    return exit_bad_input;
+  }
+  const std::string what = ra.study ? *ra.study : ra.sets.empty() ? builtin_default_study_name : "the defaults with --set";
+  out << "# chens check: " << what << ": valid, " << runs.size() << " run" << (runs.size() == 1 ? "" : "s") << "\n";
+  double total_seconds = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Study& s = runs[i].study;
+    const RunParams<double>& rp = rps[i];
+    if (!runs[i].name.empty()) out << "\n# ---- run \"" << runs[i].name << "\"\n";
+    print_dry_run(s, rp, ra, out);
+    const double per = static_cast<double>(bytes_per_instance(s));
+    out << "# memory: about " << std::setprecision(3) << per * static_cast<double>(s.size) / 1e9 << " GB for "
+        << s.size << " instances (" << per << " bytes each)\n";
+    // Calibration: the same study, smaller and shorter, nothing recorded.
+    // Fixed step: at least 50 steps and two sample intervals of the run's own grid (sampling
+    // costs as much as stepping when every step is sampled), at most ~4e6 instance-steps.
+    Study c = s;
+    if (rp.fixed_step) {
+      const index_t steps = std::min<index_t>(rp.total_steps, std::max<index_t>(50, 2 * rp.steps_per_sample));
+      c.t_end = static_cast<double>(steps) * s.h;
+      c.sample_dt = static_cast<double>(std::min(rp.steps_per_sample, std::max<index_t>(1, steps))) * s.h;
+      c.size = std::min<std::int64_t>(s.size, std::max<std::int64_t>(64, 4000000 / std::max<index_t>(1, steps)));
+    } else {
+      c.t_end = s.t_end / 50;
+      c.sample_dt.reset();
+      c.size = std::min<std::int64_t>(s.size, 4096);
+    }
+    c.trajectory = c.states = false;
+    c.record.clear();
+    c.phase_error.clear();
+    c.periodogram.clear();
+    RunInfo info;
+    bool gpu = false;
+    std::ostringstream ignored;
+    if (choose_backend(s, ra, ignored, info, gpu) || c.t_end <= 0) {
+      out << "# run time: not estimated (" << (c.t_end <= 0 ? "t_end = 0" : "backend not available") << ")\n";
+      continue;
+    }
+    try {
+      const RunParams<double> crp = resolve(c);
+      EnsembleSpec spec = ensemble_spec(c, ra.threads);
+      const EnsembleResult r = gpu ? run_study_cuda(c, crp, spec) : run_study_cpu(c, crp, spec);
+      const double rate = static_cast<double>(r.totals.steps) / std::max(r.wall_seconds, 1e-9);
+      const double steps_per_instance = rp.fixed_step ? static_cast<double>(rp.total_steps)
+                                                      : static_cast<double>(r.totals.steps) / static_cast<double>(c.size) * 50;
+      const double seconds = steps_per_instance * static_cast<double>(s.size) / rate;
+      total_seconds += seconds;
+      out << "# work: " << steps_per_instance * static_cast<double>(s.size) << " instance-steps"
+          << (rp.fixed_step ? "" : " (dopri5: extrapolated from the calibration)") << "\n# run time: about " << seconds
+          << " s (calibration: " << c.size << " instances to t = " << c.t_end << " in " << r.wall_seconds << " s on "
+          << r.device << ", " << rate << " instance-steps/s)\n";
+    } catch (const std::exception& e) {
+      out << "# run time: not estimated (the calibration run failed: " << e.what() << ")\n";
+    }
+  }
+  if (runs.size() > 1) out << "\n# all runs: about " << total_seconds << " s\n";
+  return exit_ok;
+}
+
 int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   RunArgs ra;
   std::vector<StudyRun> runs;
@@ -632,6 +719,7 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return exit_ok;
   }
   if (args[1] == "plot") return plot_command(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
+  if (args[1] == "check") return check_command(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
   if (args[1] == "run" || args[1] == "validate") {
     for (std::size_t i = 2; i < args.size(); ++i)
       if (args[i] == "--help" || args[i] == "-h") {

@@ -8,11 +8,13 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "backends/cuda_backend.hpp"
@@ -39,6 +41,9 @@ bool launched_with_several_ranks() {
 [[noreturn]] void fail(const std::string& what) {
   std::cerr << "chens: rank " << world.rank << " of " << world.size << " failed: " << what
             << "; stopping every rank (no results are written)" << std::endl;
+  // mpirun forwards a rank's stderr asynchronously, and MPI_Abort kills the forwarding with
+  // the job: give the message a moment to reach the terminal first.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();
 }
@@ -269,6 +274,9 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   double wall = r.wall_seconds;
   check(MPI_Reduce(world.rank == 0 ? MPI_IN_PLACE : &wall, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD), "MPI_Reduce");
   PerInstanceResult kept = whole.keep_instances > 0 ? gather_kept(r.kept) : PerInstanceResult{};
+  // The first lost instances: each rank's first ones, in rank (= index) order.
+  const std::vector<std::uint64_t> lost_examples = gather_vector(r.lost_examples);
+  const std::vector<int> lost_reasons = gather_vector(r.lost_example_reasons);
   RecordedTrajectories recorded = gather_recorded(r.recorded);
   if (world.rank != 0) return r;
   std::memcpy(static_cast<void*>(&r.totals), sums.data(), sizeof(Counters));
@@ -277,6 +285,9 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   r.wall_seconds = wall;
   r.instances = n;
   r.kept = std::move(kept);
+  r.lost_examples.assign(lost_examples.begin(), lost_examples.begin() + static_cast<std::ptrdiff_t>(
+                                                                          std::min(lost_examples.size(), lost_examples_max)));
+  r.lost_example_reasons.assign(lost_reasons.begin(), lost_reasons.begin() + static_cast<std::ptrdiff_t>(r.lost_examples.size()));
   r.recorded = std::move(recorded);
   r.device = std::to_string(world.size) + " MPI ranks (" + (gpu ? "GPU" : "CPU") + " each); rank 0: " + r.device;
   return r;

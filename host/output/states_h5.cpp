@@ -109,8 +109,9 @@ void write_states_h5(const std::string& path, const Study& s, const RunParams<do
       dataset(g, "final_metrics", {n, M}, fm, join(metrics));
       std::vector<std::int32_t> lost(kept.lost.begin(), kept.lost.end());
       H5::DataSet ld = dataset(g, "lost", {n}, lost);
-      string_attribute(ld, "codes",
-                       "0 none, 1 non_finite, 2 step_size_underflow, 3 max_steps, 4 initial_projection, 5 reference_failed");
+      std::string codes;
+      for (int q = 0; q < lost_reason_count; ++q) codes += (q ? ", " : "") + std::to_string(q) + " " + lost_reason_name(q);
+      string_attribute(ld, "codes", codes);
       H5::Group cg = g.createGroup("counters");
       const auto counter = [&](const char* name, std::uint64_t Counters::*field) {
         std::vector<std::uint64_t> v(n);

@@ -145,11 +145,11 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
   j["study"] = to_json(s, rp);
   j["instances"] = r.instances;
   j["lost_instances"] = r.lost_total();
-  j["lost"] = {{"non_finite", r.lost[int(LostReason::non_finite)]},
-               {"step_size_underflow", r.lost[int(LostReason::step_size_underflow)]},
-               {"max_steps", r.lost[int(LostReason::max_steps)]},
-               {"initial_projection", r.lost[int(LostReason::initial_projection)]},
-               {"reference_failed", r.lost[int(LostReason::reference_failed)]}};
+  j["lost"] = nlohmann::json::object();
+  for (int q = 1; q < lost_reason_count; ++q) j["lost"][lost_reason_name(q)] = r.lost[q];
+  j["lost_examples"] = nlohmann::json::array();  // the first lost instances, to rerun or record alone
+  for (std::size_t q = 0; q < r.lost_examples.size(); ++q)
+    j["lost_examples"].push_back({{"instance", r.lost_examples[q]}, {"reason", lost_reason_name(r.lost_example_reasons[q])}});
   j["t_final"] = r.series.empty() ? 0.0 : r.series.back().t;
   j["samples"] = r.series.size();
   j["steps"] = r.totals.steps;

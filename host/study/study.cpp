@@ -295,6 +295,9 @@ const Schema& schema() {
            {"psi_offset", [](const toml::node& n, const std::string& k, Study& st) {
               st.psi_offset = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
             }},
+           {"lost_residual", [](const toml::node& n, const std::string& k, Study& st) {
+              st.lost_residual = finite_number(n, k, ">= 0 (0 = never)", [](double x) { return x >= 0; });
+            }},
        }},
       {"output",
        {
@@ -351,14 +354,66 @@ std::string key_names(const std::vector<KeySpec>& keys) {
   return out;
 }
 
+// Edit distance (insertions, deletions, substitutions, transpositions of neighbours).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// " (did you mean PREFIX + X?)" for the closest candidate X: within a third of the name's
+// length (at least 2 edits), or one a prefix of the other (tolerance, tol); else "".
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates,
+                         const std::string& prefix = "") {
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(2, name.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(name, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  if (best.empty())
+    for (const auto& c : candidates)
+      if (std::min(c.size(), name.size()) >= 3 && (c.rfind(name, 0) == 0 || name.rfind(c, 0) == 0)) best = c;
+  return best.empty() ? "" : " (did you mean " + prefix + best + "?)";
+}
+
+std::string section_suggestion(const std::string& section) {
+  std::vector<std::string> names;
+  for (const auto& sec : schema()) names.emplace_back(sec.first);
+  return did_you_mean(section, names);
+}
+
+// The same key in another section (integrator.sample_dt -> output.sample_dt), else the
+// closest key of this section.
+std::string key_suggestion(const std::string& section, const std::string& key) {
+  for (const auto& sec : schema())
+    if (section != sec.first && find_key(sec.second, key)) return " (did you mean " + std::string(sec.first) + "." + key + "?)";
+  std::vector<std::string> names;
+  for (const auto& sec : schema())
+    if (section == sec.first)
+      for (const auto& k : sec.second) names.emplace_back(k.name);
+  return did_you_mean(key, names, section + ".");
+}
+
 // Checks that a key exists; `origin` says where it came from.
 const KeySpec& lookup(const std::string& section, const std::string& key, const std::string& origin) {
   const auto* keys = find_section(section);
-  if (!keys) throw StudyError(origin + ": unknown section [" + section + "]; allowed sections: " + section_names());
+  if (!keys)
+    throw StudyError(origin + ": unknown section [" + section + "]" + section_suggestion(section) +
+                     "; allowed sections: " + section_names());
   const auto* spec = find_key(*keys, key);
   if (!spec)
-    throw StudyError(origin + ": unknown key " + section + "." + key + "; allowed keys in [" + section +
-                     "]: " + key_names(*keys));
+    throw StudyError(origin + ": unknown key " + section + "." + key + key_suggestion(section, key) +
+                     "; allowed keys in [" + section + "]: " + key_names(*keys));
   return *spec;
 }
 
@@ -385,7 +440,8 @@ void check_sections(const toml::table& root) {
   for (const auto& [name, node] : root) {
     const std::string sec(name.str());
     if (!find_section(sec))
-      throw StudyError(where(node) + ": unknown section [" + sec + "]; allowed sections: " + section_names());
+      throw StudyError(where(node) + ": unknown section [" + sec + "]" + section_suggestion(sec) +
+                       "; allowed sections: " + section_names());
     const auto* tbl = node.as_table();
     if (!tbl) throw StudyError(where(node) + ": " + sec + " must be a table [" + sec + "]");
     for (const auto& [k, v] : *tbl) lookup(sec, std::string(k.str()), where(v));
@@ -553,7 +609,8 @@ std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& 
       const std::string sec(k.str());
       const auto* keys = v.as_table();
       if (!find_section(sec) || !keys)
-        throw StudyError(where(v) + ": sweep." + sec + ": unknown section; allowed sections: " + section_names());
+        throw StudyError(where(v) + ": sweep." + sec + ": unknown section" + section_suggestion(sec) +
+                         "; allowed sections: " + section_names());
       for (const auto& [kk, vv] : *keys) {
         lookup(sec, std::string(kk.str()), where(vv));
         const auto* values = vv.as_array();
@@ -873,6 +930,7 @@ RunParams<double> resolve(const Study& s) {
   rp.projection_tol = s.projection_tol;
   rp.projection_max_iterations = static_cast<int>(s.projection_max_iterations);
   rp.impetus_reset = s.impetus_reset;
+  rp.lost_residual = s.lost_residual;
   if (s.kind == "inconsistent" && !(s.phi_offset > 0 || s.psi_offset > 0))
     throw StudyError("ensemble.kind = \"inconsistent\" needs ensemble.phi_offset > 0 or ensemble.psi_offset > 0 "
                      "(how far off the constraint manifold every instance starts)");
@@ -970,7 +1028,7 @@ std::string to_toml(const Study& s, const RunParams<double>& rp) {
      << "\ntol = " << num(s.projection_tol) << "\nmax_iterations = " << s.projection_max_iterations << "\n\n";
   os << "[ensemble]\nsize = " << s.size << "\nseed = " << s.seed << "\nperturbation = " << num(s.perturbation)
      << "\ndistribution = \"" << s.distribution << "\"\nkind = \"" << s.kind << "\"\nphi_offset = " << num(s.phi_offset)
-     << "\npsi_offset = " << num(s.psi_offset) << "\n\n";
+     << "\npsi_offset = " << num(s.psi_offset) << "\nlost_residual = " << num(s.lost_residual) << "\n\n";
   os << "[output]\nsample_dt = " << num(rp.sample_dt) << "\ntrajectory = " << (s.trajectory ? "true" : "false")
      << "\nreference = \"" << (reference_on(s) ? "auto" : "none") << "\"\nreference_tol = " << num(s.reference_tol)
      << "\nstates = " << (s.states ? "true" : "false") << "\nrecord = " << int_array(s.record)
@@ -1011,7 +1069,7 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
   j["ensemble"] = {{"size", s.size},           {"seed", s.seed},
                    {"perturbation", s.perturbation}, {"distribution", s.distribution},
                    {"kind", s.kind},           {"phi_offset", s.phi_offset},
-                   {"psi_offset", s.psi_offset}};
+                   {"psi_offset", s.psi_offset},     {"lost_residual", s.lost_residual}};
   j["output"] = {{"sample_dt", rp.sample_dt},
                  {"trajectory", s.trajectory},
                  {"reference", reference_on(s) ? "auto" : "none"},

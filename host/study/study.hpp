@@ -64,6 +64,7 @@ struct Study {
   std::string kind = "consistent";       // "consistent" | "inconsistent" (000 §8)
   double phi_offset = 0.0;               // inconsistent: |phi - phi(z0)| of every instance
   double psi_offset = 0.0;               // inconsistent: |psi - psi(z0)|
+  double lost_residual = 0.0;            // freeze instances whose |phi| or |psi| exceeds it; 0 = never
   // [output]
   std::optional<double> sample_dt;  // default: see resolve()
   bool trajectory = false;

@@ -172,6 +172,10 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   for (std::uint64_t i = 0; i < n; ++i) {
     res.totals.add(inst[i].c);
     res.lost[inst[i].lost] += 1;
+    if (inst[i].lost != int(LostReason::none) && res.lost_examples.size() < lost_examples_max) {
+      res.lost_examples.push_back(first + i);
+      res.lost_example_reasons.push_back(inst[i].lost);
+    }
     if (inst[i].ref.projected) res.reference_projected += 1;
   }
   for (std::uint64_t i = 0; i < keep; ++i) keep_final(res.kept, sys, i, inst[i]);

@@ -15,8 +15,21 @@ enum class LostReason : int {
   max_steps = 3,            // adaptive run exceeded integrator.max_steps
   initial_projection = 4,   // perturbed initial data could not be put back on the level set
   reference_failed = 5,     // the numerical reference run of this instance failed
+  residual_bound = 6,       // |phi| or |psi| exceeded RunParams::lost_residual
 };
-inline constexpr int lost_reason_count = 6;
+inline constexpr int lost_reason_count = 7;
+inline constexpr const char* lost_reason_name(int r) {
+  switch (r) {
+    case 0: return "none";
+    case 1: return "non_finite";
+    case 2: return "step_size_underflow";
+    case 3: return "max_steps";
+    case 4: return "initial_projection";
+    case 5: return "reference_failed";
+    case 6: return "residual_bound";
+    default: return "?";
+  }
+}
 
 struct Counters {
   std::uint64_t steps = 0;                 // accepted steps

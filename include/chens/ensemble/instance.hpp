@@ -211,7 +211,8 @@ CHENS_HD void advance_reference_to_sample(const System& sys, const RunParams<typ
 }
 
 // Diagnostics of one instance at sample k; marks the instance lost (and returns false)
-// when a reported value is not finite, so that statistics stay finite.
+// when a reported value is not finite, so that statistics stay finite, or when a
+// constraint residual exceeds RunParams::lost_residual.
 template <class System, class Inst>
 CHENS_HD bool measure_instance(const System& sys, const RunParams<typename System::Real>& rp, Inst& in, index_t k,
                                Metrics<double>& out) {
@@ -219,6 +220,10 @@ CHENS_HD bool measure_instance(const System& sys, const RunParams<typename Syste
   if (in.lost != int(LostReason::none)) return false;
   if (!measure(sys, in.z, in.energy0, in.integrals0, in.ref, rp.reference_time(k), out)) {
     in.lost = int(LostReason::non_finite);
+    return false;
+  }
+  if (rp.lost_residual > 0.0 && (out.v[int(MetricId::phi)] > rp.lost_residual || out.v[int(MetricId::psi)] > rp.lost_residual)) {
+    in.lost = int(LostReason::residual_bound);
     return false;
   }
   return true;

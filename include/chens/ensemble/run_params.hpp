@@ -46,6 +46,11 @@ struct RunParams {
   // Impetus reset (000 §8): replace p* by p when max |p* - p| exceeds this; 0 = never.
   Real impetus_reset = Real(0);
 
+  // An instance whose |phi| or |psi| exceeds this at a sample time is frozen there as lost
+  // (LostReason::residual_bound) and leaves the statistics; 0 = never. In double, as the
+  // metrics it is compared with.
+  double lost_residual = 0.0;
+
   // Distribution of the perturbations and the offsets of inconsistent ensembles
   // (ensemble/perturbation.hpp); their size is EnsembleSpec::perturbation.
   PerturbationShape<Real> perturbation_shape{};
@@ -94,6 +99,7 @@ RunParams<R> run_params_as(const RunParams<Real>& rp) {
   r.reference = rp.reference;
   r.reference_tol = R(rp.reference_tol);
   r.impetus_reset = R(rp.impetus_reset);
+  r.lost_residual = rp.lost_residual;
   r.perturbation_shape.distribution = rp.perturbation_shape.distribution;
   r.perturbation_shape.phi_offset = R(rp.perturbation_shape.phi_offset);
   r.perturbation_shape.psi_offset = R(rp.perturbation_shape.psi_offset);
