@@ -13,6 +13,7 @@ packages=(
   python3-matplotlib python3-numpy            # chens plot (scripts/plot_study.py) and its test
   libhdf5-dev python3-h5py python3-pandas     # states.h5 (HDF5 C++ API) and its read-back test
   libopenmpi-dev openmpi-bin                  # sharding over MPI ranks (docs/scaling.md) and its test
+  clang libclang-rt-14-dev cppcheck           # scripts/fuzz-study.sh (libFuzzer), scripts/static-analysis.sh
 )
 
 missing=()

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Fresh machine -> every test: installs what is missing, builds everything (CPU, and the
-# CUDA targets wherever nvcc exists) and runs the whole CTest suite. GPU tests skip with
-# the reason when no CUDA device is usable.
+# CUDA targets wherever nvcc exists) and runs the whole CTest suite (GPU tests skip with
+# the reason when no CUDA device is usable), then static analysis and 60 s of fuzzing of
+# the study-file parser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 cmake --preset release
 cmake --build --preset release
 ctest --preset release --parallel "$(nproc)"
+# Reliability checks on chens' own code (docs/testing.md): cppcheck with no findings, and the
+# study-file parser fuzzed for 60 s under ASan and UBSan.
+scripts/static-analysis.sh build/release
+scripts/fuzz-study.sh 60 build/release

@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"chain_initial_wrong_length", {"--set", "model.kind=chain", "--set", "model.initial=[1, 0, 0, -2]"}, "",
                 "model.initial has 4 numbers; model.atoms = 7 needs 4 * atoms = 28"},
         BadCase{"chain_initial_not_finite", {"STUDY"}, "[model]\nkind = \"chain\"\ninitial = [0.0, nan]\n",
-                "study.toml:3: model.initial = [\n0.0,\nnan\n]: element 1 must be a finite number"},
+                "study.toml:3: model.initial = [ 0.0, nan ]: element 1 must be a finite number"},
         BadCase{"chain_bond_far_from_length", {"STUDY"},
                 "[model]\nkind = \"chain\"\ninitial = [1, 0, 0.5, 0.8660254, -0.5, 0.8660254, 0, 0, 0.5, -0.8660254, "
                 "-0.5, -0.8660254, -1.2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n",
@@ -187,6 +187,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "output.periodogram = \"z\" is not a component of the physical state; allowed: \"x\", \"y\", \"px\", \"py\""},
         BadCase{"periodogram_too_long", {"--set", "output.periodogram=y", "--set", "integrator.t_end=10000",
                 "--set", "output.sample_dt=0.1"}, "", "the periodogram takes at most 65536"},
+        BadCase{"non_ascii_in_a_string", {"STUDY"}, "# \u00a7 comments may hold any character: \u03c6, \u03c8\n"
+                "[integrator]\nformulation = \"dir\u00e4c\"\n",
+                "study.toml:3:19: a non-ASCII character outside a comment; study files are ASCII except in comments"},
+        BadCase{"non_ascii_in_set", {"--set", "integrator.method=rk\u00b2"}, "",
+                "--set integrator.method=rk\u00b2:1:7: a non-ASCII character outside a comment"},
         BadCase{"negative_lost_residual", {"--set", "ensemble.lost_residual=-1"}, "",
                 "ensemble.lost_residual = -1: must be a finite number >= 0 (0 = never)"},
         BadCase{"inconsistent_without_offsets", {"--set", "ensemble.kind=inconsistent"}, "",

@@ -302,7 +302,7 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
 // A study file with several runs: each into DIR/<run>/, with DIR/study.json (the index,
 // rewritten after every run: complete, failed or pending) and DIR/comparison.csv plus a
 // table on stdout at the end. Every run is resolved before the first one starts.
-int run_several(std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& out, std::ostream& err) {
+int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& out, std::ostream& err) {
   namespace fs = std::filesystem;
   std::vector<RunParams<double>> rps;
   for (const StudyRun& r : runs) {

@@ -23,8 +23,8 @@ nlohmann::json final_stats(const EnsembleResult& r, int m) {
 // A number for the table (4 significant digits) or the CSV file (every digit).
 std::string cell(const nlohmann::json& v, bool full = false) {
   if (v.is_null()) return "-";
-  char buf[40];
   if (v.is_number_float()) {
+    char buf[40];
     std::snprintf(buf, sizeof buf, full ? "%.17g" : "%.3e", v.get<double>());
     return buf;
   }
@@ -102,7 +102,7 @@ void aligned(std::ostringstream& os, const std::vector<std::vector<std::string>>
   for (const auto& row : rows) {
     for (std::size_t c = 0; c < row.size(); ++c) {
       const std::string pad(width[c] - row[c].size(), ' ');
-      os << (c ? "  " : "  ") << (c == 0 ? row[c] + pad : pad + row[c]);
+      os << "  " << (c == 0 ? row[c] + pad : pad + row[c]);
     }
     os << '\n';
   }

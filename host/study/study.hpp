@@ -125,6 +125,10 @@ struct StudyRun {
 // named "". Throws StudyError naming the offending key, value or run.
 std::vector<StudyRun> load_runs(const std::optional<std::string>& path, const std::vector<std::string>& sets);
 
+// The runs of a study given as TOML text (origin names it in messages), --set applied.
+std::vector<StudyRun> load_runs_text(const std::string& text, const std::string& origin,
+                                     const std::vector<std::string>& sets);
+
 // The runs of the built-in default study (examples/default_study.toml, compiled in): what
 // `chens run` runs without a study file and without --set.
 std::vector<StudyRun> load_default_runs();

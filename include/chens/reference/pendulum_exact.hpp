@@ -17,6 +17,8 @@
 
 #include <cmath>
 
+#include <limits>
+
 #include <chens/config.hpp>
 #include <chens/models/pendulum.hpp>
 #include <chens/reference/elliptic.hpp>
@@ -60,7 +62,7 @@ struct PendulumExact {
     if (regime == libration) return Real(4) * kk / w;
     if (regime == rotation) return Real(2) * kk * std::sqrt(param) / w;
     if (regime == free_rotation && u0 != Real(0)) return Real(2) * Real(3.141592653589793238462643383279502884L) / std::fabs(u0);
-    return Real(0) / Real(0);  // rest: undefined; separatrix: infinite
+    return std::numeric_limits<Real>::quiet_NaN();  // rest: undefined; separatrix: infinite
   }
 
   // The reference of one ensemble instance, or a disabled one when the run asks for none.
@@ -146,6 +148,7 @@ struct PendulumExact {
     r.kk = ellint_k(r.param);
     r.scale = sqrt(kap2);  // 1/k
     r.sign = thd >= Real(0) ? Real(1) : Real(-1);
+    // cppcheck-suppress redundantAssignment ; every field is first set to a default above
     r.u0 = ellint_f(th / Real(2), r.param);
     r.theta = JacobiTheta<Real>::make(r.param, r.kk);
     return r;
