@@ -1,6 +1,7 @@
 // What an ensemble run hands back to the host, whatever backend ran it.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -37,11 +38,10 @@ struct RecordedTrajectories {
   std::vector<double> metrics;           // K * R * metric_count, 0 where not measured
   std::vector<unsigned char> measured;   // K * R: 0 once the instance is lost
 
-  // Slot of instance i, or -1.
+  // Slot of instance i, or -1 (binary search: instances are ascending).
   std::int64_t slot(std::uint64_t i) const {
-    for (std::size_t r = 0; r < instances.size(); ++r)
-      if (instances[r] == i) return static_cast<std::int64_t>(r);
-    return -1;
+    const auto it = std::lower_bound(instances.begin(), instances.end(), i);
+    return it != instances.end() && *it == i ? static_cast<std::int64_t>(it - instances.begin()) : -1;
   }
   std::size_t samples() const { return t.size(); }
   // t, the physical state and (has_reference) the reference state of slot r at sample k.

@@ -17,12 +17,6 @@
 
 namespace chens {
 
-// Slot of instance i in the ascending list `record`, or -1 when it is not recorded.
-inline std::int64_t recorded_slot(const std::vector<std::uint64_t>& record, std::uint64_t i) {
-  const auto it = std::lower_bound(record.begin(), record.end(), i);
-  return it != record.end() && *it == i ? static_cast<std::int64_t>(it - record.begin()) : -1;
-}
-
 // Storage for the recorded instances among instances [first, first + n) (global indices) of
 // a run with samples + 1 sample times.
 inline RecordedTrajectories recorded_sized(const std::vector<std::uint64_t>& record, std::uint64_t first,

@@ -172,9 +172,10 @@ std::optional<int> parse_command(const std::vector<std::string>& args, bool vali
   return std::nullopt;
 }
 
-// The GPU or the CPU for this study, as --backend asks; exit_no_backend (with the message
-// written) when --backend cuda cannot be honoured.
-std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info, bool& gpu) {
+// The GPU or the CPU for this study, as --backend asks; exit_no_backend (with the message,
+// naming the run when `run` is given) when --backend cuda cannot be honoured.
+std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info, bool& gpu,
+                                  const std::string& run = "") {
   info.backend_requested = ra.backend;
   // auto: the GPU where one is usable and has kernels for the study, else the CPU, and
   // summary.json says why; cuda: the GPU or a clear refusal (exit 3).
@@ -185,7 +186,8 @@ std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::os
     gpu = true;
     if (ra.backend == "auto") info.backend_note = "auto: ran on the GPU, " + cuda_device_info().description;
   } else if (ra.backend == "cuda") {
-    err << "chens run: --backend cuda: " << why << "; use --backend cpu or auto\n";
+    err << "chens run: " << (run.empty() ? "" : "run \"" + run + "\": ") << "--backend cuda: " << why
+        << "; use --backend cpu or auto\n";
     return exit_no_backend;
   } else {
     info.backend_note = "auto: " + why + "; ran on the CPU";
@@ -299,19 +301,30 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
   return exit_ok;
 }
 
+// Every run resolved before the first one starts; a StudyError names the run.
+std::vector<RunParams<double>> resolve_runs(const std::vector<StudyRun>& runs) {
+  std::vector<RunParams<double>> rps;
+  for (const StudyRun& r : runs) {
+    try {
+      rps.push_back(resolve(r.study));
+    } catch (const StudyError& e) {
+      throw StudyError(r.name.empty() ? std::string(e.what()) : "run \"" + r.name + "\": " + e.what());
+    }
+  }
+  return rps;
+}
+
 // A study file with several runs: each into DIR/<run>/, with DIR/study.json (the index,
 // rewritten after every run: complete, failed or pending) and DIR/comparison.csv plus a
 // table on stdout at the end. Every run is resolved before the first one starts.
 int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& out, std::ostream& err) {
   namespace fs = std::filesystem;
   std::vector<RunParams<double>> rps;
-  for (const StudyRun& r : runs) {
-    try {
-      rps.push_back(resolve(r.study));
-    } catch (const StudyError& e) {
-      err << "chens run: run \"" << r.name << "\": " << e.what() << "\n";
-      return exit_bad_input;
-    }
+  try {
+    rps = resolve_runs(runs);
+  } catch (const StudyError& e) {
+    err << "chens run: " << e.what() << "\n";
+    return exit_bad_input;
   }
   if (ra.dry_run) {
     out << "# chens " << CHENS_VERSION_STRING << ": " << runs.size() << " runs (dry run, nothing written)\n";
@@ -323,14 +336,10 @@ int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostre
   }
   // --backend cuda without a usable GPU (or kernels for a run): refused before anything is
   // written, as for a single run.
-  for (std::size_t i = 0; i < runs.size(); ++i) {
+  for (const StudyRun& r : runs) {
     RunInfo info;
     bool gpu = false;
-    std::ostringstream why;
-    if (const auto code = choose_backend(runs[i].study, ra, why, info, gpu)) {
-      err << "chens run: run \"" << runs[i].name << "\": " << why.str().substr(std::string("chens run: ").size());
-      return *code;
-    }
+    if (const auto code = choose_backend(r.study, ra, err, info, gpu, r.name)) return *code;
   }
   const fs::path dir(ra.out);
   std::error_code ec;
@@ -409,13 +418,7 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
   try {
     ra = parse_run_args(args, false);
     runs = !ra.study && ra.sets.empty() ? load_default_runs() : load_runs(ra.study, ra.sets);
-    for (const StudyRun& r : runs) {
-      try {
-        rps.push_back(resolve(r.study));
-      } catch (const StudyError& e) {
-        throw StudyError(r.name.empty() ? std::string(e.what()) : "run \"" + r.name + "\": " + e.what());
-      }
-    }
+    rps = resolve_runs(runs);
   } catch (const UsageError& e) {
     err << "chens check: " << e.what() << "\n" << usage_text;
     return exit_bad_input;

@@ -78,8 +78,16 @@ nlohmann::json phase_error_table(const Study& s, const RunParams<double>& rp, co
           {"rows", rows}};
 }
 
-nlohmann::json periodogram_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
-  const Instance0Series y = instance0_series(r, s.periodogram, rp.sample_dt);
+Instance0Spectrum instance0_spectrum(const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
+  Instance0Spectrum sp;
+  sp.series = instance0_series(r, s.periodogram, rp.sample_dt);
+  sp.value = periodogram(sp.series.value, rp.sample_dt);
+  if (!sp.series.reference.empty()) sp.reference = periodogram(sp.series.reference, rp.sample_dt);
+  return sp;
+}
+
+nlohmann::json periodogram_summary(const Study& s, const RunParams<double>& rp, const Instance0Spectrum& sp) {
+  const Instance0Series& y = sp.series;
   nlohmann::json j = {{"component", s.periodogram},
                       {"instance", 0},
                       {"samples", y.value.size()},
@@ -92,15 +100,14 @@ nlohmann::json periodogram_summary(const Study& s, const RunParams<double>& rp, 
     j["peak"] = nullptr;
     return j;
   }
-  j["peak"] = to_json(periodogram_peak(periodogram(y.value, rp.sample_dt)));
-  if (!y.reference.empty()) j["reference_peak"] = to_json(periodogram_peak(periodogram(y.reference, rp.sample_dt)));
+  j["peak"] = to_json(periodogram_peak(sp.value));
+  if (!y.reference.empty()) j["reference_peak"] = to_json(periodogram_peak(sp.reference));
   return j;
 }
 
-std::string make_periodogram_csv(const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
-  const Instance0Series y = instance0_series(r, s.periodogram, rp.sample_dt);
-  const Periodogram p = periodogram(y.value, rp.sample_dt);
-  const Periodogram pr = y.reference.empty() ? Periodogram{} : periodogram(y.reference, rp.sample_dt);
+std::string make_periodogram_csv(const Instance0Spectrum& sp) {
+  const Periodogram& p = sp.value;
+  const Periodogram& pr = sp.reference;
   std::ostringstream os;
   os << "f,amplitude,power" << (pr.f.empty() ? "" : ",amplitude_exact,power_exact") << '\n';
   for (std::size_t j = 0; j < p.f.size(); ++j) {
@@ -135,7 +142,8 @@ nlohmann::json growth_exponents(const EnsembleResult& r) {
   return g;
 }
 
-nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info) {
+nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info,
+                            const Instance0Spectrum* spectrum) {
   nlohmann::json j;
   j["chens_version"] = CHENS_VERSION_STRING;
   j["backend"] = r.backend;
@@ -199,7 +207,8 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
   }
   j["growth_exponents"] = growth_exponents(r);
   if (!s.phase_error.empty()) j["phase_error"] = phase_error_table(s, rp, r);
-  if (!s.periodogram.empty()) j["periodogram"] = periodogram_summary(s, rp, r);
+  if (!s.periodogram.empty())
+    j["periodogram"] = periodogram_summary(s, rp, spectrum ? *spectrum : instance0_spectrum(s, rp, r));
   nlohmann::json files = {"summary.json", "series.csv"};
   if (s.trajectory) files.push_back("trajectory.csv");
   if (!s.periodogram.empty()) files.push_back("periodogram.csv");
@@ -288,9 +297,11 @@ void write_outputs(const std::string& dir, const Study& s, const RunParams<doubl
   // summary.json goes last: its presence marks a complete result.
   std::vector<std::pair<std::string, std::string>> files = {{"series.csv", make_series_csv(r)}};
   if (s.trajectory) files.emplace_back("trajectory.csv", make_trajectory_csv(r));
-  if (!s.periodogram.empty()) files.emplace_back("periodogram.csv", make_periodogram_csv(s, rp, r));
+  // The periodogram once for periodogram.csv and summary.json (a direct DFT, O(N^2)).
+  const Instance0Spectrum spectrum = s.periodogram.empty() ? Instance0Spectrum{} : instance0_spectrum(s, rp, r);
+  if (!s.periodogram.empty()) files.emplace_back("periodogram.csv", make_periodogram_csv(spectrum));
   const bool states = s.states || !s.record.empty();
-  files.emplace_back("summary.json", make_summary(s, rp, r, info).dump(2) + "\n");
+  files.emplace_back("summary.json", make_summary(s, rp, r, info, &spectrum).dump(2) + "\n");
   try {
     if (states) write_states_h5((partial / "states.h5").string(), s, rp, r);
     for (const auto& [name, text] : files) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/ensemble_result.hpp"
+#include "output/periodogram.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -23,7 +24,10 @@ struct RunInfo {
 // x, or null when it is not finite (JSON has no inf or nan).
 inline nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
-nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info);
+struct Instance0Spectrum;
+// spectrum: instance 0's periodogram when the study asks for one (computed here when null).
+nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info,
+                            const Instance0Spectrum* spectrum = nullptr);
 std::string make_series_csv(const EnsembleResult& r);
 // Growth exponents (output/growth.hpp) of each metric's ensemble maximum and median over
 // the last decade of the run, [t_final / 10, t_final].
@@ -40,9 +44,16 @@ struct Instance0Series {
 Instance0Series instance0_series(const EnsembleResult& r, const std::string& component, double sample_dt);
 // summary.json's "phase_error" (output.phase_error): |y(kT) - y_exact(kT)| of instance 0.
 nlohmann::json phase_error_table(const Study& s, const RunParams<double>& rp, const EnsembleResult& r);
-// summary.json's "periodogram" and periodogram.csv (output.periodogram, output/periodogram.hpp).
-nlohmann::json periodogram_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r);
-std::string make_periodogram_csv(const Study& s, const RunParams<double>& rp, const EnsembleResult& r);
+// Instance 0's periodogram and its reference's (output.periodogram, output/periodogram.hpp),
+// computed once for summary.json's "periodogram" and periodogram.csv: the direct DFT costs
+// N^2/2 multiply-adds.
+struct Instance0Spectrum {
+  Instance0Series series;
+  Periodogram value, reference;  // reference: empty without a reference solution
+};
+Instance0Spectrum instance0_spectrum(const Study& s, const RunParams<double>& rp, const EnsembleResult& r);
+nlohmann::json periodogram_summary(const Study& s, const RunParams<double>& rp, const Instance0Spectrum& spectrum);
+std::string make_periodogram_csv(const Instance0Spectrum& spectrum);
 
 // Names of the files a run writes into DIR (states.h5 and periodogram.csv when asked for).
 inline const char* const output_files[] = {"summary.json", "series.csv", "trajectory.csv", "periodogram.csv",

@@ -957,10 +957,11 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
       throw StudyError("output.record: instance " + std::to_string(i) + " is not in the ensemble (ensemble.size = " +
                        std::to_string(s.size) + ", indices 0 to " + std::to_string(s.size - 1) + ")");
   const double S = s.model_kind == "chain" ? 4.0 * static_cast<double>(s.atoms) : 4.0;
-  const double rec_bytes = static_cast<double>(recorded_instances(s).size()) * static_cast<double>(rp.samples + 1) *
+  const std::size_t recorded = recorded_instances(s).size();
+  const double rec_bytes = static_cast<double>(recorded) * static_cast<double>(rp.samples + 1) *
                            (2 * S + metric_count + 1) * 8;
   if (rec_bytes > 8e9)
-    throw StudyError("output.record / output.trajectory: recording " + std::to_string(recorded_instances(s).size()) +
+    throw StudyError("output.record / output.trajectory: recording " + std::to_string(recorded) +
                      " instances at " + std::to_string(rp.samples + 1) + " sample times needs " +
                      shortest(rec_bytes / 1e9) + " GB of host memory (at most 8); record fewer instances or raise "
                      "output.sample_dt");

@@ -131,7 +131,7 @@ TEST(PaperExamples, Sec6StudiesReportThePeriodogram) {
   auto peak = [](const std::string& file) {
     const Study s = load_study(example(file), {});
     const RunParams<double> rp = resolve(s);
-    const nlohmann::json p = periodogram_summary(s, rp, run_example(example(file)));
+    const nlohmann::json p = periodogram_summary(s, rp, instance0_spectrum(s, rp, run_example(example(file))));
     EXPECT_EQ(p["samples"].get<int>(), 1024);
     return p;
   };

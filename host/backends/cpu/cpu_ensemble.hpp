@@ -129,7 +129,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
               for (int c = 0; c < metric_count; ++c)
                 res.kept.metrics[(i + j) * metric_count + c] = ok ? static_cast<double>(m.v[c]) : 0.0;
             if (block_records) {
-              const std::int64_t slot = recorded_slot(rec_list, first + i + j);
+              const std::int64_t slot = res.recorded.slot(first + i + j);
               if (slot >= 0) record_sample(res.recorded, sys, rp, static_cast<std::size_t>(slot), k, inst[i + j], ok, m);
             }
           }
