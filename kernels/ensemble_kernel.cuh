@@ -55,13 +55,15 @@ __global__ void init_instances(System sys, RunParams<typename System::Real> rp, 
 // Samples k0 .. k1-1 of every instance (advance_segment_soa, ensemble/soa_segment.hpp);
 // metrics[(k - k0) * metric_count + m][i] (structure of arrays: consecutive instances are
 // adjacent), valid[(k - k0) * n + i] = measured. The recorded
-// instances (record, ascending, R of them) leave a copy of themselves at every sample in
-// snapshot[(k - k0) * R + slot]; the first `keep` instances leave their metrics at the last
-// sample in kept_metrics.
+// instances (record, ascending, R of them) leave their physical state, reference state and
+// metrics at every sample in row (k - k0) * R + slot of `snapshot` (record_row's layout,
+// host/backends/instance_records.hpp): what the statistics saw, measured here, not a second
+// evaluation on the host that would differ by FMA and libm rounding. The first `keep`
+// instances leave their metrics at the last sample in kept_metrics.
 template <class System, class Method, class Inst>
 __global__ void advance_segment(System sys, Method method, RunParams<typename System::Real> rp, std::uint64_t n,
                                 std::uint64_t* inst, index_t k0, index_t k1, double* metrics, unsigned char* valid,
-                                std::uint64_t first, const std::uint64_t* record, std::uint64_t R, Inst* snapshot,
+                                std::uint64_t first, const std::uint64_t* record, std::uint64_t R, double* snapshot,
                                 std::uint64_t keep, double* kept_metrics) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -84,7 +86,21 @@ __global__ void advance_segment(System sys, Method method, RunParams<typename Sy
         const std::uint64_t row = static_cast<std::uint64_t>(k - k0);
         for (int c = 0; c < metric_count; ++c) metrics[(row * metric_count + c) * n + i] = ok ? m.v[c] : 0.0;
         valid[row * n + i] = ok ? 1 : 0;
-        if (slot >= 0) snapshot[row * R + static_cast<std::uint64_t>(slot)] = in;
+        if (slot >= 0) {
+          constexpr int S = System::State::size;
+          double* out = snapshot + (row * R + static_cast<std::uint64_t>(slot)) * recorded_row_width(S);
+          const auto phys = sys.physical(in.z);
+          for (int c = 0; c < S; ++c) out[c] = static_cast<double>(phys[c]);
+          for (int c = 0; c < S; ++c) out[S + c] = 0.0;
+          if constexpr (decltype(in.ref)::available) {
+            if (in.ref.enabled()) {  // advanced to sample k by measure_instance
+              const auto r = in.ref.eval(rp.reference_time(k));
+              for (int c = 0; c < S; ++c) out[S + c] = static_cast<double>(r[c]);
+            }
+          }
+          for (int c = 0; c < metric_count; ++c) out[2 * S + c] = ok ? m.v[c] : 0.0;
+          out[2 * S + metric_count] = ok ? 1.0 : 0.0;
+        }
         if (k == rp.samples && i < keep)
           for (int c = 0; c < metric_count; ++c) kept_metrics[i * metric_count + c] = ok ? m.v[c] : 0.0;
       });
@@ -175,7 +191,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   const std::size_t per_row = n * (metric_count * sizeof(double) + 1);
   // Rows per segment: metrics under segment_metric_bytes, the recorded instances' snapshots
   // under segment_snapshot_bytes, and within a grid's y extent.
-  const std::size_t snap_row = spec.record.size() * sizeof(Inst);
+  const std::size_t snap_row = spec.record.size() * recorded_row_width(S) * sizeof(double);
   const index_t seg =
       spec.segment_rows > 0
           ? spec.segment_rows
@@ -210,7 +226,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   DeviceBuffer<std::uint64_t> d_inst(static_cast<std::size_t>(W) * n);
   DeviceBuffer<double> d_metrics(static_cast<std::size_t>(seg) * n * metric_count);
   DeviceBuffer<unsigned char> d_valid(static_cast<std::size_t>(seg) * n);
-  DeviceBuffer<Inst> d_snap(static_cast<std::size_t>(seg) * R);
+  DeviceBuffer<double> d_snap(static_cast<std::size_t>(seg) * R * recorded_row_width(S));
   DeviceBuffer<std::uint64_t> d_record(R);
   if (R > 0)
     check(cudaMemcpy(d_record.ptr, res.recorded.instances.data(), R * sizeof(std::uint64_t), cudaMemcpyHostToDevice),
@@ -246,7 +262,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     for (std::uint64_t i = 0; i < keep; ++i) keep_initial(res.kept, sys, i, instance(words, keep, i));
   }
   std::vector<Accumulator> acc(static_cast<std::size_t>(seg * blocks * metric_count));
-  std::vector<Inst> snap(static_cast<std::size_t>(seg) * R);
+  std::vector<double> snap(static_cast<std::size_t>(seg) * R * recorded_row_width(S));
   std::vector<std::uint32_t> hist(static_cast<std::size_t>(seg) * hist_row);
   for (index_t k0 = 0; k0 <= samples; k0 += seg) {
     const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
@@ -269,7 +285,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
                      cudaMemcpyDeviceToHost),
           "cudaMemcpy");
     if (R > 0)
-      check(cudaMemcpy(snap.data(), d_snap.ptr, static_cast<std::size_t>(rows) * R * sizeof(Inst),
+      check(cudaMemcpy(snap.data(), d_snap.ptr, static_cast<std::size_t>(rows) * R * recorded_row_width(S) * sizeof(double),
                        cudaMemcpyDeviceToHost),
             "cudaMemcpy");
     for (index_t k = k0; k < k1; ++k) res.series[static_cast<std::size_t>(k)].t = rp.reference_time(k);
@@ -280,12 +296,9 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     }
     for (index_t k = k0; k < k1; ++k) {
       for (std::uint64_t r = 0; r < R; ++r) {
-        // The recorded instance's metrics are measured again on the host, from the snapshot
-        // (whose reference the kernel has already taken to sample k).
-        Inst in = snap[static_cast<std::size_t>(k - k0) * R + r];
-        Metrics<double> m;
-        const bool ok = measure_instance(sys, rp, in, k, m);
-        record_sample(res.recorded, sys, rp, static_cast<std::size_t>(r), k, in, ok, m);
+        const std::size_t at = static_cast<std::size_t>(k - k0) * R + r;
+        record_row(res.recorded, static_cast<std::size_t>(r), k, rp.reference_time(k),
+                   &snap[at * static_cast<std::size_t>(recorded_row_width(S))]);
       }
     }
     if (spec.progress) spec.progress(k1, samples + 1);

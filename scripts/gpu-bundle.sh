@@ -12,11 +12,31 @@ grep -qx '/.devrun/' .git/info/exclude 2>/dev/null || echo '/.devrun/' >> .git/i
 rm -rf .devrun && mkdir -p .devrun
 cp $build/chens $build/tests/chens_tests $build/tests/papers/chens_paper_tests $build/tests/chens_gpu_tests \
    $build/bench/bench_gpu_instances .devrun/
-# Shared libraries from Debian packages that a bare CUDA machine does not have.
-for lib in libtomlplusplus.so.3 libbenchmark.so.1debian; do
-  cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" .devrun/
-done
+# Shared libraries from Debian packages that a bare CUDA machine does not have: every
+# library the binaries load (HDF5, Open MPI, toml++, Google Benchmark and theirs) but the C
+# and C++ runtimes and CUDA's own, which the machine has. gpu-run.sh puts them on
+# LD_LIBRARY_PATH for chens's binaries only (bin/chens, a wrapper), never for its Python.
+for b in .devrun/*; do ldd "$b" | awk '/=> \// {print $3}'; done | sort -u |
+  grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|libcudart)\.so' |
+  while read -r lib; do cp -L "$lib" .devrun/; done
+# Open MPI's runtime (mpiexec, orted, its plugins and help texts, PMIx, and the libraries
+# they load), as Debian installs it: gpu-run.sh unpacks it into / without replacing any file
+# there, for the MPI-with-a-GPU-per-rank test.
+if command -v mpiexec > /dev/null; then
+  for p in openmpi-bin openmpi-common libopenmpi3 libpmix2 libfabric1 libucx0 libhwloc15 libevent-core-2.1-7 \
+           libevent-pthreads-2.1-7 libibverbs1 ibverbs-providers librdmacm1 libpsm2-2 libpsm-infinipath1 libnl-3-200 \
+           libnl-route-3-200 libmunge2 libnuma1 libatomic1 libbsd0 libmd0 libx11-6 libxau6 libxdmcp6 libxext6 libxcb1; do
+    dpkg -L "$p" 2> /dev/null | while read -r f; do [[ -f $f || -L $f ]] && echo "$f"; done
+  done | sort -u > .devrun/openmpi.files
+  tar cf .devrun/openmpi.tar -T .devrun/openmpi.files 2> /dev/null
+  rm .devrun/openmpi.files
+fi
 strip .devrun/chens .devrun/chens_tests .devrun/chens_paper_tests .devrun/chens_gpu_tests .devrun/bench_gpu_instances
+# chens for scripts and Python tests: the binary with its libraries, the caller's environment untouched.
+mkdir -p .devrun/bin
+printf '%s\n' '#!/bin/sh' 'd=$(dirname "$(readlink -f "$0")")/..' \
+  'LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$d/chens" "$@"' > .devrun/bin/chens
+chmod +x .devrun/bin/chens
 # Every binary embeds the CUDA kernels (~27 MB each): compressed, the bundle fits the
 # device tool's 64 MiB transfer limit.
 (cd .devrun && tar cf - ./* | xz -T0 -6 > bundle.tar.xz && find . -type f ! -name bundle.tar.xz -delete)

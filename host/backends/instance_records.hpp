@@ -35,6 +35,26 @@ inline RecordedTrajectories recorded_sized(const std::vector<std::uint64_t>& rec
   return rec;
 }
 
+// A recorded sample as a backend that measures elsewhere (the GPU) hands it over: one row of
+// recorded_row_width(S) doubles, the physical state [0, S), the reference state [S, 2S) (0
+// without one), the metrics [2S, 2S + metric_count) and 1 where measured (0: lost). The
+// numbers are the very ones the backend's statistics saw, so a trajectory's
+// integration_error is |state - reference| of its own columns and its last metrics are the
+// kept final metrics, bit for bit.
+constexpr int recorded_row_width(int S) { return 2 * S + metric_count + 1; }
+
+inline void record_row(RecordedTrajectories& rec, std::size_t slot, index_t k, double t, const double* row) {
+  const int S = rec.state_size;
+  const std::size_t R = rec.instances.size();
+  const std::size_t at = static_cast<std::size_t>(k) * R + slot;
+  rec.t[static_cast<std::size_t>(k)] = t;
+  for (int c = 0; c < S; ++c) rec.state[at * S + c] = row[c];
+  if (rec.has_reference)
+    for (int c = 0; c < S; ++c) rec.reference[at * S + c] = row[S + c];
+  for (int c = 0; c < metric_count; ++c) rec.metrics[at * metric_count + c] = row[2 * S + c];
+  rec.measured[at] = row[2 * S + metric_count] != 0.0 ? 1 : 0;
+}
+
 // Sample k of the recorded instance in slot `slot`: its physical state, its reference state
 // (when the run has one) and the metrics the backend measured (measured = false: lost).
 template <class System, class Real, class Inst>

@@ -252,6 +252,18 @@ TEST_P(EnsembleCpuVsGpu, StatisticsAgreeAndAreReproducible) {
           EXPECT_NEAR(y, x, 1e-9 * (1 + std::abs(x)) + 1e-13) << metric_name(m) << ", sample " << k;
         }
     }
+  // A recorded instance's metrics are the ones the statistics saw: at the last sample, bitwise
+  // its kept metrics (the device's own measurement, not a second one on the host).
+  for (const EnsembleResult* r : {&cpu, &gpu}) {
+    const std::size_t R = r->recorded.instances.size(), K = r->recorded.samples();
+    for (std::size_t q = 0; q < R; ++q) {
+      const std::uint64_t i = r->recorded.instances[q];
+      if (i >= r->kept.lost.size()) continue;
+      for (int m = 0; m < metric_count; ++m)
+        EXPECT_EQ(r->recorded.metrics[((K - 1) * R + q) * metric_count + m], r->kept.metrics[i * metric_count + m])
+            << r->backend << ": instance " << i << ", " << metric_name(m);
+    }
+  }
   // The kept instances' initial states: the same perturbed data on both backends, bit for bit
   // but for FMA contractions in the projection onto the manifold.
   ASSERT_EQ(gpu.kept.initial_state.size(), cpu.kept.initial_state.size());
@@ -289,6 +301,76 @@ TEST_P(EnsembleCpuVsGpu, FloatRunsAgreeToFloatRounding) {
       EXPECT_EQ(cpu.series[k].metric[m].count, gpu.series[k].metric[m].count);
     }
   std::printf("[ compare  ] float ensemble %s: final states differ by at most %.3g (relative)\n", GetParam().c_str(), worst);
+}
+
+// Lost-instance isolation on the device (ensemble.lost_residual): the naive equations'
+// |phi| grows like t^2 (002 §6), and with energies spread by a 0.3 perturbation the
+// instances pass the bound at different samples. The device's lost words must name the same
+// instances, reasons and first examples as the CPU, and the statistics count the same live
+// instances at every sample.
+TEST(EnsembleCpuVsGpuLost, TheSameInstancesAreLostForTheSameReason) {
+  const CudaDeviceInfo dev = cuda_device_info();
+  if (!dev.available) GTEST_SKIP() << "skipped: " << dev.description;
+  Study s;
+  s.formulation = FormulationId::naive;
+  s.size = 3000;
+  s.seed = 5;
+  s.perturbation = 0.3;
+  s.h = 0.1;
+  s.t_end = 40.0;
+  s.sample_dt = 1.0;
+  s.lost_residual = 2e-2;
+  const RunParams<double> rp = resolve(s);
+  EnsembleSpec spec = ensemble_spec(s);
+  spec.keep_instances = spec.size;
+  const EnsembleResult cpu = run_study_cpu(s, rp, spec), gpu = run_study_cuda(s, rp, spec);
+  ASSERT_GT(cpu.lost_total(), 100u) << "seed " << s.seed;  // a mixed ensemble, or the test tests nothing
+  ASSERT_LT(cpu.lost_total(), 2900u) << "seed " << s.seed;
+  for (int q = 0; q < lost_reason_count; ++q) EXPECT_EQ(gpu.lost[q], cpu.lost[q]) << lost_reason_name(q);
+  std::uint64_t differ = 0;
+  for (std::uint64_t i = 0; i < spec.size; ++i) differ += cpu.kept.lost[i] != gpu.kept.lost[i];
+  EXPECT_EQ(differ, 0u);
+  EXPECT_EQ(gpu.lost_examples, cpu.lost_examples);
+  EXPECT_EQ(gpu.lost_example_reasons, cpu.lost_example_reasons);
+  for (std::size_t k = 0; k < cpu.series.size(); ++k)
+    EXPECT_EQ(gpu.series[k].metric[int(MetricId::phi)].count, cpu.series[k].metric[int(MetricId::phi)].count) << "sample " << k;
+  std::printf("[ compare  ] lost instances: %llu of %llu on both backends, %llu differ\n",
+              static_cast<unsigned long long>(cpu.lost_total()), static_cast<unsigned long long>(spec.size),
+              static_cast<unsigned long long>(differ));
+}
+
+// A shard of the ensemble (one MPI rank's part, host/mpi/mpi_runtime.cpp) on the device:
+// instances keep their global indices, so the shard's instances are bitwise those of the
+// whole run on the same device, and equal the CPU's to FMA rounding.
+TEST_P(EnsembleCpuVsGpu, AShardIntegratesTheWholeRunsInstances) {
+  const Study s = ensemble_study(GetParam());
+  const RunParams<double> rp = resolve(s);
+  EnsembleSpec whole = ensemble_spec(s);
+  whole.keep_instances = whole.size;
+  EnsembleSpec shard = whole;
+  shard.first_instance = 5 * cpu_block_size;
+  shard.size = GetParam() == "chain" ? 200 : 1000;
+  shard.total_instances = whole.size;
+  shard.keep_instances = shard.size;
+  shard.record = {shard.first_instance + 1};
+  const EnsembleResult all = run_study_cuda(s, rp, whole), part = run_study_cuda(s, rp, shard);
+  const EnsembleResult cpu_part = run_study_cpu(s, rp, shard);
+  const int S = static_cast<int>(all.kept.final_state.size() / whole.size);
+  ASSERT_EQ(part.kept.final_state.size(), shard.size * S);
+  for (std::uint64_t j = 0; j < shard.size; ++j)
+    for (int c = 0; c < S; ++c) {
+      const double a = all.kept.final_state[(shard.first_instance + j) * S + c], b = part.kept.final_state[j * S + c];
+      ASSERT_EQ(a, b) << "shard instance " << j << " (global " << shard.first_instance + j << "), component " << c;
+      ASSERT_NEAR(cpu_part.kept.final_state[j * S + c], b, 1e-9 * (1 + std::abs(b))) << "instance " << shard.first_instance + j;
+    }
+  ASSERT_EQ(part.recorded.instances, shard.record);
+  ASSERT_EQ(part.recorded.samples(), cpu_part.recorded.samples());
+  for (std::size_t k = 0; k < part.recorded.samples(); ++k) {
+    const std::vector<double> a = cpu_part.recorded.row(k, 0), b = part.recorded.row(k, 0);
+    for (std::size_t c = 0; c < a.size(); ++c) EXPECT_NEAR(b[c], a[c], 1e-9 * (1 + std::abs(a[c]))) << "sample " << k;
+  }
+  for (std::size_t k = 0; k < cpu_part.series.size(); ++k)
+    EXPECT_EQ(part.series[k].metric[int(MetricId::phi)].count, shard.size) << "sample " << k;
 }
 
 TEST_P(EnsembleCpuVsGpu, EnsemblesBeyondDeviceMemoryAreRefusedBeforeLaunch) {
