@@ -33,6 +33,7 @@
 #include <chens/ensemble/quantiles.hpp>
 #include <chens/ensemble/soa_segment.hpp>
 
+#include "backends/checkpoint.hpp"
 #include "backends/cuda_backend.hpp"
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
@@ -240,9 +241,22 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   const unsigned hist_grid_x = static_cast<unsigned>(
       std::max<std::uint64_t>(1, std::min<std::uint64_t>(65535, (n + 16 * histogram_threads - 1) / (16 * histogram_threads))));
 
-  init_instances<System, Reference><<<grid, threads>>>(sys, rp, z0, static_cast<typename System::Real>(spec.perturbation),
-                                                       spec.seed, spec.first_instance, n, d_inst.ptr);
-  check(cudaGetLastError(), "init_instances launch");
+  // A resumed run (checkpoint.hpp) starts from the saved structure of arrays instead.
+  const std::size_t inst_bytes = static_cast<std::size_t>(W) * n * sizeof(std::uint64_t);
+  const CheckpointState* from = spec.resume_from;
+  if (from) {
+    check_resumable(*from, "cuda", W * sizeof(std::uint64_t), n, samples);
+    check(cudaMemcpy(d_inst.ptr, from->instances.data(), inst_bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  } else {
+    init_instances<System, Reference><<<grid, threads>>>(sys, rp, z0, static_cast<typename System::Real>(spec.perturbation),
+                                                         spec.seed, spec.first_instance, n, d_inst.ptr);
+    check(cudaGetLastError(), "init_instances launch");
+  }
+  const index_t start = from ? from->done : 0;
+  const double earlier_wall = from ? from->wall_seconds : 0.0;
+  auto wall = [&] {
+    return earlier_wall + std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  };
   // The first `count` instances, out of the structure of arrays into a structure of arrays
   // of `count` instances (their initial states now, their final states at the end).
   auto fetch_first = [&](std::uint64_t count) {
@@ -257,14 +271,16 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     soa_load(words.data(), count, i, in, 0, W);
     return in;
   };
-  if (keep > 0) {
+  if (from) {
+    restore_common(res, *from);
+  } else if (keep > 0) {
     const std::vector<std::uint64_t> words = fetch_first(keep);
     for (std::uint64_t i = 0; i < keep; ++i) keep_initial(res.kept, sys, i, instance(words, keep, i));
   }
   std::vector<Accumulator> acc(static_cast<std::size_t>(seg * blocks * metric_count));
   std::vector<double> snap(static_cast<std::size_t>(seg) * R * recorded_row_width(S));
   std::vector<std::uint32_t> hist(static_cast<std::size_t>(seg) * hist_row);
-  for (index_t k0 = 0; k0 <= samples; k0 += seg) {
+  for (index_t k0 = start; k0 <= samples; k0 += seg) {
     const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
     const std::int64_t rows = k1 - k0;
     advance_segment<System, Method, Inst><<<grid, threads>>>(sys, method, rp, n, d_inst.ptr, k0, k1, d_metrics.ptr,
@@ -302,6 +318,21 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
       }
     }
     if (spec.progress) spec.progress(k1, samples + 1);
+    if (spec.checkpoint && k1 <= samples) {
+      const CheckpointRequest q = spec.checkpoint(k1, samples + 1);
+      if (q.save && spec.save_checkpoint) {
+        std::vector<unsigned char> bytes(inst_bytes);
+        check(cudaMemcpy(bytes.data(), d_inst.ptr, inst_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        CheckpointState c = checkpoint_of(res, "cuda", W * sizeof(std::uint64_t), n, samples, k1, wall());
+        c.instances_view = bytes.data();
+        spec.save_checkpoint(c);
+      }
+      if (q.stop) {
+        res.stopped_at = k1;
+        res.wall_seconds = wall();
+        return res;
+      }
+    }
   }
 
   constexpr int fields = sizeof(Counters) / sizeof(std::uint64_t);
@@ -339,7 +370,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   for (std::uint64_t i = 0; i < keep; ++i) keep_final(res.kept, sys, i, instance(words, fetch, i));
   if (keep > 0) d_kept_metrics.to_host(res.kept.metrics);
   record_instance0_final(res, sys, instance(words, fetch, 0));
-  res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  res.wall_seconds = wall();
   return res;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, with .devrun/ from scripts/gpu-bundle.sh:
 # every test suite (GPU ones included), `chens validate` on every example study, states.h5
-# read back from a GPU run, MPI with two ranks sharing the GPU against one process, the
+# read back from a GPU run, checkpoint and resume of GPU runs, MPI with two ranks sharing the GPU against one process, the
 # time to first result of a 1e3-instance study, the GPU benchmarks, the peer tools on the
 # same card (bench/peers: JAX, diffrax, torchdiffeq) and compute-sanitizer over a subset of
 # the GPU tests; a short table last. About 8 min: the CPU test suites run in the background
@@ -56,6 +56,13 @@ t=$(date +%s)
 python3 tests/output/test_states_h5.py "$chens" > "$out/states_h5.log" 2>&1 && result[states_h5]=pass ||
   result[states_h5]="FAIL (see states_h5.log)"
 stamp states_h5 $t
+# Checkpoint and resume on the GPU (docs/checkpoints.md): interrupted, signalled, killed and
+# resumed runs against uninterrupted ones; the signalled run has 2e6 instances so that it
+# lasts long enough on the card to be signalled mid-way.
+t=$(date +%s)
+timeout 300 python3 tests/checkpoint/test_resume_cli.py "$chens" 1 2000000 > "$out/resume.log" 2>&1 && result[resume]=pass ||
+  result[resume]="FAIL (see resume.log)"
+stamp resume $t
 # MPI, a GPU per rank (here two and three ranks share the one GPU): Debian's Open MPI from
 # the bundle, unpacked without replacing anything the machine has.
 t=$(date +%s)
@@ -102,7 +109,7 @@ echo
 grep -E "inst-steps|^(jax|diffrax|torch|chens)" "$out/peers.txt" | cut -c1-110 | head -40
 echo
 printf '%-20s %s\n' "on $(cut -d, -f1 "$out/gpu.txt")" "(total $(( $(date +%s) - start )) s)"
-for k in chens_tests chens_paper_tests chens_gpu_tests sanitizer validate states_h5 mpi_gpu ttfr_cuda ttfr_cpu bench peers; do
+for k in chens_tests chens_paper_tests chens_gpu_tests sanitizer validate states_h5 resume mpi_gpu ttfr_cuda ttfr_cpu bench peers; do
   printf '  %-18s %-45s %s\n' "$k" "${result[$k]}" "${took[$k]:-}"
 done
 echo "  (CPU suites and GPU checks together: ${took[tests_all]})"

@@ -205,6 +205,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_option", {"--frobnicate"}, "", "unknown option --frobnicate"},
         BadCase{"unknown_backend", {"--backend", "gpu"}, "", "--backend gpu: unknown backend; allowed: auto, cpu, cuda"},
         BadCase{"zero_threads", {"--threads", "0"}, "", "--threads 0: must be an integer in [1, 4096]"},
+        BadCase{"negative_checkpoint_minutes", {"--checkpoint-minutes", "-1"}, "",
+                "--checkpoint-minutes -1: must be a finite number of minutes >= 0"},
+        BadCase{"fractional_checkpoint_segments", {"--checkpoint-segments", "2.5"}, "",
+                "--checkpoint-segments 2.5: must be an integer >= 0"},
+        BadCase{"resume_with_a_study", {"--resume", "somewhere", "STUDY"}, "[integrator]\nh = 0.1\n",
+                "give no study file and no --set"},
         BadCase{"ensemble_beyond_memory", {"--set", "ensemble.size=1000000000000"}, "",
                 "ensemble.size = 1000000000000 needs about"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
@@ -453,9 +459,20 @@ TEST(Cli, DryRunPrintsAStudyThatReadsBackToTheSameRun) {
 
 TEST(Cli, ResultsThatCannotBeWrittenWhereAskedAreRescuedNotLost) {
   test::TempDir dir;
+  // A directory that cannot be made is refused before anything is computed (the run's
+  // checkpoints and resume.json go there, docs/checkpoints.md).
   write_file(dir.str("a-file"), "not a directory");
-  const CliResult r = run_cli({"run", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out",
-                               dir.str("a-file/out")});
+  const CliResult early = run_cli({"run", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out",
+                                   dir.str("a-file/out")});
+  EXPECT_EQ(early.code, exit_bad_input);
+  EXPECT_NE(early.err.find("--out " + dir.str("a-file/out")), std::string::npos) << early.err;
+  EXPECT_EQ(early.err.find("saved to"), std::string::npos) << early.err;
+  // A result file that cannot be written once the run is done (series.csv is a directory
+  // with something in it, so the rename over it fails): the results go elsewhere, and the
+  // message says where.
+  fs::create_directories(dir.str("out/series.csv/blocker"));
+  const CliResult r = run_cli({"run", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--force", "--out",
+                               dir.str("out")});
   EXPECT_EQ(r.code, exit_failure);
   const std::string marker = "the results were saved to ";
   const auto at = r.err.find(marker);
@@ -463,6 +480,7 @@ TEST(Cli, ResultsThatCannotBeWrittenWhereAskedAreRescuedNotLost) {
   const std::string rescued = r.err.substr(at + marker.size(), r.err.find("/ instead", at) - at - marker.size());
   EXPECT_TRUE(fs::exists(rescued + "/summary.json")) << rescued;
   EXPECT_TRUE(fs::exists(rescued + "/series.csv")) << rescued;
+  EXPECT_FALSE(fs::exists(dir.str("out/resume.json")));  // nothing left to resume: the results exist
   fs::remove_all(rescued);
 }
 

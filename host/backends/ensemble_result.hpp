@@ -80,7 +80,10 @@ struct EnsembleResult {
   RecordedTrajectories recorded;  // the instances EnsembleSpec::record names
   PerInstanceResult kept;         // the first EnsembleSpec::keep_instances instances
 
-  double wall_seconds = 0.0;
+  double wall_seconds = 0.0;  // of the whole run, resumed parts included
+  // > 0: the run stopped after this many sample times (EnsembleSpec::checkpoint asked it
+  // to, after its state was saved); the result is incomplete and is not written.
+  std::int64_t stopped_at = 0;
 
   bool metric_reported(int m) const {
     if (m == int(MetricId::integration_error)) return reference_available;

@@ -11,6 +11,14 @@ namespace chens {
 
 struct Accumulator;
 struct SampleStats;
+struct CheckpointState;
+
+// What the run asks a backend to do after a segment (EnsembleSpec::checkpoint): hand its
+// state over to be saved, and stop there (an interrupt).
+struct CheckpointRequest {
+  bool save = false;
+  bool stop = false;
+};
 
 struct EnsembleSpec {
   std::uint64_t size = 1;
@@ -43,6 +51,15 @@ struct EnsembleSpec {
   std::function<void(std::int64_t k0, std::int64_t k1, const Accumulator* acc, std::int64_t blocks,
                      const std::uint32_t* hist, std::vector<SampleStats>& series)>
       reduce_segment;
+
+  // Checkpoints (host/backends/checkpoint.hpp, docs/checkpoints.md). resume_from: continue
+  // from that state instead of from t = 0 (the backend checks that it is its own: backend,
+  // instance layout, size, sample times). checkpoint: asked after every segment but the
+  // last with the sample times done and their total; on save the backend hands its whole
+  // state to save_checkpoint, on stop it returns at once with EnsembleResult::stopped_at set.
+  const CheckpointState* resume_from = nullptr;
+  std::function<CheckpointRequest(std::int64_t done, std::int64_t total)> checkpoint;
+  std::function<void(const CheckpointState&)> save_checkpoint;
 };
 
 // Statistics are accumulated per block of this many consecutive instances, sequentially

@@ -3,6 +3,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <fstream>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +22,7 @@
 
 #include "backends/cuda_backend.hpp"
 #include "dispatch/run_study.hpp"
+#include "output/checkpoint_file.hpp"
 #include "output/study_index.hpp"
 #include "output/writer.hpp"
 #include "mpi/mpi_runtime.hpp"
@@ -32,6 +36,8 @@ namespace {
 const char* usage_text =
     "usage: chens run [STUDY.toml] [--set SECTION.KEY=VALUE]... [--out DIR] [--backend auto|cpu|cuda]\n"
     "                 [--threads N] [--force] [--dry-run] [--progress | --no-progress]\n"
+    "                 [--checkpoint-minutes M] [--checkpoint-segments N]\n"
+    "       chens run --resume DIR [--threads N] [--progress | --no-progress] [--checkpoint-...]\n"
     "       chens validate [STUDY.toml] [--set SECTION.KEY=VALUE]... [--threads N] [--rtol R] [--atol A]\n"
     "       chens check [STUDY.toml] [--set SECTION.KEY=VALUE]... [--backend auto|cpu|cuda] [--threads N]\n"
     "       chens plot DIR [--out PLOTDIR] [--format png,svg] [--metrics M1,M2]\n"
@@ -52,6 +58,13 @@ const char* usage_text =
     "  --dry-run                validate, print the resolved study as TOML, write nothing\n"
     "  --progress               report progress on stderr after each segment of sample times\n"
     "                           (the default when stderr is a terminal; --no-progress: never)\n"
+    "  --checkpoint-minutes M   write DIR/checkpoint.chk after the segment that ends M minutes\n"
+    "                           after the last one (default 10; 0: only when interrupted)\n"
+    "  --checkpoint-segments N  also after every N segments (default 0: off)\n"
+    "  --resume DIR             continue the interrupted run or study in DIR from its checkpoints;\n"
+    "                           the result is bitwise that of an uninterrupted run. SIGINT and\n"
+    "                           SIGTERM stop a run after its current segment with a checkpoint\n"
+    "                           (exit 130 / 143); docs/checkpoints.md\n"
     "\n"
     "  chens validate runs the study on the CPU and on the GPU and reports, per metric, the\n"
     "  largest relative difference of the statistics and of the instances' final states;\n"
@@ -81,11 +94,36 @@ struct RunArgs {
   int progress = -1;  // run: 1 = report, 0 = never, -1 = when stderr is a terminal
   double rtol = -1;  // validate; < 0: the step-scaled default (validate_command)
   double atol = -1;
+  std::optional<std::string> resume;  // run --resume DIR
+  double checkpoint_minutes = 10;
+  long checkpoint_segments = 0;
+  bool out_given = false, backend_given = false;
 };
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// An option's number: the whole of v read as a double / a long, or nullopt.
+std::optional<double> whole_double(const std::string& v) {
+  std::size_t pos = 0;
+  try {
+    const double x = std::stod(v, &pos);
+    if (pos == v.size()) return x;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::optional<long> whole_long(const std::string& v) {
+  std::size_t pos = 0;
+  try {
+    const long n = std::stol(v, &pos);
+    if (pos == v.size()) return n;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
 
 // Options of `run` and `validate`; `validate` takes --set, --threads, --rtol, --atol.
 RunArgs parse_run_args(const std::vector<std::string>& a, bool validate = false) {
@@ -106,30 +144,36 @@ RunArgs parse_run_args(const std::vector<std::string>& a, bool validate = false)
     } else if (validate && (is(s, "--rtol") || is(s, "--atol"))) {
       const std::string opt = is(s, "--rtol") ? "--rtol" : "--atol";
       const std::string v = value(i, opt);
-      double x = -1;
-      std::size_t pos = 0;
-      try {
-        x = std::stod(v, &pos);
-      } catch (const std::exception&) {
-      }
-      if (pos != v.size() || !(x >= 0) || !std::isfinite(x)) throw UsageError(opt + " " + v + ": must be a finite number >= 0");
+      const double x = whole_double(v).value_or(-1);
+      if (!(x >= 0) || !std::isfinite(x)) throw UsageError(opt + " " + v + ": must be a finite number >= 0");
       (opt == "--rtol" ? r.rtol : r.atol) = x;
     } else if (!validate && is(s, "--out")) {
       r.out = value(i, "--out");
+      r.out_given = true;
       if (r.out.empty()) throw UsageError("--out needs a directory");
+    } else if (!validate && is(s, "--resume")) {
+      r.resume = value(i, "--resume");
+      if (r.resume->empty()) throw UsageError("--resume needs the directory of an interrupted run");
+    } else if (!validate && is(s, "--checkpoint-minutes")) {
+      const std::string v = value(i, "--checkpoint-minutes");
+      const double x = whole_double(v).value_or(-1);
+      if (!(x >= 0) || !std::isfinite(x))
+        throw UsageError("--checkpoint-minutes " + v + ": must be a finite number of minutes >= 0 (0: only when interrupted)");
+      r.checkpoint_minutes = x;
+    } else if (!validate && is(s, "--checkpoint-segments")) {
+      const std::string v = value(i, "--checkpoint-segments");
+      const long n = whole_long(v).value_or(-1);
+      if (n < 0) throw UsageError("--checkpoint-segments " + v + ": must be an integer >= 0 (0: off)");
+      r.checkpoint_segments = n;
     } else if (!validate && is(s, "--backend")) {
+      r.backend_given = true;
       r.backend = value(i, "--backend");
       if (r.backend != "auto" && r.backend != "cpu" && r.backend != "cuda")
         throw UsageError("--backend " + r.backend + ": unknown backend; allowed: auto, cpu, cuda");
     } else if (is(s, "--threads")) {
       const std::string v = value(i, "--threads");
-      std::size_t pos = 0;
-      long n = -1;
-      try {
-        n = std::stol(v, &pos);
-      } catch (const std::exception&) {
-      }
-      if (pos != v.size() || n < 1 || n > 4096) throw UsageError("--threads " + v + ": must be an integer in [1, 4096]");
+      const long n = whole_long(v).value_or(-1);
+      if (n < 1 || n > 4096) throw UsageError("--threads " + v + ": must be an integer in [1, 4096]");
       r.threads = static_cast<int>(n);
     } else if (!validate && s == "--force") {
       r.force = true;
@@ -144,6 +188,17 @@ RunArgs parse_run_args(const std::vector<std::string>& a, bool validate = false)
     } else {
       throw UsageError("more than one study file given: " + *r.study + " and " + s);
     }
+  }
+  if (r.resume) {
+    // The study, its directory and backend are the interrupted run's (DIR/resume.json).
+    if (r.study || !r.sets.empty())
+      throw UsageError("--resume " + *r.resume + " continues the study saved in " + *r.resume +
+                       "/resume.json: give no study file and no --set");
+    if (r.out_given) throw UsageError("--resume " + *r.resume + " writes into " + *r.resume + ": give no --out");
+    if (r.backend_given)
+      throw UsageError("--resume " + *r.resume + " runs on the backend that wrote the checkpoints: give no --backend");
+    if (r.force || r.dry_run) throw UsageError("--resume takes neither --force nor --dry-run");
+    r.out = *r.resume;
   }
   return r;
 }
@@ -206,15 +261,171 @@ void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArg
       << to_toml(study, rp);
 }
 
+// SIGINT and SIGTERM during `chens run` (docs/checkpoints.md): the first one is noted and
+// the run stops after its current segment with a checkpoint; the handler then gives the
+// signal back its default action, so a second one ends the process at once.
+volatile std::sig_atomic_t interrupt_signal = 0;
+
+extern "C" void note_interrupt(int sig) {
+  interrupt_signal = sig;
+  static const char msg[] =
+      "\nchens: interrupted: the run stops after its current segment and writes a checkpoint (interrupt again to "
+      "stop at once, without one)\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)ignored;
+}
+
+class InterruptGuard {
+ public:
+  explicit InterruptGuard(bool install) : installed_(install) {
+    interrupt_signal = 0;
+    if (!installed_) return;
+    struct sigaction sa {};
+    sa.sa_handler = note_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = static_cast<int>(SA_RESETHAND);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptGuard() {
+    if (!installed_) return;
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    interrupt_signal = 0;
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  bool installed_;
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+constexpr const char* resume_file_name = "resume.json";
+
+// DIR/resume.json: what `chens run --resume DIR` needs to run the same study again: every
+// run's resolved study (to_toml, which reads back to the same study), its name and
+// overrides, and the backend asked for. Written before the first run starts; removed when
+// the study is complete.
+std::string resume_record(const std::vector<StudyRun>& runs, const std::vector<RunParams<double>>& rps, const RunArgs& ra,
+                          bool several) {
+  nlohmann::json j;
+  j["format"] = 1;
+  j["chens_version"] = CHENS_VERSION_STRING;
+  j["backend"] = ra.backend;
+  j["several"] = several;
+  j["study_file"] = ra.study ? *ra.study : "";
+  j["runs"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    nlohmann::json o = nlohmann::json::array();
+    for (const auto& [k, v] : runs[i].overrides) o.push_back({k, v});
+    j["runs"].push_back({{"name", runs[i].name}, {"overrides", o}, {"study", to_toml(runs[i].study, rps[i])}});
+  }
+  return j.dump(2) + "\n";
+}
+
+struct Resumed {
+  std::vector<StudyRun> runs;
+  bool several = false;
+  std::string backend;
+};
+
+// Reads DIR/resume.json back; a StudyError says what is wrong with it.
+Resumed read_resume_record(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path path = fs::path(dir) / resume_file_name;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    const bool done = fs::exists(fs::path(dir) / "summary.json", ec) || fs::exists(fs::path(dir) / "study.json", ec);
+    throw StudyError("--resume " + dir + ": no " + resume_file_name + " there: " +
+                     (done ? "the run or study in it is complete, nothing to resume"
+                           : "not the directory of an interrupted chens run"));
+  }
+  nlohmann::json j;
+  try {
+    std::ifstream in(path);
+    j = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    throw StudyError(path.string() + ": cannot be read: " + e.what());
+  }
+  try {
+    if (j.at("format").get<int>() != 1) throw StudyError(path.string() + ": unknown format " + j.at("format").dump());
+    const std::string version = j.at("chens_version").get<std::string>();
+    if (version != CHENS_VERSION_STRING)
+      throw StudyError(path.string() + ": the run was started by chens " + version + ", this is chens " +
+                       CHENS_VERSION_STRING + "; resume it with the chens that started it (another version would not "
+                       "continue it bit for bit)");
+    Resumed r;
+    r.several = j.at("several").get<bool>();
+    r.backend = j.at("backend").get<std::string>();
+    for (const auto& run : j.at("runs")) {
+      const std::string name = run.at("name").get<std::string>();
+      std::vector<StudyRun> one =
+          load_runs_text(run.at("study").get<std::string>(), path.string() + (name.empty() ? "" : " (run " + name + ")"), {});
+      if (one.size() != 1) throw StudyError(path.string() + ": run \"" + name + "\" is not a single run");
+      one[0].name = name;
+      for (const auto& kv : run.at("overrides")) one[0].overrides.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+      r.runs.push_back(std::move(one[0]));
+    }
+    if (r.runs.empty() || (!r.several && r.runs.size() != 1)) throw StudyError(path.string() + ": no runs, or several for a single run");
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw StudyError(path.string() + ": not a chens resume record: " + e.what());
+  }
+}
+
+long env_long(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::strtol(v, nullptr, 10) : 0;
+}
+
 // One run: integrate, write its files into dir (checked first), print one line. The
-// result is left in *result. Returns the exit code.
+// result is left in *result. Returns the exit code. `resume_json` (single runs): written to
+// dir/resume.json before the run starts and removed when its results are written. With
+// ra.resume the run continues from dir/checkpoint.chk where there is one.
 int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& ra, const std::string& dir,
-                std::ostream& out, std::ostream& err, EnsembleResult& result, const std::string& progress_label = "") {
+                std::ostream& out, std::ostream& err, EnsembleResult& result, const std::string& progress_label = "",
+                const std::string& resume_json = "") {
+  namespace fs = std::filesystem;
   RunInfo info;
   bool gpu = false;
+  const bool checkpoints = !mpi_world().active;
+  const std::string ck_path = (fs::path(dir) / checkpoint_file_name).string();
+  const std::uint64_t key = run_key(CHENS_VERSION_STRING, to_toml(study, rp));
+  std::optional<CheckpointState> from;
+  if (ra.resume) {
+    std::error_code ec;
+    if (fs::exists(ck_path, ec)) {
+      try {
+        from = read_checkpoint(ck_path, key);
+      } catch (const std::exception& e) {
+        err << "chens run: --resume: " << e.what() << "\n";
+        return exit_bad_input;
+      }
+      // The checkpoint continues on the backend that wrote it.
+      if (from->backend == "cuda") {
+        const std::string why = gpu_unusable_reason(study);
+        if (!why.empty()) {
+          err << "chens run: --resume: " << ck_path << " was written by the GPU backend and continues only on a GPU: "
+              << why << "\n";
+          return exit_no_backend;
+        }
+      }
+      out << "chens: " << progress_label << "resuming " << dir << " at t = " << rp.sample_time(from->done - 1) << " ("
+          << from->done << " of " << rp.samples + 1 << " sample times done, " << from->wall_seconds << " s computed)\n";
+    } else if (fs::exists(dir, ec)) {
+      out << "chens: " << progress_label << "no checkpoint in " << dir << ": the run starts again from t = 0\n";
+    }
+  }
   if (const auto code = choose_backend(study, ra, err, info, gpu)) return *code;
+  if (from && gpu != (from->backend == "cuda")) {  // e.g. auto, and a GPU appeared or went away
+    gpu = from->backend == "cuda";
+    info.backend_note = "resumed on the " + from->backend + " backend, which wrote the checkpoint";
+  }
   try {
-    check_output_dir(dir, ra.force);
+    // A resumed run's directory holds its own resume.json and checkpoint.
+    check_output_dir(dir, ra.force || ra.resume.has_value());
   } catch (const std::exception& e) {
     err << "chens run: " << e.what() << "\n";
     return exit_bad_input;
@@ -233,22 +444,25 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
   EnsembleSpec spec = ensemble_spec(study, ra.threads);
   if (ra.progress == 1 || (ra.progress < 0 && ::isatty(STDERR_FILENO))) {
     // On a terminal one line rewritten in place; otherwise (--progress into a log) a line
-    // per segment.
+    // per segment. Rates and the time left count this process's share of a resumed run.
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     const auto t0 = std::chrono::steady_clock::now();
     const double t_end = rp.t_end;
     const double instances = static_cast<double>(study.size);
-    spec.progress = [&err, tty, t0, t_end, instances, &rp, progress_label](std::int64_t done, std::int64_t total) {
+    const std::int64_t done0 = from ? from->done : 0;
+    spec.progress = [&err, tty, t0, t_end, instances, &rp, progress_label, done0](std::int64_t done, std::int64_t total) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double frac = static_cast<double>(done) / static_cast<double>(total);
+      const double frac = static_cast<double>(done - done0) / static_cast<double>(total - done0);
       char rate[64] = "";
       if (rp.fixed_step && elapsed > 0)  // steps so far, all instances: the sample's step index
         std::snprintf(rate, sizeof rate, ", %.3g instance-steps/s",
-                      instances * static_cast<double>(rp.sample_step(done - 1)) / elapsed);
+                      instances *
+                          static_cast<double>(rp.sample_step(done - 1) - (done0 > 0 ? rp.sample_step(done0 - 1) : 0)) /
+                          elapsed);
       char buf[300];
       std::snprintf(buf, sizeof buf, "chens: %st = %.6g of %.6g (%lld of %lld sample times, %.0f %%)%s, %.1f s, about %.0f s left",
                     progress_label.c_str(), rp.sample_time(done - 1), t_end, static_cast<long long>(done),
-                    static_cast<long long>(total), 100.0 * frac, rate, elapsed,
+                    static_cast<long long>(total), 100.0 * static_cast<double>(done) / static_cast<double>(total), rate, elapsed,
                     frac > 0 ? elapsed * (1.0 - frac) / frac : 0.0);
       err << (tty ? "\r" : "") << buf << (tty && done < total ? "" : "\n") << std::flush;
     };
@@ -263,6 +477,57 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
       return exit_bad_input;
     }
   }
+  // Checkpoints (docs/checkpoints.md): after the segment that ends checkpoint_minutes after
+  // the last one, after every checkpoint_segments segments, and when interrupted (then the
+  // run stops). Not under MPI: ranks would have to agree on when, and write shards.
+  std::int64_t saved_done = 0;
+  std::string save_error;
+  std::error_code exists_ec;
+  const bool created_dir = !fs::exists(dir, exists_ec);
+  if (checkpoints) {
+    try {
+      fs::create_directories(dir);
+      if (ra.force && !ra.resume) {  // a replaced run's checkpoint must not outlive it
+        std::error_code ec;
+        fs::remove(ck_path, ec);
+      }
+      if (!resume_json.empty() && !ra.resume) write_file_atomically((fs::path(dir) / resume_file_name).string(), resume_json);
+    } catch (const std::exception& e) {
+      err << "chens run: --out " << dir << ": " << e.what() << "\n";
+      return exit_bad_input;
+    }
+    spec.resume_from = from ? &*from : nullptr;
+    const long test_at = env_long("CHENS_TEST_INTERRUPT_AT");  // tests: interrupt once this many samples are done
+    auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+    auto segments = std::make_shared<long>(0);
+    spec.checkpoint = [&ra, test_at, last, segments](std::int64_t done, std::int64_t) {
+      CheckpointRequest q;
+      *segments += 1;
+      q.stop = interrupt_signal != 0 || (test_at > 0 && done >= test_at);
+      const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - *last).count() / 60.0;
+      q.save = q.stop || (ra.checkpoint_segments > 0 && *segments % ra.checkpoint_segments == 0) ||
+               (ra.checkpoint_minutes > 0 && minutes >= ra.checkpoint_minutes);
+      return q;
+    };
+    spec.save_checkpoint = [&err, &ck_path, key, last, &saved_done, &save_error](const CheckpointState& c) {
+      try {
+        write_checkpoint(ck_path, key, c);
+        saved_done = c.done;
+        save_error.clear();
+      } catch (const std::exception& e) {
+        // A failed checkpoint must not cost the run: it goes on, and says so.
+        save_error = e.what();
+        err << "chens run: could not write a checkpoint: " << e.what() << "; the run goes on\n";
+      }
+      *last = std::chrono::steady_clock::now();
+    };
+  }
+  // A run that fails before its first checkpoint leaves nothing to resume.
+  auto forget_resume = [&]() {
+    std::error_code ec;
+    if (!resume_json.empty() && !fs::exists(ck_path, ec)) fs::remove(fs::path(dir) / resume_file_name, ec);
+    if (created_dir && fs::is_empty(dir, ec)) fs::remove(dir, ec);
+  };
   try {
     if (mpi_world().active) {
       result = run_study_sharded(study, rp, spec, gpu);
@@ -271,15 +536,40 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
     }
   } catch (const DeviceMemoryError& e) {
     err << "chens run: " << e.what() << "\n";
+    forget_resume();
     return exit_bad_input;
   } catch (const std::bad_alloc&) {
     err << "chens run: out of memory for ensemble.size = " << study.size << " instances; use a smaller ensemble\n";
+    forget_resume();
     return exit_failure;
   } catch (const std::exception& e) {
     err << "chens run: the run failed: " << e.what() << "\n";
+    forget_resume();
     return exit_failure;
   }
+  if (result.stopped_at > 0) {
+    const int sig = interrupt_signal == SIGTERM ? SIGTERM : SIGINT;
+    err << "chens run: " << progress_label << "interrupted (" << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ") at t = "
+        << rp.sample_time(result.stopped_at - 1) << ", " << result.stopped_at << " of " << rp.samples + 1
+        << " sample times done\n";
+    if (saved_done == result.stopped_at) {
+      err << "chens run: checkpoint written to " << ck_path << "; continue with: chens run --resume " << ra.out << "\n";
+    } else {
+      err << "chens run: the checkpoint could not be written (" << save_error << "); "
+          << (fs::exists(ck_path) ? "an earlier checkpoint in " + ck_path + " can be resumed with: chens run --resume " + ra.out
+                                  : std::string("the run must be started again"))
+          << "\n";
+    }
+    return sig == SIGTERM ? exit_interrupted_term : exit_interrupted_int;
+  }
   if (!mpi_root()) return exit_ok;  // rank 0 writes the results of every rank
+  // Once the results are written, the checkpoint (and a single run's resume record) are
+  // done with.
+  auto retire_checkpoint = [&]() {
+    std::error_code ec;
+    fs::remove(ck_path, ec);
+    if (!resume_json.empty()) fs::remove(fs::path(dir) / resume_file_name, ec);
+  };
   try {
     write_outputs(dir, study, rp, result, info);
   } catch (const std::exception& e) {
@@ -290,11 +580,13 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
     try {
       write_outputs(rescue, study, rp, result, info);
       err << "chens run: the results were saved to " << rescue << "/ instead\n";
+      retire_checkpoint();
     } catch (const std::exception& e2) {
       err << "chens run: saving them to " << rescue << " failed too: " << e2.what() << "\n";
     }
     return exit_failure;
   }
+  retire_checkpoint();
   out << "chens: " << result.instances << " instances of " << formulation_name(study.formulation) << " + "
       << method_name(study.method) << " to t = " << rp.t_end << " on " << result.device << " in " << result.wall_seconds
       << " s; lost " << result.lost_total() << "; results in " << dir << "/\n";
@@ -343,30 +635,48 @@ int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostre
   }
   const fs::path dir(ra.out);
   std::error_code ec;
-  if (!ra.force && fs::exists(dir / "study.json", ec)) {
-    err << "chens run: --out " << ra.out << ": holds study.json of an earlier study; choose another directory or pass "
-        << "--force to replace it\n";
-    return exit_bad_input;
-  }
-  try {
-    for (const StudyRun& r : runs) check_output_dir((dir / r.name).string(), ra.force);
-    fs::create_directories(dir);
-  } catch (const std::exception& e) {
-    err << "chens run: " << e.what() << "\n";
-    return exit_bad_input;
-  }
-  mpi_barrier();  // every rank has checked DIR before rank 0 writes study.json
   nlohmann::json index;
-  index["chens_version"] = CHENS_VERSION_STRING;
-  index["study_file"] = ra.study ? *ra.study : ra.sets.empty() ? builtin_default_study_name : "";
   // Rank 0 keeps the index; every rank runs every run (its shard).
   const bool root = mpi_root();
-  index["complete"] = false;
-  index["runs"] = nlohmann::json::array();
-  for (const StudyRun& r : runs) {
-    nlohmann::json o = nlohmann::json::object();
-    for (const auto& [k, v] : r.overrides) o[k] = v;
-    index["runs"].push_back({{"name", r.name}, {"directory", r.name}, {"overrides", o}, {"status", "pending"}});
+  if (ra.resume) {
+    // The interrupted study's index: complete runs stay as they are, the others run again
+    // from their checkpoints.
+    try {
+      std::ifstream in(dir / "study.json");
+      index = nlohmann::json::parse(in);
+      bool same = index.at("runs").size() == runs.size();
+      for (std::size_t i = 0; same && i < runs.size(); ++i) same = index["runs"][i].at("name") == runs[i].name;
+      if (!same) throw std::runtime_error("its runs are not those of resume.json");
+    } catch (const std::exception& e) {
+      err << "chens run: --resume " << ra.out << ": study.json cannot be used: " << e.what() << "\n";
+      return exit_bad_input;
+    }
+  } else {
+    if (!ra.force && fs::exists(dir / "study.json", ec)) {
+      err << "chens run: --out " << ra.out << ": holds study.json of an earlier study"
+          << (fs::exists(dir / resume_file_name, ec) ? " that was interrupted; continue it with chens run --resume " + ra.out + ", "
+                                                     : "; ")
+          << "choose another directory or pass --force to replace it\n";
+      return exit_bad_input;
+    }
+    try {
+      for (const StudyRun& r : runs) check_output_dir((dir / r.name).string(), ra.force);
+      fs::create_directories(dir);
+      if (!mpi_world().active) write_file_atomically((dir / resume_file_name).string(), resume_record(runs, rps, ra, true));
+    } catch (const std::exception& e) {
+      err << "chens run: " << e.what() << "\n";
+      return exit_bad_input;
+    }
+    mpi_barrier();  // every rank has checked DIR before rank 0 writes study.json
+    index["chens_version"] = CHENS_VERSION_STRING;
+    index["study_file"] = ra.study ? *ra.study : ra.sets.empty() ? builtin_default_study_name : "";
+    index["complete"] = false;
+    index["runs"] = nlohmann::json::array();
+    for (const StudyRun& r : runs) {
+      nlohmann::json o = nlohmann::json::object();
+      for (const auto& [k, v] : r.overrides) o[k] = v;
+      index["runs"].push_back({{"name", r.name}, {"directory", r.name}, {"overrides", o}, {"status", "pending"}});
+    }
   }
   auto save_index = [&]() {
     if (root) write_file_atomically((dir / "study.json").string(), index.dump(2) + "\n");
@@ -375,6 +685,11 @@ int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostre
   try {
     save_index();
     for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (ra.resume && index["runs"][i].value("status", "") == "complete" && index["runs"][i].contains("results")) {
+        out << "chens: run " << i + 1 << " of " << runs.size() << ": " << runs[i].name << " (complete)\n";
+        digests.push_back(index["runs"][i]["results"]);
+        continue;
+      }
       out << "chens: run " << i + 1 << " of " << runs.size() << ": " << runs[i].name << "\n";
       // "running" stays in study.json if the process dies: the run is marked incomplete.
       index["runs"][i]["status"] = "running";
@@ -383,6 +698,11 @@ int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostre
       const std::string label = "run " + std::to_string(i + 1) + " of " + std::to_string(runs.size()) + " (" +
                                 runs[i].name + "): ";
       const int code = execute_run(runs[i].study, rps[i], ra, (dir / runs[i].name).string(), out, err, result, label);
+      if (code == exit_interrupted_int || code == exit_interrupted_term) {
+        index["runs"][i]["status"] = "interrupted";
+        save_index();
+        return code;
+      }
       if (code != exit_ok) {
         index["runs"][i]["status"] = "failed";
         index["runs"][i]["exit_code"] = code;
@@ -400,6 +720,7 @@ int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostre
     if (root) write_file_atomically((dir / "comparison.csv").string(), comparison_csv(digests));
     index["complete"] = true;
     save_index();
+    fs::remove(dir / resume_file_name, ec);
     out << "\n" << table << "results in " << ra.out << "/ (study.json, comparison.csv, one directory per run)\n";
   } catch (const std::exception& e) {
     err << "chens run: could not write the study index in " << ra.out << ": " << e.what() << "\n";
@@ -486,9 +807,19 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
 int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   RunArgs ra;
   std::vector<StudyRun> runs;
+  bool several = false;
   try {
     ra = parse_run_args(args, false);
-    runs = !ra.study && ra.sets.empty() ? load_default_runs() : load_runs(ra.study, ra.sets);
+    if (ra.resume) {
+      if (mpi_world().active) throw StudyError("--resume: not available under mpirun (docs/checkpoints.md)");
+      Resumed r = read_resume_record(*ra.resume);
+      runs = std::move(r.runs);
+      several = r.several;
+      ra.backend = r.backend;
+    } else {
+      runs = !ra.study && ra.sets.empty() ? load_default_runs() : load_runs(ra.study, ra.sets);
+      several = runs.size() != 1 || !runs[0].name.empty();
+    }
   } catch (const UsageError& e) {
     err << "chens run: " << e.what() << "\n" << usage_text;
     return exit_bad_input;
@@ -496,7 +827,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     err << "chens run: " << e.what() << "\n";
     return exit_bad_input;
   }
-  if (runs.size() != 1 || !runs[0].name.empty()) return run_several(runs, ra, out, err);
+  // SIGINT and SIGTERM stop the run with a checkpoint (not under MPI, not for a dry run).
+  const InterruptGuard guard(!ra.dry_run && !mpi_world().active);
+  if (several) return run_several(runs, ra, out, err);
   const Study& study = runs[0].study;
   RunParams<double> rp;
   try {
@@ -511,7 +844,16 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     return exit_ok;
   }
   EnsembleResult result;
-  return execute_run(study, rp, ra, ra.out, out, err, result);
+  std::string record;
+  if (!mpi_world().active) {
+    if (ra.resume) {
+      std::ifstream in(std::filesystem::path(ra.out) / resume_file_name);
+      record.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } else {
+      record = resume_record(runs, {rp}, ra, false);
+    }
+  }
+  return execute_run(study, rp, ra, ra.out, out, err, result, "", record);
 }
 
 // |a - b| relative to the larger of |a|, |b| and `scale`; differences up to atol count as 0

@@ -13,6 +13,8 @@ inline constexpr int exit_failure = 1;       // the run or writing its results f
 inline constexpr int exit_bad_input = 2;     // usage, study file, --set values
 inline constexpr int exit_no_backend = 3;    // the requested backend is not available here
 inline constexpr int exit_mismatch = 4;      // chens validate: CPU and GPU differ beyond the tolerance
+inline constexpr int exit_interrupted_int = 130;   // SIGINT: checkpoint written (128 + SIGINT)
+inline constexpr int exit_interrupted_term = 143;  // SIGTERM: checkpoint written (128 + SIGTERM)
 
 int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

@@ -23,12 +23,12 @@ EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const 
   return run_pendulum_cpu(s, rp, spec);
 }
 
-int state_size(const Study& s) { return s.model_kind == "chain" ? 4 * static_cast<int>(s.atoms) : 4; }
+int physical_state_size(const Study& s) { return s.model_kind == "chain" ? 4 * static_cast<int>(s.atoms) : 4; }
 
 std::size_t bytes_per_instance(const Study& s) {
   // output.states keeps each instance's initial and final states (formulation and physical
   // variables), final metrics, lost reason and counters.
-  const auto S = static_cast<std::size_t>(state_size(s));
+  const auto S = static_cast<std::size_t>(physical_state_size(s));
   const std::size_t kept = s.states ? (4 * S + metric_count) * sizeof(double) + sizeof(Counters) + sizeof(int) : 0;
   if (s.model_kind == "chain") return chain_bytes_per_instance(static_cast<int>(s.atoms)) + kept;
   return pendulum_bytes_per_instance + kept;

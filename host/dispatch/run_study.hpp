@@ -17,7 +17,7 @@ EnsembleSpec ensemble_spec(const Study& s, int threads = 0);
 EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
 
 // The physical state's size, 2 d (positions and momenta): 4 for the pendulum, 4N for a chain.
-int state_size(const Study& s);
+int physical_state_size(const Study& s);
 
 // Upper bound on the host memory one instance of the study's model needs (output.states
 // included).

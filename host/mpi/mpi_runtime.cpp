@@ -254,7 +254,7 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   const std::int64_t gpu_row = static_cast<std::int64_t>(largest) * (metric_count * 8 + 1);
   // The recorded instances' rows (instance_records.hpp).
   const std::int64_t snapshot_row = static_cast<std::int64_t>(
-      whole.record.size() * static_cast<std::size_t>(recorded_row_width(state_size(s))) * sizeof(double));
+      whole.record.size() * static_cast<std::size_t>(recorded_row_width(physical_state_size(s))) * sizeof(double));
   spec.segment_rows = segment_rows(
       rp.samples, std::min<std::int64_t>({65535, (64ll << 20) / cpu_row, (512ll << 20) / std::max<std::int64_t>(1, gpu_row),
                                           (256ll << 20) / std::max<std::int64_t>(1, snapshot_row)}));

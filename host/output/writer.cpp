@@ -266,6 +266,10 @@ void check_output_dir(const std::string& dir, bool force) {
   if (!fs::exists(dir, ec)) return;
   if (!fs::is_directory(dir, ec)) throw std::runtime_error("--out " + dir + ": exists and is not a directory");
   if (force) return;
+  for (const char* f : {"resume.json", "checkpoint.chk"})  // docs/checkpoints.md
+    if (fs::exists(fs::path(dir) / f, ec))
+      throw std::runtime_error("--out " + dir + ": holds " + f + " of an interrupted run; continue it with chens run " +
+                               "--resume " + dir + ", choose another directory, or pass --force to replace it");
   for (const char* f : output_files) {
     if (fs::exists(fs::path(dir) / f, ec))
       throw std::runtime_error("--out " + dir + ": holds " + f +

@@ -23,6 +23,7 @@
 #include "cli/cli.hpp"
 #include "dispatch/run_study.hpp"
 #include "study/study.hpp"
+#include "support/checkpoint_resume.hpp"
 
 namespace chens {
 namespace {
@@ -372,6 +373,25 @@ TEST_P(EnsembleCpuVsGpu, AShardIntegratesTheWholeRunsInstances) {
   for (std::size_t k = 0; k < cpu_part.series.size(); ++k)
     EXPECT_EQ(part.series[k].metric[int(MetricId::phi)].count, shard.size) << "sample " << k;
 }
+
+// Checkpoint and resume on the device: the CPU's test body (tests/support/checkpoint_resume.hpp)
+// with the CUDA backend; the checkpoint holds the device's structure of arrays.
+class CheckpointGpu : public ::testing::TestWithParam<std::size_t> {
+ protected:
+  void SetUp() override {
+    const CudaDeviceInfo dev = cuda_device_info();
+    if (!dev.available) GTEST_SKIP() << "skipped: " << dev.description;
+  }
+};
+
+TEST_P(CheckpointGpu, AResumedRunEndsBitwiseWhereTheUninterruptedOneEnds) {
+  const auto [name, study] = test::resume_studies()[GetParam()];
+  const std::int64_t K = resolve(study).samples + 1;
+  test::check_resume_is_bitwise(run_study_cuda, study, {2, K / 2, K - 1 - segment_rows(K - 1, std::int64_t(1) << 40)}, name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Studies, CheckpointGpu, ::testing::Range<std::size_t>(0, 4),
+                         [](const auto& p) { return test::resume_studies()[p.param].first; });
 
 TEST_P(EnsembleCpuVsGpu, EnsemblesBeyondDeviceMemoryAreRefusedBeforeLaunch) {
   Study s = ensemble_study(GetParam());

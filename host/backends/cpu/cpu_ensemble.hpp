@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <chens/diagnostics/metrics.hpp>
@@ -20,6 +22,7 @@
 #include <chens/ensemble/instance.hpp>
 #include <chens/ensemble/quantiles.hpp>
 
+#include "backends/checkpoint.hpp"
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
 #include "backends/instance_records.hpp"
@@ -77,8 +80,22 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   const std::uint64_t first = spec.first_instance;  // global index of instance 0 here
   res.recorded = recorded_sized(spec.record, first, n, S, res.reference_available, samples);
   const std::vector<std::uint64_t>& rec_list = res.recorded.instances;
+  // A resumed run: the instances' bytes, the statistics and records of the samples done.
+  static_assert(std::is_trivially_copyable_v<Inst>);
+  index_t start = 0;
+  double earlier_wall = 0.0;
+  if (const CheckpointState* from = spec.resume_from) {
+    check_resumable(*from, "cpu", sizeof(Inst), n, samples);
+    std::memcpy(static_cast<void*>(inst.data()), from->instances.data(), n * sizeof(Inst));
+    restore_common(res, *from);
+    start = from->done;
+    earlier_wall = from->wall_seconds;
+  }
+  auto wall = [&] {
+    return earlier_wall + std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  };
 
-  for (index_t k0 = 0; k0 <= samples; k0 += seg) {
+  for (index_t k0 = start; k0 <= samples; k0 += seg) {
     const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
     std::fill(acc.begin(), acc.end(), Accumulator{});
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
@@ -167,6 +184,19 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
       reduce_rows(res.series, k0, k1, acc.data(), blocks, seg_hist.data());
     }
     if (spec.progress) spec.progress(k1, samples + 1);
+    if (spec.checkpoint && k1 <= samples) {
+      const CheckpointRequest q = spec.checkpoint(k1, samples + 1);
+      if (q.save && spec.save_checkpoint) {
+        CheckpointState c = checkpoint_of(res, "cpu", sizeof(Inst), n, samples, k1, wall());
+        c.instances_view = reinterpret_cast<const unsigned char*>(inst.data());
+        spec.save_checkpoint(c);
+      }
+      if (q.stop) {
+        res.stopped_at = k1;
+        res.wall_seconds = wall();
+        return res;
+      }
+    }
   }
 
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -181,7 +211,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   for (std::uint64_t i = 0; i < keep; ++i) keep_final(res.kept, sys, i, inst[i]);
   const Inst& i0 = inst[0];
   record_instance0_final(res, sys, i0);
-  res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  res.wall_seconds = wall();
   return res;
 }
 

@@ -1,0 +1,269 @@
+#include "output/checkpoint_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+namespace chens {
+
+namespace {
+
+constexpr char magic[8] = {'C', 'H', 'E', 'N', 'S', 'C', 'K', 'P'};
+constexpr std::uint32_t format_version = 1;
+
+// A checksum over 8-byte words (FNV-1a's prime on words, then a final avalanche): fast
+// enough for gigabytes of instances, and any flipped, lost or swapped word changes it.
+struct Checksum {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  unsigned char tail[8] = {};
+  std::size_t tail_n = 0;
+  void word(std::uint64_t w) { h = (h ^ w) * 0x100000001b3ull; }
+  void add(const void* data, std::size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    if (tail_n > 0) {  // complete the word an earlier call left open
+      const std::size_t take = std::min(n, sizeof tail - tail_n);
+      std::memcpy(tail + tail_n, p, take);
+      tail_n += take;
+      p += take;
+      n -= take;
+      if (tail_n < sizeof tail) return;
+      word(load(tail));
+      tail_n = 0;
+    }
+    for (; n >= 8; n -= 8, p += 8) word(load(p));
+    std::memcpy(tail, p, n);
+    tail_n = n;
+  }
+  static std::uint64_t load(const unsigned char* p) {
+    std::uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+  }
+  std::uint64_t value() const {
+    std::uint64_t x = h;
+    for (std::size_t i = 0; i < tail_n; ++i) x = (x ^ tail[i]) * 0x100000001b3ull;
+    x ^= static_cast<std::uint64_t>(tail_n);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+  }
+};
+
+class Writer {
+ public:
+  explicit Writer(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd_ < 0) throw CheckpointError("cannot create " + path + ": " + std::strerror(errno));
+  }
+  ~Writer() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  void bytes(const void* data, std::size_t n) {
+    sum_.add(data, n);
+    raw(data, n);
+  }
+  template <class T>
+  void value(const T& v) {
+    bytes(&v, sizeof v);
+  }
+  template <class T>
+  void array(const T* data, std::size_t n) {
+    value(static_cast<std::uint64_t>(n));
+    bytes(data, n * sizeof(T));
+  }
+  template <class T>
+  void vector(const std::vector<T>& v) {
+    array(v.data(), v.size());
+  }
+  void finish() {
+    const std::uint64_t s = sum_.value();
+    raw(&s, sizeof s);
+    if (::fsync(fd_) != 0) throw CheckpointError("cannot flush " + path_ + ": " + std::strerror(errno));
+    if (::close(fd_) != 0) {
+      fd_ = -1;
+      throw CheckpointError("cannot close " + path_ + ": " + std::strerror(errno));
+    }
+    fd_ = -1;
+  }
+
+ private:
+  void raw(const void* data, std::size_t n) {
+    const auto* p = static_cast<const char*>(data);
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0 && errno == EINTR) continue;  // a signal arrived while writing
+      if (w <= 0) throw CheckpointError("cannot write " + path_ + ": " + std::strerror(errno));
+      p += w;
+      n -= static_cast<std::size_t>(w);
+    }
+  }
+  std::string path_;
+  int fd_ = -1;
+  Checksum sum_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+    if (!in_) throw CheckpointError("cannot open " + path + ": " + std::strerror(errno));
+    in_.seekg(0, std::ios::end);
+    size_ = static_cast<std::uint64_t>(in_.tellg());
+    in_.seekg(0);
+  }
+  void bytes(void* data, std::size_t n) {
+    if (n > remaining()) throw truncated();
+    in_.read(static_cast<char*>(data), static_cast<std::streamsize>(n));
+    if (!in_) throw truncated();
+    pos_ += n;
+    sum_.add(data, n);
+  }
+  template <class T>
+  T value() {
+    T v{};
+    bytes(&v, sizeof v);
+    return v;
+  }
+  template <class T>
+  std::vector<T> vector() {
+    const auto n = value<std::uint64_t>();
+    if (n > remaining() / sizeof(T)) throw truncated();  // before allocating what a damaged length asks
+    std::vector<T> v(n);
+    bytes(v.data(), n * sizeof(T));
+    return v;
+  }
+  std::string string() {
+    const std::vector<char> v = vector<char>();
+    return {v.begin(), v.end()};
+  }
+  void finish() {
+    const std::uint64_t expect = sum_.value();
+    std::uint64_t stored = 0;
+    if (remaining() != sizeof stored) throw damaged();
+    in_.read(reinterpret_cast<char*>(&stored), sizeof stored);
+    if (!in_ || stored != expect) throw damaged();
+  }
+  CheckpointError damaged() const {
+    return CheckpointError(path_ + " is damaged: its checksum does not match its contents (a disk error, or the file "
+                                   "was changed); it cannot be resumed");
+  }
+
+ private:
+  std::uint64_t remaining() const { return size_ - pos_; }
+  CheckpointError truncated() const {
+    return CheckpointError(path_ + " is cut short (" + std::to_string(size_) + " bytes): it cannot be resumed");
+  }
+  std::string path_;
+  std::ifstream in_;
+  std::uint64_t size_ = 0;
+  std::uint64_t pos_ = 0;
+  Checksum sum_;
+};
+
+}  // namespace
+
+std::uint64_t run_key(const std::string& version, const std::string& resolved_study) {
+  Checksum c;
+  c.add(version.data(), version.size());
+  c.word(0);
+  c.add(resolved_study.data(), resolved_study.size());
+  return c.value();
+}
+
+void write_checkpoint(const std::string& path, std::uint64_t key, const CheckpointState& c) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path tmp = target.parent_path() / (".chens-partial-" + std::to_string(::getpid()) + "-" + target.filename().string());
+  try {
+    Writer w(tmp.string());
+    w.bytes(magic, sizeof magic);
+    w.value(format_version);
+    w.value(key);
+    w.array(c.backend.data(), c.backend.size());
+    w.value(c.instance_bytes);
+    w.value(c.size);
+    w.value(c.samples);
+    w.value(c.done);
+    w.value(c.wall_seconds);
+    const std::size_t inst = c.size * c.instance_bytes;
+    w.array(c.instances_view ? c.instances_view : c.instances.data(), inst);
+    w.vector(c.series);
+    const RecordedTrajectories& r = c.recorded;
+    w.vector(r.instances);
+    w.value(static_cast<std::int64_t>(r.state_size));
+    w.value(static_cast<std::uint8_t>(r.has_reference));
+    w.vector(r.t);
+    w.vector(r.state);
+    w.vector(r.reference);
+    w.vector(r.metrics);
+    w.vector(r.measured);
+    w.vector(c.kept.initial_state);
+    w.vector(c.kept.initial_physical);
+    w.finish();
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw;
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw CheckpointError("cannot rename the new checkpoint to " + path + ": " + ec.message());
+  }
+  // The rename itself reaches the disk with the directory.
+  const int dir = ::open(target.parent_path().empty() ? "." : target.parent_path().c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+}
+
+CheckpointState read_checkpoint(const std::string& path, std::uint64_t key) {
+  Reader r(path);
+  char m[sizeof magic];
+  r.bytes(m, sizeof m);
+  if (std::memcmp(m, magic, sizeof magic) != 0) throw CheckpointError(path + " is not a chens checkpoint");
+  const auto version = r.value<std::uint32_t>();
+  if (version != format_version)
+    throw CheckpointError(path + " has checkpoint format " + std::to_string(version) + "; this chens reads format " +
+                          std::to_string(format_version));
+  const auto stored_key = r.value<std::uint64_t>();
+  CheckpointState c;
+  c.backend = r.string();
+  c.instance_bytes = r.value<std::uint64_t>();
+  c.size = r.value<std::uint64_t>();
+  c.samples = r.value<std::int64_t>();
+  c.done = r.value<std::int64_t>();
+  c.wall_seconds = r.value<double>();
+  c.instances = r.vector<unsigned char>();
+  c.series = r.vector<SampleStats>();
+  RecordedTrajectories& t = c.recorded;
+  t.instances = r.vector<std::uint64_t>();
+  t.state_size = static_cast<int>(r.value<std::int64_t>());
+  t.has_reference = r.value<std::uint8_t>() != 0;
+  t.t = r.vector<double>();
+  t.state = r.vector<double>();
+  t.reference = r.vector<double>();
+  t.metrics = r.vector<double>();
+  t.measured = r.vector<unsigned char>();
+  c.kept.initial_state = r.vector<double>();
+  c.kept.initial_physical = r.vector<double>();
+  r.finish();
+  // The key last: a damaged file says it is damaged, not that it belongs to another study.
+  if (stored_key != key)
+    throw CheckpointError(path + " was written for another run: the study or the chens version differs from the one "
+                                 "being resumed (resume.json changed, or the file was copied from elsewhere)");
+  return c;
+}
+
+}  // namespace chens

@@ -1,0 +1,36 @@
+// Checkpoint files (docs/checkpoints.md): a CheckpointState on disk, written atomically
+// (a temporary file in the same directory, flushed to disk, then renamed over the old one),
+// so that a crash or a second signal while writing leaves the previous checkpoint intact.
+//
+// Layout, little-endian as the machine writes it: the magic "CHENSCKP", the format version,
+// the run key (a hash of chens's version and the run's resolved study, run_key below), the
+// backend, sizes, sample times done, wall time, then the instances' bytes, the statistics of
+// the samples done, the recorded trajectories and the kept initial states, each array with
+// its length; last, a 64-bit checksum of everything before it. Reading checks all of it and
+// throws CheckpointError with what is wrong: never a silent restart.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "backends/checkpoint.hpp"
+
+namespace chens {
+
+struct CheckpointError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr const char* checkpoint_file_name = "checkpoint.chk";
+
+// 64-bit hash of the text that identifies a run: chens's version and the resolved study
+// (to_toml). A checkpoint resumes only the run whose key it carries.
+std::uint64_t run_key(const std::string& version, const std::string& resolved_study);
+
+void write_checkpoint(const std::string& path, std::uint64_t key, const CheckpointState& c);
+
+// Reads and checks a checkpoint written for the run with this key.
+CheckpointState read_checkpoint(const std::string& path, std::uint64_t key);
+
+}  // namespace chens

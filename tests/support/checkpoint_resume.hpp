@@ -1,0 +1,158 @@
+// Checkpoint and resume, the test body written once for every backend (tests/test_checkpoint.cpp
+// runs it on the CPU, tests/gpu on the GPU): a run stopped after some segments, its state
+// written to a checkpoint file and read back, resumed (possibly several times) must end
+// bitwise where the uninterrupted run ends: statistics, quantiles, counters, lost
+// instances, recorded trajectories, kept initial and final states.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/checkpoint.hpp"
+#include "dispatch/run_study.hpp"
+#include "output/checkpoint_file.hpp"
+#include "study/study.hpp"
+#include "support/temp_dir.hpp"
+
+namespace chens::test {
+
+using Backend = std::function<EnsembleResult(const Study&, const RunParams<double>&, const EnsembleSpec&)>;
+
+inline bool same_bytes(const void* a, const void* b, std::size_t n) { return std::memcmp(a, b, n) == 0; }
+
+// Everything a run's outputs are made of, bit for bit (wall time and device aside).
+inline void expect_bitwise_equal(const EnsembleResult& a, const EnsembleResult& b, const std::string& what) {
+  ASSERT_EQ(a.series.size(), b.series.size()) << what;
+  for (std::size_t k = 0; k < a.series.size(); ++k)
+    ASSERT_TRUE(same_bytes(&a.series[k], &b.series[k], sizeof(SampleStats))) << what << ": sample " << k;
+  EXPECT_TRUE(same_bytes(&a.totals, &b.totals, sizeof(Counters))) << what << ": counters";
+  EXPECT_TRUE(same_bytes(a.lost, b.lost, sizeof a.lost)) << what << ": lost";
+  EXPECT_EQ(a.lost_examples, b.lost_examples) << what;
+  EXPECT_EQ(a.lost_example_reasons, b.lost_example_reasons) << what;
+  EXPECT_EQ(a.reference_projected, b.reference_projected) << what;
+  EXPECT_EQ(a.instance0_state, b.instance0_state) << what;
+  EXPECT_EQ(a.instance0_physical, b.instance0_physical) << what;
+  EXPECT_EQ(a.recorded.instances, b.recorded.instances) << what;
+  EXPECT_EQ(a.recorded.t, b.recorded.t) << what;
+  EXPECT_EQ(a.recorded.state, b.recorded.state) << what;
+  EXPECT_EQ(a.recorded.reference, b.recorded.reference) << what;
+  EXPECT_EQ(a.recorded.metrics, b.recorded.metrics) << what;
+  EXPECT_EQ(a.recorded.measured, b.recorded.measured) << what;
+  EXPECT_EQ(a.kept.initial_state, b.kept.initial_state) << what;
+  EXPECT_EQ(a.kept.initial_physical, b.kept.initial_physical) << what;
+  EXPECT_EQ(a.kept.final_state, b.kept.final_state) << what;
+  EXPECT_EQ(a.kept.final_physical, b.kept.final_physical) << what;
+  EXPECT_EQ(a.kept.metrics, b.kept.metrics) << what;
+  EXPECT_EQ(a.kept.lost, b.kept.lost) << what;
+  ASSERT_EQ(a.kept.counters.size(), b.kept.counters.size()) << what;
+  for (std::size_t i = 0; i < a.kept.counters.size(); ++i)
+    EXPECT_TRUE(same_bytes(&a.kept.counters[i], &b.kept.counters[i], sizeof(Counters))) << what << ": instance " << i;
+}
+
+// Runs the study uninterrupted, then stopped after each of `stops` sample times (ascending)
+// and resumed from the checkpoint file each time, and compares the two.
+inline void check_resume_is_bitwise(const Backend& run, const Study& s, std::vector<std::int64_t> stops,
+                                    const std::string& what) {
+  const RunParams<double> rp = resolve(s);
+  EnsembleSpec base = ensemble_spec(s, 2);
+  base.keep_instances = 100;
+  const EnsembleResult whole = run(s, rp, base);
+
+  TempDir dir;
+  const std::string path = dir.str("checkpoint.chk");
+  const std::uint64_t key = run_key("test", to_toml(s, rp));
+  std::vector<CheckpointState> held(1);
+  const CheckpointState* from = nullptr;
+  EnsembleResult last;
+  int segments_stopped = 0;
+  for (std::size_t leg = 0; leg <= stops.size(); ++leg) {
+    EnsembleSpec spec = base;
+    spec.resume_from = from;
+    const std::int64_t stop_at = leg < stops.size() ? stops[leg] : -1;
+    std::int64_t saved = 0;
+    spec.checkpoint = [stop_at](std::int64_t done, std::int64_t) {
+      CheckpointRequest q;
+      q.stop = q.save = stop_at > 0 && done >= stop_at;
+      return q;
+    };
+    spec.save_checkpoint = [&](const CheckpointState& c) {
+      write_checkpoint(path, key, c);
+      saved = c.done;
+    };
+    // The first segment a leg reports must follow its checkpoint: a backend that ignored
+    // resume_from and started again at t = 0 would also end at the uninterrupted result.
+    std::int64_t first_reported = -1;
+    spec.progress = [&first_reported](std::int64_t done, std::int64_t) {
+      if (first_reported < 0) first_reported = done;
+    };
+    last = run(s, rp, spec);
+    ASSERT_GT(first_reported, from ? from->done : 0) << what << ": leg " << leg;
+    ASSERT_LE(first_reported, (from ? from->done : 0) + segment_rows(rp.samples, std::int64_t(1) << 40)) << what;
+    if (stop_at < 0) break;
+    ASSERT_GT(last.stopped_at, 0) << what << ": leg " << leg << " did not stop";
+    ASSERT_EQ(saved, last.stopped_at) << what;
+    ASSERT_GE(last.stopped_at, stop_at) << what;
+    ASSERT_LE(last.stopped_at, rp.samples) << what;
+    ++segments_stopped;
+    held[0] = read_checkpoint(path, key);
+    from = &held[0];
+  }
+  EXPECT_EQ(last.stopped_at, 0) << what;
+  EXPECT_EQ(segments_stopped, static_cast<int>(stops.size())) << what;
+  expect_bitwise_equal(whole, last, what);
+  EXPECT_GT(whole.recorded.instances.size(), 1u) << what;  // the records were exercised
+}
+
+// The studies every backend resumes: a pendulum with its closed-form reference and the
+// Dirac equations; a pendulum on the naive equations with lost instances (residual bound)
+// and DOPRI5's adaptive steps; a seven-atom chain whose numerical reference advances inside
+// each instance.
+inline std::vector<std::pair<std::string, Study>> resume_studies() {
+  std::vector<std::pair<std::string, Study>> v;
+  Study p;
+  p.formulation = FormulationId::dirac;
+  p.method = MethodId::rk4;
+  p.size = 700;  // not a multiple of the block size
+  p.h = 0.05;
+  p.t_end = 20.0;
+  p.sample_dt = 0.25;
+  p.perturbation = 1e-3;
+  p.momentum = true;
+  p.projection_tol = 1e-9;
+  p.record = {0, 5, 63, 64, 699};
+  v.emplace_back("pendulum_dirac_rk4", p);
+  Study q = p;  // 002 §6: |phi| grows like t^2, instances pass the bound at different samples
+  q.formulation = FormulationId::naive;
+  q.momentum = false;
+  q.size = 300;
+  q.seed = 5;
+  q.perturbation = 0.3;
+  q.h = 0.1;
+  q.t_end = 40.0;
+  q.sample_dt = 1.0;
+  q.lost_residual = 2e-2;
+  q.record = {0, 7, 299};
+  v.emplace_back("pendulum_naive_lost", q);
+  Study d = p;
+  d.method = MethodId::dopri5;
+  d.t_end = 10.0;
+  v.emplace_back("pendulum_dirac_dopri5", d);
+  Study c;
+  c.model_kind = "chain";
+  c.atoms = 7;
+  c.size = 130;
+  c.h = 0.01;
+  c.t_end = 1.0;
+  c.sample_dt = 0.05;
+  c.perturbation = 1e-4;
+  c.reference = "auto";
+  c.record = {0, 64, 129};
+  v.emplace_back("chain7_numerical_reference", c);
+  return v;
+}
+
+}  // namespace chens::test
