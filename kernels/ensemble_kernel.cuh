@@ -45,11 +45,11 @@ namespace chens::cuda {
 template <class System, class Reference>
 __global__ void init_instances(System sys, RunParams<typename System::Real> rp, typename System::State z0,
                                typename System::Real perturbation, std::uint64_t seed, std::uint64_t first,
-                               std::uint64_t n, std::uint64_t* inst) {
+                               const std::uint64_t* only, std::uint64_t n, std::uint64_t* inst) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const InstanceOf<System, Reference> in =
-      make_instance<System, Reference>(sys, z0, perturbation, seed, first + i, rp);  // global index
+      make_instance<System, Reference>(sys, z0, perturbation, seed, only ? only[i] : first + i, rp);  // global index
   soa_store(inst, n, i, in, 0, soa_words<InstanceOf<System, Reference>>);
 }
 
@@ -64,11 +64,12 @@ __global__ void init_instances(System sys, RunParams<typename System::Real> rp, 
 template <class System, class Method, class Inst>
 __global__ void advance_segment(System sys, Method method, RunParams<typename System::Real> rp, std::uint64_t n,
                                 std::uint64_t* inst, index_t k0, index_t k1, double* metrics, unsigned char* valid,
-                                std::uint64_t first, const std::uint64_t* record, std::uint64_t R, double* snapshot,
+                                std::uint64_t first, const std::uint64_t* only, const std::uint64_t* record,
+                                std::uint64_t R, double* snapshot,
                                 std::uint64_t keep, double* kept_metrics) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const std::uint64_t g = first + i;  // global index: record holds global indices
+  const std::uint64_t g = only ? only[i] : first + i;  // global index: record holds global indices
   std::int64_t slot = -1;             // binary search, once per segment
   if (R > 0 && g >= record[0] && g <= record[R - 1]) {
     std::uint64_t lo = 0, hi = R;
@@ -221,7 +222,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   res.momentum_metrics = decltype(sys.model)::has_momentum_integrals;
   res.series.resize(static_cast<std::size_t>(samples + 1));
   res.kept = PerInstanceResult::sized(keep, S);
-  res.recorded = recorded_sized(spec.record, spec.first_instance, n, S, res.reference_available, samples);
+  res.recorded = recorded_sized(spec.record, spec.first_instance, n, spec.only, S, res.reference_available, samples);
   const std::uint64_t R = res.recorded.instances.size();
 
   DeviceBuffer<std::uint64_t> d_inst(static_cast<std::size_t>(W) * n);
@@ -229,6 +230,11 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   DeviceBuffer<unsigned char> d_valid(static_cast<std::size_t>(seg) * n);
   DeviceBuffer<double> d_snap(static_cast<std::size_t>(seg) * R * recorded_row_width(S));
   DeviceBuffer<std::uint64_t> d_record(R);
+  DeviceBuffer<std::uint64_t> d_only(spec.only.size());  // ensemble.only's indices
+  if (!spec.only.empty())
+    check(cudaMemcpy(d_only.ptr, spec.only.data(), spec.only.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice),
+          "cudaMemcpy");
+  const std::uint64_t* only = spec.only.empty() ? nullptr : d_only.ptr;
   if (R > 0)
     check(cudaMemcpy(d_record.ptr, res.recorded.instances.data(), R * sizeof(std::uint64_t), cudaMemcpyHostToDevice),
           "cudaMemcpy");
@@ -249,7 +255,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     check(cudaMemcpy(d_inst.ptr, from->instances.data(), inst_bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
   } else {
     init_instances<System, Reference><<<grid, threads>>>(sys, rp, z0, static_cast<typename System::Real>(spec.perturbation),
-                                                         spec.seed, spec.first_instance, n, d_inst.ptr);
+                                                         spec.seed, spec.first_instance, only, n, d_inst.ptr);
     check(cudaGetLastError(), "init_instances launch");
   }
   const index_t start = from ? from->done : 0;
@@ -284,7 +290,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
     const std::int64_t rows = k1 - k0;
     advance_segment<System, Method, Inst><<<grid, threads>>>(sys, method, rp, n, d_inst.ptr, k0, k1, d_metrics.ptr,
-                                                             d_valid.ptr, spec.first_instance, d_record.ptr, R, d_snap.ptr, keep,
+                                                             d_valid.ptr, spec.first_instance, only, d_record.ptr, R, d_snap.ptr, keep,
                                                              d_kept_metrics.ptr);
     check(cudaGetLastError(), "advance_segment launch");
     const std::uint64_t work = static_cast<std::uint64_t>(rows * blocks * metric_count);
@@ -359,7 +365,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
       int lost = 0;
       std::memcpy(&lost, reinterpret_cast<const unsigned char*>(&row[i]) + at % sizeof(std::uint64_t), sizeof lost);
       if (lost != int(LostReason::none)) {
-        res.lost_examples.push_back(spec.first_instance + i);
+        res.lost_examples.push_back(spec.global_index(i));
         res.lost_example_reasons.push_back(lost);
       }
     }

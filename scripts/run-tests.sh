@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fresh machine -> every test: installs what is missing, builds everything (CPU, and the
 # CUDA targets wherever nvcc exists) and runs the whole CTest suite (GPU tests skip with
-# the reason when no CUDA device is usable), then static analysis and 60 s of fuzzing of
-# the study-file parser.
+# the reason when no CUDA device is usable), then static analysis, 60 s of fuzzing of the
+# study-file parser, and the CPU test suites built and run under AddressSanitizer,
+# LeakSanitizer and UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
@@ -13,3 +14,5 @@ ctest --preset release --parallel "$(nproc)"
 # study-file parser fuzzed for 60 s under ASan and UBSan.
 scripts/static-analysis.sh build/release
 scripts/fuzz-study.sh 60 build/release
+# The CPU suites and the executable's end-to-end tests again, under ASan + LSan + UBSan.
+scripts/sanitize-tests.sh build/sanitize

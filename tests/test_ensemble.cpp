@@ -21,6 +21,7 @@
 #include "dispatch/pendulum_dispatch.hpp"
 #include "dispatch/run_study.hpp"
 #include "study/study.hpp"
+#include "support/only_instances.hpp"
 
 namespace chens {
 namespace {
@@ -475,6 +476,60 @@ TEST(Ensemble, InstancesOverTheResidualBoundLeaveTheStatisticsAndNothingElse) {
     for (int c = 0; c < 4; ++c)
       EXPECT_EQ(b.kept.final_physical[i * 4 + c], free.recorded.state[(crosses[i] * R + i) * 4 + c]) << "instance " << i;
   }
+}
+
+}  // namespace
+}  // namespace chens
+
+namespace chens {
+namespace {
+
+// ensemble.only (tests/support/only_instances.hpp): listed instances run alone are the whole
+// run's, bit for bit; the run without the diverging instances has the whole run's final
+// statistics of the survivors.
+TEST(Ensemble, OnlyRunsTheListedInstancesAsTheWholeEnsembleDoes) {
+  test::check_only_matches_whole(run_study_cpu, "cpu");
+}
+
+}  // namespace
+}  // namespace chens
+
+namespace chens {
+namespace {
+
+// ensemble.lost_unconverged: with the key, an implicit step that stops at its iteration cap
+// freezes the instance (reason unconverged) before the step; without it, the step is counted
+// and kept; where every iteration converges the key changes nothing, bit for bit.
+TEST(Ensemble, UnconvergedIterationsFreezeWhenAsked) {
+  Study s;
+  s.method = MethodId::midpoint;
+  s.size = 100;
+  s.t_end = 2.0;
+  s.sample_dt = 0.5;
+  auto run = [](const Study& st) { return run_study_cpu(st, resolve(st), ensemble_spec(st, 2)); };
+  // Converging iterations: the key changes nothing.
+  Study off = s, on = s;
+  on.lost_unconverged = true;
+  const EnsembleResult a = run(off), b = run(on);
+  ASSERT_EQ(a.totals.unconverged_steps, 0u);
+  EXPECT_EQ(b.lost_total(), 0u);
+  for (std::size_t k = 0; k < a.series.size(); ++k)
+    EXPECT_EQ(std::memcmp(&a.series[k], &b.series[k], sizeof(SampleStats)), 0) << "sample " << k;
+  // A cap of 1 sweep with an unreachable tolerance: every step is unconverged.
+  off.max_iterations = on.max_iterations = 1;
+  off.tol = on.tol = 1e-300;
+  const EnsembleResult c = run(off), d = run(on);
+  EXPECT_EQ(c.lost_total(), 0u);
+  EXPECT_EQ(c.totals.unconverged_steps, c.totals.steps);
+  EXPECT_EQ(c.totals.steps, 100u * 20u);
+  EXPECT_EQ(d.lost[int(LostReason::unconverged)], 100u);
+  EXPECT_EQ(d.lost_total(), 100u);
+  EXPECT_EQ(d.totals.steps, 0u);              // frozen before the first step was taken
+  EXPECT_EQ(d.totals.unconverged_steps, 100u);  // which is counted
+  EXPECT_EQ(d.series[0].metric[int(MetricId::energy_error)].count, 100u);
+  EXPECT_EQ(d.series[1].metric[int(MetricId::energy_error)].count, 0u);
+  ASSERT_FALSE(d.lost_examples.empty());
+  EXPECT_EQ(d.lost_example_reasons[0], int(LostReason::unconverged));
 }
 
 }  // namespace

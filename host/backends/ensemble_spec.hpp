@@ -41,6 +41,9 @@ struct EnsembleSpec {
   // (initial data, record, summary.json's instance 0) are global.
   std::uint64_t first_instance = 0;
   std::uint64_t total_instances = 0;
+  // ensemble.only: this run's instance i is instance only[i] of the ensemble (its initial
+  // data, record and lost_examples indices), ascending, size entries; empty: first_instance + i.
+  std::vector<std::uint64_t> only;
   // Sample times per segment, the same on every rank of a sharded run; 0: the backend's own
   // choice (segment_rows below, bounded by its memory).
   std::int64_t segment_rows = 0;
@@ -60,6 +63,9 @@ struct EnsembleSpec {
   const CheckpointState* resume_from = nullptr;
   std::function<CheckpointRequest(std::int64_t done, std::int64_t total)> checkpoint;
   std::function<void(const CheckpointState&)> save_checkpoint;
+
+  // The ensemble index of this run's instance i.
+  std::uint64_t global_index(std::uint64_t i) const { return only.empty() ? first_instance + i : only[i]; }
 };
 
 // Statistics are accumulated per block of this many consecutive instances, sequentially

@@ -17,13 +17,15 @@
 
 namespace chens {
 
-// Storage for the recorded instances among instances [first, first + n) (global indices) of
-// a run with samples + 1 sample times.
+// Storage for the recorded instances among the run's instances (global indices: those of
+// `only`, or [first, first + n)) of a run with samples + 1 sample times.
 inline RecordedTrajectories recorded_sized(const std::vector<std::uint64_t>& record, std::uint64_t first,
-                                           std::uint64_t n, int S, bool reference, index_t samples) {
+                                           std::uint64_t n, const std::vector<std::uint64_t>& only, int S,
+                                           bool reference, index_t samples) {
   RecordedTrajectories rec;
   for (std::uint64_t i : record)
-    if (i >= first && i - first < n) rec.instances.push_back(i);
+    if (only.empty() ? i >= first && i - first < n : std::binary_search(only.begin(), only.end(), i))
+      rec.instances.push_back(i);
   rec.state_size = S;
   rec.has_reference = reference;
   const std::size_t K = static_cast<std::size_t>(samples + 1), R = rec.instances.size();

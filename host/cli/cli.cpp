@@ -467,6 +467,10 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
       err << (tty ? "\r" : "") << buf << (tty && done < total ? "" : "\n") << std::flush;
     };
   }
+  if (mpi_world().active && !study.only.empty()) {
+    err << "chens run: ensemble.only runs a handful of instances alone: not under mpirun (run it as one process)\n";
+    return exit_bad_input;
+  }
   if (mpi_world().active) {
     // Every rank needs at least one block of cpu_block_size instances (docs/scaling.md).
     const std::uint64_t blocks = (static_cast<std::uint64_t>(study.size) + cpu_block_size - 1) / cpu_block_size;
@@ -590,6 +594,13 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
   out << "chens: " << result.instances << " instances of " << formulation_name(study.formulation) << " + "
       << method_name(study.method) << " to t = " << rp.t_end << " on " << result.device << " in " << result.wall_seconds
       << " s; lost " << result.lost_total() << "; results in " << dir << "/\n";
+  if (!result.lost_examples.empty()) {  // summary.json's lost_examples, ready to rerun alone
+    std::string list;
+    for (std::size_t q = 0; q < result.lost_examples.size(); ++q)
+      list += (q ? ", " : "") + std::to_string(result.lost_examples[q]);
+    out << "chens: the first lost instances (summary.json lost_examples) can be rerun alone with --set "
+        << "'ensemble.only=[" << list << "]' (and output.record to follow them)\n";
+  }
   return exit_ok;
 }
 

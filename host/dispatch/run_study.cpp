@@ -8,7 +8,8 @@ namespace chens {
 
 EnsembleSpec ensemble_spec(const Study& s, int threads) {
   EnsembleSpec spec;
-  spec.size = static_cast<std::uint64_t>(s.size);
+  spec.size = s.only.empty() ? static_cast<std::uint64_t>(s.size) : s.only.size();
+  spec.only.assign(s.only.begin(), s.only.end());
   spec.seed = s.seed;
   spec.perturbation = s.perturbation;
   spec.record = recorded_instances(s);

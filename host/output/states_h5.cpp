@@ -92,10 +92,14 @@ void write_states_h5(const std::string& path, const Study& s, const RunParams<do
     if (n > 0) {
       H5::Group g = file.createGroup("/instances");
       string_attribute(g, "description",
-                       "instance i of the ensemble in row i: initial and final states in the formulation's variables "
+                       "row i: instance index[i] of the ensemble (i, unless ensemble.only lists the instances): initial "
+                       "and final states in the formulation's variables "
                        "(state) and physical (q, p) (physical), final metrics (NaN where the instance was lost), lost "
                        "reason and work counters");
       const std::string names = join(r.state_names);
+      std::vector<std::uint64_t> index(n);
+      for (hsize_t i = 0; i < n; ++i) index[i] = s.only.empty() ? i : static_cast<std::uint64_t>(s.only[i]);
+      dataset(g, "index", {n}, index);
       dataset(g, "initial_state", {n, S}, kept.initial_state, names);
       dataset(g, "initial_physical", {n, S}, kept.initial_physical, names);
       dataset(g, "final_state", {n, S}, kept.final_state, names);

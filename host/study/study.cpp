@@ -312,6 +312,12 @@ const Schema& schema() {
            {"lost_residual", [](const toml::node& n, const std::string& k, Study& st) {
               st.lost_residual = finite_number(n, k, ">= 0 (0 = never)", [](double x) { return x >= 0; });
             }},
+           {"lost_unconverged",
+            [](const toml::node& n, const std::string& k, Study& st) { st.lost_unconverged = boolean(n, k); }},
+           {"only", [](const toml::node& n, const std::string& k, Study& st) {
+              st.only = integer_array(n, k, "must be an array of instance indices, e.g. [3, 17] (summary.json's lost_examples)",
+                                      0, std::numeric_limits<std::int64_t>::max(), true);
+            }},
        }},
       {"output",
        {
@@ -956,6 +962,20 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
     if (i >= s.size)
       throw StudyError("output.record: instance " + std::to_string(i) + " is not in the ensemble (ensemble.size = " +
                        std::to_string(s.size) + ", indices 0 to " + std::to_string(s.size - 1) + ")");
+  // ensemble.only: the listed instances of the ensemble, integrated alone.
+  for (std::int64_t i : s.only)
+    if (i >= s.size)
+      throw StudyError("ensemble.only: instance " + std::to_string(i) + " is not in the ensemble (ensemble.size = " +
+                       std::to_string(s.size) + ", indices 0 to " + std::to_string(s.size - 1) + ")");
+  if (!s.only.empty()) {
+    for (std::int64_t i : s.record)
+      if (!std::binary_search(s.only.begin(), s.only.end(), i))
+        throw StudyError("output.record: instance " + std::to_string(i) + " is not among ensemble.only's instances");
+    if ((s.trajectory || !s.phase_error.empty() || !s.periodogram.empty()) && s.only.front() != 0)
+      throw StudyError(std::string(s.trajectory ? "output.trajectory" : !s.phase_error.empty() ? "output.phase_error"
+                                                                                            : "output.periodogram") +
+                       " is about instance 0, which ensemble.only leaves out; add 0 to ensemble.only or drop it");
+  }
   const double S = s.model_kind == "chain" ? 4.0 * static_cast<double>(s.atoms) : 4.0;
   const std::size_t recorded = recorded_instances(s).size();
   const double rec_bytes = static_cast<double>(recorded) * static_cast<double>(rp.samples + 1) *
@@ -1025,6 +1045,7 @@ RunParams<double> resolve(const Study& s) {
   rp.projection_max_iterations = static_cast<int>(s.projection_max_iterations);
   rp.impetus_reset = s.impetus_reset;
   rp.lost_residual = s.lost_residual;
+  rp.lost_unconverged = s.lost_unconverged;
   if (s.kind == "inconsistent" && !(s.phi_offset > 0 || s.psi_offset > 0))
     throw StudyError("ensemble.kind = \"inconsistent\" needs ensemble.phi_offset > 0 or ensemble.psi_offset > 0 "
                      "(how far off the constraint manifold every instance starts)");
@@ -1122,7 +1143,8 @@ std::string to_toml(const Study& s, const RunParams<double>& rp) {
      << "\ntol = " << num(s.projection_tol) << "\nmax_iterations = " << s.projection_max_iterations << "\n\n";
   os << "[ensemble]\nsize = " << s.size << "\nseed = " << s.seed << "\nperturbation = " << num(s.perturbation)
      << "\ndistribution = \"" << s.distribution << "\"\nkind = \"" << s.kind << "\"\nphi_offset = " << num(s.phi_offset)
-     << "\npsi_offset = " << num(s.psi_offset) << "\nlost_residual = " << num(s.lost_residual) << "\n\n";
+     << "\npsi_offset = " << num(s.psi_offset) << "\nlost_residual = " << num(s.lost_residual)
+     << "\nlost_unconverged = " << (s.lost_unconverged ? "true" : "false") << "\nonly = " << int_array(s.only) << "\n\n";
   os << "[output]\nsample_dt = " << num(rp.sample_dt) << "\ntrajectory = " << (s.trajectory ? "true" : "false")
      << "\nreference = \"" << (reference_on(s) ? "auto" : "none") << "\"\nreference_tol = " << num(s.reference_tol)
      << "\nstates = " << (s.states ? "true" : "false") << "\nrecord = " << int_array(s.record)
@@ -1163,7 +1185,9 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
   j["ensemble"] = {{"size", s.size},           {"seed", s.seed},
                    {"perturbation", s.perturbation}, {"distribution", s.distribution},
                    {"kind", s.kind},           {"phi_offset", s.phi_offset},
-                   {"psi_offset", s.psi_offset},     {"lost_residual", s.lost_residual}};
+                   {"psi_offset", s.psi_offset},     {"lost_residual", s.lost_residual},
+                   {"lost_unconverged", s.lost_unconverged},
+                   {"only", s.only}};
   j["output"] = {{"sample_dt", rp.sample_dt},
                  {"trajectory", s.trajectory},
                  {"reference", reference_on(s) ? "auto" : "none"},

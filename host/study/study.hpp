@@ -65,6 +65,8 @@ struct Study {
   double phi_offset = 0.0;               // inconsistent: |phi - phi(z0)| of every instance
   double psi_offset = 0.0;               // inconsistent: |psi - psi(z0)|
   double lost_residual = 0.0;            // freeze instances whose |phi| or |psi| exceeds it; 0 = never
+  bool lost_unconverged = false;         // freeze instances whose implicit step or position projection hits its cap
+  std::vector<std::int64_t> only;        // integrate these instances of the ensemble alone (ascending); empty = all
   // [output]
   std::optional<double> sample_dt;  // default: see resolve()
   bool trajectory = false;

@@ -24,6 +24,7 @@
 #include "dispatch/run_study.hpp"
 #include "study/study.hpp"
 #include "support/checkpoint_resume.hpp"
+#include "support/only_instances.hpp"
 
 namespace chens {
 namespace {
@@ -372,6 +373,13 @@ TEST_P(EnsembleCpuVsGpu, AShardIntegratesTheWholeRunsInstances) {
   }
   for (std::size_t k = 0; k < cpu_part.series.size(); ++k)
     EXPECT_EQ(part.series[k].metric[int(MetricId::phi)].count, shard.size) << "sample " << k;
+}
+
+// ensemble.only on the device: the CPU's test body (tests/support/only_instances.hpp).
+TEST(EnsembleCpuVsGpuLost, OnlyRunsTheListedInstancesAsTheWholeEnsembleDoes) {
+  const CudaDeviceInfo dev = cuda_device_info();
+  if (!dev.available) GTEST_SKIP() << "skipped: " << dev.description;
+  test::check_only_matches_whole(run_study_cuda, "cuda");
 }
 
 // Checkpoint and resume on the device: the CPU's test body (tests/support/checkpoint_resume.hpp)

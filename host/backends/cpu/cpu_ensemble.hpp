@@ -77,8 +77,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   std::vector<std::uint32_t> hist(hist_rows * hist_row, 0u);
   std::vector<std::uint32_t> seg_hist(static_cast<std::size_t>(seg) * hist_row);  // summed over threads
   std::vector<int> touched_lo(hist_rows * metric_count, bins), touched_hi(hist_rows * metric_count, -1);
-  const std::uint64_t first = spec.first_instance;  // global index of instance 0 here
-  res.recorded = recorded_sized(spec.record, first, n, S, res.reference_available, samples);
+  res.recorded = recorded_sized(spec.record, spec.first_instance, n, spec.only, S, res.reference_available, samples);
   const std::vector<std::uint64_t>& rec_list = res.recorded.instances;
   // A resumed run: the instances' bytes, the statistics and records of the samples done.
   static_assert(std::is_trivially_copyable_v<Inst>);
@@ -104,16 +103,16 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
       const std::uint64_t hi = std::min<std::uint64_t>(n, lo + cpu_block_size);
       const std::size_t my_rows = static_cast<std::size_t>(omp_get_thread_num()) * static_cast<std::size_t>(seg);
       // Whether the block holds a recorded instance (then each of its instances looks itself up).
-      const bool block_records = std::lower_bound(rec_list.begin(), rec_list.end(), first + lo) !=
-                                 std::lower_bound(rec_list.begin(), rec_list.end(), first + hi);
+      const bool block_records = std::lower_bound(rec_list.begin(), rec_list.end(), spec.global_index(lo)) !=
+                                 std::upper_bound(rec_list.begin(), rec_list.end(), spec.global_index(hi - 1));
       // Instances i..i+B-1 through the segment; per sample, metrics are accumulated in
       // instance order whatever B is, so B changes no result.
       auto group = [&]<int B>(std::uint64_t i) {
         for (index_t k = k0; k < k1; ++k) {
           for (int j = 0; j < B; ++j) {
             if (k == 0) {
-              inst[i + j] =
-                  make_instance<System, Reference>(sys, z0, Real(spec.perturbation), spec.seed, first + i + j, rp);
+              inst[i + j] = make_instance<System, Reference>(sys, z0, Real(spec.perturbation), spec.seed,
+                                                             spec.global_index(i + j), rp);
               if (i + j < keep) keep_initial(res.kept, sys, i + j, inst[i + j]);
             }
           }
@@ -146,7 +145,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
               for (int c = 0; c < metric_count; ++c)
                 res.kept.metrics[(i + j) * metric_count + c] = ok ? static_cast<double>(m.v[c]) : 0.0;
             if (block_records) {
-              const std::int64_t slot = res.recorded.slot(first + i + j);
+              const std::int64_t slot = res.recorded.slot(spec.global_index(i + j));
               if (slot >= 0) record_sample(res.recorded, sys, rp, static_cast<std::size_t>(slot), k, inst[i + j], ok, m);
             }
           }
@@ -203,7 +202,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
     res.totals.add(inst[i].c);
     res.lost[inst[i].lost] += 1;
     if (inst[i].lost != int(LostReason::none) && res.lost_examples.size() < lost_examples_max) {
-      res.lost_examples.push_back(first + i);
+      res.lost_examples.push_back(spec.global_index(i));
       res.lost_example_reasons.push_back(inst[i].lost);
     }
     if (inst[i].ref.projected) res.reference_projected += 1;

@@ -16,8 +16,9 @@ enum class LostReason : int {
   initial_projection = 4,   // perturbed initial data could not be put back on the level set
   reference_failed = 5,     // the numerical reference run of this instance failed
   residual_bound = 6,       // |phi| or |psi| exceeded RunParams::lost_residual
+  unconverged = 7,          // an implicit step or position projection hit its cap (RunParams::lost_unconverged)
 };
-inline constexpr int lost_reason_count = 7;
+inline constexpr int lost_reason_count = 8;
 inline constexpr const char* lost_reason_name(int r) {
   switch (r) {
     case 0: return "none";
@@ -27,6 +28,7 @@ inline constexpr const char* lost_reason_name(int r) {
     case 4: return "initial_projection";
     case 5: return "reference_failed";
     case 6: return "residual_bound";
+    case 7: return "unconverged";
     default: return "?";
   }
 }

@@ -110,8 +110,16 @@ CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method,
       c.rhs_evaluations += static_cast<std::uint64_t>(st[j].rhs_evals);
       c.iterations += static_cast<std::uint64_t>(st[j].iterations);
       if (!st[j].converged) c.unconverged_steps += 1;
+      const std::uint64_t unconverged_projections = c.unconverged_position_projections;
       if (!st[j].finite || (apply_projections(sys, rp, zn[j], c) && !all_finite(zn[j]))) {
         in[j].lost = int(LostReason::non_finite);
+        alive[j] = false;
+        live -= 1;
+        continue;
+      }
+      // ensemble.lost_unconverged: frozen at the last state whose iterations converged.
+      if (rp.lost_unconverged && (!st[j].converged || c.unconverged_position_projections != unconverged_projections)) {
+        in[j].lost = int(LostReason::unconverged);
         alive[j] = false;
         live -= 1;
         continue;
@@ -163,9 +171,14 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
       const Real hn = method.next_step(in.ctl, err, h, true);
       in.t = clamped ? t_target : in.t + h;
       in.c.steps += 1;
+      const std::uint64_t unconverged_projections = in.c.unconverged_position_projections;
       if (apply_projections(sys, rp, zn, in.c)) {
         if (!all_finite(zn)) {
           in.lost = int(LostReason::non_finite);
+          return;
+        }
+        if (rp.lost_unconverged && in.c.unconverged_position_projections != unconverged_projections) {
+          in.lost = int(LostReason::unconverged);  // the state before the step is kept, as in the fixed-step path
           return;
         }
         eval_rhs(sys, zn, k7);

@@ -50,6 +50,10 @@ struct RunParams {
   // (LostReason::residual_bound) and leaves the statistics; 0 = never. In double, as the
   // metrics it is compared with.
   double lost_residual = 0.0;
+  // ensemble.lost_unconverged: an implicit step or a position projection that stops at its
+  // iteration cap freezes the instance at its last converged state (LostReason::unconverged)
+  // instead of being counted and kept.
+  bool lost_unconverged = false;
 
   // Distribution of the perturbations and the offsets of inconsistent ensembles
   // (ensemble/perturbation.hpp); their size is EnsembleSpec::perturbation.
@@ -100,6 +104,7 @@ RunParams<R> run_params_as(const RunParams<Real>& rp) {
   r.reference_tol = R(rp.reference_tol);
   r.impetus_reset = R(rp.impetus_reset);
   r.lost_residual = rp.lost_residual;
+  r.lost_unconverged = rp.lost_unconverged;
   r.perturbation_shape.distribution = rp.perturbation_shape.distribution;
   r.perturbation_shape.phi_offset = R(rp.perturbation_shape.phi_offset);
   r.perturbation_shape.psi_offset = R(rp.perturbation_shape.psi_offset);

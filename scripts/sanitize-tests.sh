@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The CPU test suites built with AddressSanitizer and UndefinedBehaviorSanitizer (GCC) and
+# run: chens_tests, chens_paper_tests and the ctest cases that drive the chens executable
+# (CLI, checkpoint and resume, killed studies, states.h5, every example study). Any
+# sanitizer report fails the test that triggered it (halt_on_error, exit code 66), and so
+# the script. Run by scripts/run-tests.sh after the release suite (docs/testing.md).
+#
+# The build leaves out what a sanitizer run does not need: CUDA (nvcc's host code is not
+# instrumented, and there is no GPU in CI), MPI (Open MPI's own allocations), the benchmarks,
+# and chain sizes other than 7 and 16 (the per-instance code is the same template for every
+# size). -O1 keeps it affordable: about 10 minutes on two cores.
+#
+# Usage: scripts/sanitize-tests.sh [BUILD_DIR]   (default build/sanitize)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/sanitize}
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g $san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
+  -DCMAKE_SHARED_LINKER_FLAGS="$san" -DCHENS_ENABLE_CUDA=OFF -DCHENS_ENABLE_MPI=OFF \
+  -DCHENS_BUILD_BENCHMARKS=OFF -DCHENS_CHAIN_ATOMS="7;16" > "$build.configure.log"
+cmake --build "$build"
+# detect_leaks: LeakSanitizer too. The suppressions name libgomp's thread pool, which is
+# allocated once and never freed by design.
+export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:exitcode=66:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=66"
+export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
+ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" -LE gpu
+echo "sanitize-tests: no AddressSanitizer, LeakSanitizer or UndefinedBehaviorSanitizer report"
