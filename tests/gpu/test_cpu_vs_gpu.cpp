@@ -313,15 +313,8 @@ TEST_P(EnsembleCpuVsGpu, FloatRunsAgreeToFloatRounding) {
 TEST(EnsembleCpuVsGpuLost, TheSameInstancesAreLostForTheSameReason) {
   const CudaDeviceInfo dev = cuda_device_info();
   if (!dev.available) GTEST_SKIP() << "skipped: " << dev.description;
-  Study s;
-  s.formulation = FormulationId::naive;
+  Study s = test::diverging_ensemble();
   s.size = 3000;
-  s.seed = 5;
-  s.perturbation = 0.3;
-  s.h = 0.1;
-  s.t_end = 40.0;
-  s.sample_dt = 1.0;
-  s.lost_residual = 2e-2;
   const RunParams<double> rp = resolve(s);
   EnsembleSpec spec = ensemble_spec(s);
   spec.keep_instances = spec.size;

@@ -16,6 +16,7 @@
 #include "dispatch/run_study.hpp"
 #include "output/checkpoint_file.hpp"
 #include "study/study.hpp"
+#include "support/only_instances.hpp"
 #include "support/temp_dir.hpp"
 
 namespace chens::test {
@@ -125,16 +126,7 @@ inline std::vector<std::pair<std::string, Study>> resume_studies() {
   p.projection_tol = 1e-9;
   p.record = {0, 5, 63, 64, 699};
   v.emplace_back("pendulum_dirac_rk4", p);
-  Study q = p;  // 002 §6: |phi| grows like t^2, instances pass the bound at different samples
-  q.formulation = FormulationId::naive;
-  q.momentum = false;
-  q.size = 300;
-  q.seed = 5;
-  q.perturbation = 0.3;
-  q.h = 0.1;
-  q.t_end = 40.0;
-  q.sample_dt = 1.0;
-  q.lost_residual = 2e-2;
+  Study q = diverging_ensemble();  // lost instances, at different samples
   q.record = {0, 7, 299};
   v.emplace_back("pendulum_naive_lost", q);
   Study d = p;
