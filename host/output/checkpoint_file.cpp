@@ -26,6 +26,7 @@ struct Checksum {
   std::size_t tail_n = 0;
   void word(std::uint64_t w) { h = (h ^ w) * 0x100000001b3ull; }
   void add(const void* data, std::size_t n) {
+    if (n == 0) return;  // an empty array's data() may be null, which memcpy must not see
     const auto* p = static_cast<const unsigned char*>(data);
     if (tail_n > 0) {  // complete the word an earlier call left open
       const std::size_t take = std::min(n, sizeof tail - tail_n);
