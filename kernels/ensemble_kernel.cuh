@@ -88,21 +88,9 @@ __global__ void advance_segment(System sys, Method method, RunParams<typename Sy
         const std::uint64_t row = static_cast<std::uint64_t>(k - k0);
         for (int c = 0; c < metric_count; ++c) metrics[(row * metric_count + c) * n + i] = ok ? m.v[c] : 0.0;
         valid[row * n + i] = ok ? 1 : 0;
-        if (slot >= 0) {
-          constexpr int S = System::State::size;
-          double* out = snapshot + (row * R + static_cast<std::uint64_t>(slot)) * recorded_row_width(S);
-          const auto phys = sys.physical(in.z);
-          for (int c = 0; c < S; ++c) out[c] = static_cast<double>(phys[c]);
-          for (int c = 0; c < S; ++c) out[S + c] = 0.0;
-          if constexpr (decltype(in.ref)::available) {
-            if (in.ref.enabled()) {  // advanced to sample k by measure_instance
-              const auto r = in.ref.eval(rp.reference_time(k));
-              for (int c = 0; c < S; ++c) out[S + c] = static_cast<double>(r[c]);
-            }
-          }
-          for (int c = 0; c < metric_count; ++c) out[2 * S + c] = ok ? m.v[c] : 0.0;
-          out[2 * S + metric_count] = ok ? 1.0 : 0.0;
-        }
+        if (slot >= 0)
+          fill_recorded_row(sys, rp, in, k, ok, m,
+                            snapshot + (row * R + static_cast<std::uint64_t>(slot)) * recorded_row_width(System::State::size));
         if (k == rp.samples && i < keep)
           for (int c = 0; c < metric_count; ++c) kept_metrics[i * metric_count + c] = ok ? m.v[c] : 0.0;
       });

@@ -37,14 +37,32 @@ inline RecordedTrajectories recorded_sized(const std::vector<std::uint64_t>& rec
   return rec;
 }
 
-// A recorded sample as a backend that measures elsewhere (the GPU) hands it over: one row of
-// recorded_row_width(S) doubles, the physical state [0, S), the reference state [S, 2S) (0
-// without one), the metrics [2S, 2S + metric_count) and 1 where measured (0: lost). The
-// numbers are the very ones the backend's statistics saw, so a trajectory's
-// integration_error is |state - reference| of its own columns and its last metrics are the
-// kept final metrics, bit for bit.
+// A recorded sample as a row of recorded_row_width(S) doubles: the physical state [0, S), the
+// reference state [S, 2S) (0 without one), the metrics [2S, 2S + metric_count) and 1 where
+// measured (0: lost). Both backends fill it with fill_recorded_row where the instance was
+// measured (the GPU in its kernel), so a recorded trajectory holds the very numbers the
+// statistics saw: its integration_error is |state - reference| of its own columns and its
+// last metrics are the kept final metrics, bit for bit.
 constexpr int recorded_row_width(int S) { return 2 * S + metric_count + 1; }
 
+template <class System, class Real, class Inst>
+CHENS_HD void fill_recorded_row(const System& sys, const RunParams<Real>& rp, const Inst& in, index_t k, bool measured,
+                                const Metrics<double>& m, double* row) {
+  constexpr int S = System::State::size;
+  const auto phys = sys.physical(in.z);
+  for (int c = 0; c < S; ++c) row[c] = static_cast<double>(phys[c]);
+  for (int c = 0; c < S; ++c) row[S + c] = 0.0;
+  if constexpr (decltype(in.ref)::available) {
+    if (in.ref.enabled()) {  // advanced to sample k by measure_instance
+      const auto r = in.ref.eval(rp.reference_time(k));
+      for (int c = 0; c < S; ++c) row[S + c] = static_cast<double>(r[c]);
+    }
+  }
+  for (int c = 0; c < metric_count; ++c) row[2 * S + c] = measured ? m.v[c] : 0.0;
+  row[2 * S + metric_count] = measured ? 1.0 : 0.0;
+}
+
+// Sample k of the recorded instance in slot `slot`, from its row.
 inline void record_row(RecordedTrajectories& rec, std::size_t slot, index_t k, double t, const double* row) {
   const int S = rec.state_size;
   const std::size_t R = rec.instances.size();
@@ -57,25 +75,14 @@ inline void record_row(RecordedTrajectories& rec, std::size_t slot, index_t k, d
   rec.measured[at] = row[2 * S + metric_count] != 0.0 ? 1 : 0;
 }
 
-// Sample k of the recorded instance in slot `slot`: its physical state, its reference state
-// (when the run has one) and the metrics the backend measured (measured = false: lost).
+// Sample k of the recorded instance in slot `slot` on the host (the CPU backend): its row,
+// filled as the GPU fills it, then stored.
 template <class System, class Real, class Inst>
 void record_sample(RecordedTrajectories& rec, const System& sys, const RunParams<Real>& rp, std::size_t slot,
                    index_t k, const Inst& in, bool measured, const Metrics<double>& m) {
-  constexpr int S = System::State::size;
-  const std::size_t R = rec.instances.size();
-  const std::size_t at = static_cast<std::size_t>(k) * R + slot;
-  rec.t[static_cast<std::size_t>(k)] = rp.reference_time(k);
-  const auto phys = sys.physical(in.z);
-  for (int c = 0; c < S; ++c) rec.state[at * S + c] = static_cast<double>(phys[c]);
-  if constexpr (decltype(in.ref)::available) {
-    if (rec.has_reference && in.ref.enabled()) {
-      const auto r = in.ref.eval(rp.reference_time(k));
-      for (int c = 0; c < S; ++c) rec.reference[at * S + c] = static_cast<double>(r[c]);
-    }
-  }
-  for (int c = 0; c < metric_count; ++c) rec.metrics[at * metric_count + c] = measured ? m.v[c] : 0.0;
-  rec.measured[at] = measured ? 1 : 0;
+  double row[recorded_row_width(System::State::size)];
+  fill_recorded_row(sys, rp, in, k, measured, m, row);
+  record_row(rec, slot, k, rp.reference_time(k), row);
 }
 
 // Instance 0's final state (formulation variables and physical) and whether it was lost.

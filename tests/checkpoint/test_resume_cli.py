@@ -24,10 +24,9 @@ import time
 
 chens = sys.argv[1]
 hdf5 = len(sys.argv) > 2 and sys.argv[2] == "1"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from run_outputs import states_h5_differences, summary_without_timing  # noqa: E402
 long_size = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
-if hdf5:
-    import h5py
-    import numpy as np
 failures = []
 
 
@@ -52,7 +51,6 @@ if hdf5:
 # About 2 s on one core of the development machine: long enough to signal mid-run.
 LONG = sets("ensemble.size=%d" % long_size, "integrator.t_end=100", "integrator.h=0.01", "output.sample_dt=0.5",
             "output.record=[0, %d]" % (long_size - 1), "output.trajectory=true")
-TIMING = {"wall_seconds", "instance_steps_per_second", "device", "backend_note"}
 
 
 def run(out, *args, env=None, **kw):
@@ -69,31 +67,20 @@ def interrupted_env(at):
     return dict(os.environ, CHENS_TEST_INTERRUPT_AT=str(at))
 
 
-def summary(d):
-    j = json.load(open(os.path.join(d, "summary.json")))
-    for k in TIMING:
-        j.pop(k, None)
-    return j
-
-
 def same_outputs(a, b, files=("series.csv", "trajectory.csv", "periodogram.csv")):
     for f in files:
         pa, pb = os.path.join(a, f), os.path.join(b, f)
         if not os.path.exists(pa) or open(pa, "rb").read() != open(pb, "rb").read():
             print("  differs:", f)
             return False
-    if summary(a) != summary(b):
+    if summary_without_timing(a) != summary_without_timing(b):
         print("  differs: summary.json")
         return False
     if os.path.exists(os.path.join(a, "states.h5")):
-        fa, fb = (h5py.File(os.path.join(d, "states.h5"), "r") for d in (a, b))
-        names = []
-        fa.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
-        for n in names:
-            x, y = fa[n][:], fb[n][:]
-            if x.shape != y.shape or not np.array_equal(x, y, equal_nan=x.dtype.kind == "f"):
-                print("  differs: states.h5", n)
-                return False
+        differs, _ = states_h5_differences(a, b)
+        if differs:
+            print("  differs: states.h5", differs)
+            return False
     return True
 
 
