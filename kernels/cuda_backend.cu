@@ -1,5 +1,6 @@
 // The CUDA backend's entry points (host/backends/cuda_backend.hpp): device discovery and
-// the model switch; the instantiations live in ensemble_pendulum.cu and ensemble_chain.cu.
+// the model switch; the instantiations live in ensemble_pendulum.cu, ensemble_pendulum_wedge.cu,
+// ensemble_penalty.cu and ensemble_chain.cu.
 #include "backends/cuda_backend.hpp"
 
 #include <cuda_runtime.h>
@@ -52,6 +53,7 @@ EnsembleResult run_study_cuda(const Study& s, const RunParams<double>& rp, const
   if (s.precision == "float")
     return s.model_kind == "chain" ? run_float_chain_cuda(s, rp, spec) : run_float_pendulum_cuda(s, rp, spec);
   if (s.model_kind == "chain") return run_chain_cuda(s, rp, spec);
+  if (s.model_kind == "penalty-pendulum") return run_penalty_cuda(s, rp, spec);
   return run_pendulum_cuda(s, rp, spec);
 }
 

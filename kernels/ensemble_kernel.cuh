@@ -43,7 +43,7 @@
 namespace chens::cuda {
 
 template <class System, class Reference>
-__global__ void init_instances(System sys, RunParams<typename System::Real> rp, typename System::State z0,
+__global__ void init_instances(System sys, RunParams<typename System::Real> rp, ModelStateOf<System> z0,
                                typename System::Real perturbation, std::uint64_t seed, std::uint64_t first,
                                const std::uint64_t* only, std::uint64_t n, std::uint64_t* inst) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -90,7 +90,7 @@ __global__ void advance_segment(System sys, Method method, RunParams<typename Sy
         valid[row * n + i] = ok ? 1 : 0;
         if (slot >= 0)
           fill_recorded_row(sys, rp, in, k, ok, m,
-                            snapshot + (row * R + static_cast<std::uint64_t>(slot)) * recorded_row_width(System::State::size));
+                            snapshot + (row * R + static_cast<std::uint64_t>(slot)) * recorded_row_width(physical_state_size_v<System>));
         if (k == rp.samples && i < keep)
           for (int c = 0; c < metric_count; ++c) kept_metrics[i * metric_count + c] = ok ? m.v[c] : 0.0;
       });
@@ -167,9 +167,10 @@ inline constexpr std::size_t segment_snapshot_bytes = std::size_t(256) << 20;  /
 
 template <class System, class Method, class Reference>
 EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
-                                 const typename System::State& z0, const EnsembleSpec& spec) {
+                                 const ModelStateOf<System>& z0, const EnsembleSpec& spec) {
   using Inst = InstanceOf<System, Reference>;
   constexpr int S = System::State::size;
+  constexpr int P = physical_state_size_v<System>;  // kept and recorded states
   constexpr int W = soa_words<Inst>;
   const auto t_start = std::chrono::steady_clock::now();
   const CudaDeviceInfo dev = cuda_device_info();
@@ -181,7 +182,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   const std::size_t per_row = n * (metric_count * sizeof(double) + 1);
   // Rows per segment: metrics under segment_metric_bytes, the recorded instances' snapshots
   // under segment_snapshot_bytes, and within a grid's y extent.
-  const std::size_t snap_row = spec.record.size() * recorded_row_width(S) * sizeof(double);
+  const std::size_t snap_row = spec.record.size() * recorded_row_width(P) * sizeof(double);
   const index_t seg =
       spec.segment_rows > 0
           ? spec.segment_rows
@@ -208,15 +209,16 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   res.instances = n;
   res.reference_available = Reference::available && rp.reference;
   res.momentum_metrics = decltype(sys.model)::has_momentum_integrals;
+  res.wedge_metric = has_tangents_v<System>;
   res.series.resize(static_cast<std::size_t>(samples + 1));
-  res.kept = PerInstanceResult::sized(keep, S);
-  res.recorded = recorded_sized(spec.record, spec.first_instance, n, spec.only, S, res.reference_available, samples);
+  res.kept = PerInstanceResult::sized(keep, P);
+  res.recorded = recorded_sized(spec.record, spec.first_instance, n, spec.only, P, res.reference_available, samples);
   const std::uint64_t R = res.recorded.instances.size();
 
   DeviceBuffer<std::uint64_t> d_inst(static_cast<std::size_t>(W) * n);
   DeviceBuffer<double> d_metrics(static_cast<std::size_t>(seg) * n * metric_count);
   DeviceBuffer<unsigned char> d_valid(static_cast<std::size_t>(seg) * n);
-  DeviceBuffer<double> d_snap(static_cast<std::size_t>(seg) * R * recorded_row_width(S));
+  DeviceBuffer<double> d_snap(static_cast<std::size_t>(seg) * R * recorded_row_width(P));
   DeviceBuffer<std::uint64_t> d_record(R);
   DeviceBuffer<std::uint64_t> d_only(spec.only.size());  // ensemble.only's indices
   if (!spec.only.empty())
@@ -272,7 +274,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     for (std::uint64_t i = 0; i < keep; ++i) keep_initial(res.kept, sys, i, instance(words, keep, i));
   }
   std::vector<Accumulator> acc(static_cast<std::size_t>(seg * blocks * metric_count));
-  std::vector<double> snap(static_cast<std::size_t>(seg) * R * recorded_row_width(S));
+  std::vector<double> snap(static_cast<std::size_t>(seg) * R * recorded_row_width(P));
   std::vector<std::uint32_t> hist(static_cast<std::size_t>(seg) * hist_row);
   for (index_t k0 = start; k0 <= samples; k0 += seg) {
     const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
@@ -295,7 +297,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
                      cudaMemcpyDeviceToHost),
           "cudaMemcpy");
     if (R > 0)
-      check(cudaMemcpy(snap.data(), d_snap.ptr, static_cast<std::size_t>(rows) * R * recorded_row_width(S) * sizeof(double),
+      check(cudaMemcpy(snap.data(), d_snap.ptr, static_cast<std::size_t>(rows) * R * recorded_row_width(P) * sizeof(double),
                        cudaMemcpyDeviceToHost),
             "cudaMemcpy");
     for (index_t k = k0; k < k1; ++k) res.series[static_cast<std::size_t>(k)].t = rp.reference_time(k);
@@ -308,7 +310,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
       for (std::uint64_t r = 0; r < R; ++r) {
         const std::size_t at = static_cast<std::size_t>(k - k0) * R + r;
         record_row(res.recorded, static_cast<std::size_t>(r), k, rp.reference_time(k),
-                   &snap[at * static_cast<std::size_t>(recorded_row_width(S))]);
+                   &snap[at * static_cast<std::size_t>(recorded_row_width(P))]);
       }
     }
     if (spec.progress) spec.progress(k1, samples + 1);

@@ -10,6 +10,10 @@ namespace chens {
 
 EnsembleResult run_pendulum_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
 EnsembleResult run_chain_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
+// output.wedge on the pendulum (ensemble_pendulum_wedge.cu); the penalty model
+// (ensemble_penalty.cu) with or without it.
+EnsembleResult run_pendulum_wedge_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
+EnsembleResult run_penalty_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
 // integrator.precision = "float" (host/dispatch/float_runs.hpp).
 EnsembleResult run_float_pendulum_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
 EnsembleResult run_float_chain_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);

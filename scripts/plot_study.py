@@ -68,6 +68,7 @@ METRIC_LABELS = {
     "psi": (r"momentum constraint residual $|\psi|$", "Momentum constraint residual"),
     "linear_momentum_error": (r"linear momentum error $\Vert P(t) - P(0)\Vert_2$", "Linear momentum error"),
     "angular_momentum_error": (r"angular momentum error $|L(t) - L(0)|$", "Angular momentum error"),
+    "wedge_error": (r"wedge product change $|\omega(t) - \omega(0)|$", "Wedge product (symplecticity, 004 §3.2)"),
 }
 CHAIN_LABELS = {
     "phi": r"position constraint residual $\mathrm{max}_a\,|\phi_a|$",

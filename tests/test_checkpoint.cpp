@@ -27,7 +27,7 @@ TEST_P(CheckpointCpu, AResumedRunEndsBitwiseWhereTheUninterruptedOneEnds) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Studies, CheckpointCpu, ::testing::Range<std::size_t>(0, 4),
+INSTANTIATE_TEST_SUITE_P(Studies, CheckpointCpu, ::testing::Range<std::size_t>(0, test::resume_studies().size()),
                          [](const auto& p) { return test::resume_studies()[p.param].first; });
 
 // A checkpoint of a real run, written once, for the refusals below.

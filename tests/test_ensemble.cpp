@@ -532,5 +532,102 @@ TEST(Ensemble, UnconvergedIterationsFreezeWhenAsked) {
   EXPECT_EQ(d.lost_example_reasons[0], int(LostReason::unconverged));
 }
 
+// Issue 8. output.wedge carries tangents beside each instance (geometry/wedge.hpp): every
+// other number of the run (statistics, quantiles, counters, final states) is bitwise that
+// of the run without it, for an explicit method, an implicit one with projections, the
+// midpoint rule with stage projection, RATTLE, Baumgarte and the penalty model with
+// Stormer-Verlet; wedge_error is reported only when asked, and is finite.
+TEST(Ensemble, WedgeChangesNoOtherNumber) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> sets;
+  };
+  const std::vector<Case> cases = {
+      {"rk4 naive", {"integrator.method=rk4", "integrator.formulation=naive"}},
+      {"midpoint extended, projections every 3",
+       {"integrator.method=midpoint", "integrator.formulation=extended", "projection.position=true",
+        "projection.momentum=true", "projection.tol=1e-10", "projection.every=3"}},
+      {"midpoint stage projection",
+       {"integrator.method=midpoint", "integrator.formulation=dirac", "projection.position=true",
+        "projection.momentum=true", "projection.tol=1e-13", "projection.scheme=midpoint"}},
+      {"rattle", {"integrator.method=rattle"}},
+      {"baumgarte", {"integrator.formulation=baumgarte", "integrator.baumgarte_alpha=2", "integrator.baumgarte_beta=3"}},
+      {"penalty verlet", {"model.kind=penalty-pendulum", "model.penalty=100", "model.constraint=G1",
+                          "integrator.method=verlet", "ensemble.kind=inconsistent", "ensemble.psi_offset=0.1"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> sets = {"ensemble.size=130", "ensemble.seed=5", "ensemble.perturbation=1e-3",
+                                     "integrator.t_end=2", "output.sample_dt=0.5", "output.states=false"};
+    if (c.name != std::string("penalty verlet")) sets.push_back("integrator.h=0.05");
+    sets.insert(sets.end(), c.sets.begin(), c.sets.end());
+    const Study plain = load_runs_text("", "wedge-test", sets).at(0).study;
+    sets.push_back("output.wedge=true");
+    const Study wedge = load_runs_text("", "wedge-test", sets).at(0).study;
+    const EnsembleResult a = run_study_cpu(plain, resolve(plain), ensemble_spec(plain, 2));
+    const EnsembleResult b = run_study_cpu(wedge, resolve(wedge), ensemble_spec(wedge, 2));
+    EXPECT_FALSE(a.metric_reported(int(MetricId::wedge_error)));
+    ASSERT_TRUE(b.metric_reported(int(MetricId::wedge_error)));
+    ASSERT_EQ(a.series.size(), b.series.size());
+    for (std::size_t k = 0; k < a.series.size(); ++k) {
+      for (int m = 0; m < metric_count; ++m) {
+        if (m == int(MetricId::wedge_error)) continue;
+        EXPECT_TRUE(same_bits(a.series[k].metric[m], b.series[k].metric[m])) << metric_name(m) << " sample " << k;
+        for (int q = 0; q < quantile_count; ++q) EXPECT_EQ(a.series[k].quantile[m][q], b.series[k].quantile[m][q]);
+      }
+      const Accumulator& w = b.series[k].metric[int(MetricId::wedge_error)];
+      EXPECT_EQ(w.count, a.series[k].metric[0].count);
+      EXPECT_TRUE(std::isfinite(w.max)) << "sample " << k;
+    }
+    EXPECT_EQ(a.totals.steps, b.totals.steps);
+    EXPECT_EQ(a.totals.iterations, b.totals.iterations);
+    EXPECT_EQ(a.totals.position_projections, b.totals.position_projections);
+    EXPECT_EQ(a.totals.momentum_projections, b.totals.momentum_projections);
+    EXPECT_EQ(a.instance0_physical, b.instance0_physical);
+    EXPECT_EQ(a.lost_total(), b.lost_total());
+  }
+}
+
+// projection.every = k: the projections are checked after every k-th step only (004 Fig.
+// 4.5); with a tolerance below the residuals every check projects.
+TEST(Ensemble, ProjectionEveryKProjectsAfterEveryKthStepOnly) {
+  for (int k : {1, 7, 20}) {
+    const Study s = load_runs_text("", "every-test",
+                                   {"ensemble.size=10", "integrator.method=rk4", "integrator.formulation=naive",
+                                    "integrator.h=0.01", "integrator.t_end=10", "projection.position=true",
+                                    "projection.momentum=true", "projection.tol=1e-15",
+                                    "projection.every=" + std::to_string(k)})
+                        .at(0)
+                        .study;
+    const EnsembleResult r = run_study_cpu(s, resolve(s), ensemble_spec(s, 1));
+    EXPECT_EQ(r.totals.steps, 10u * 1000u);
+    EXPECT_EQ(r.totals.momentum_projections, 10u * (1000u / static_cast<unsigned>(k))) << "every " << k;
+  }
+}
+
+// The penalty pendulum's step size: the largest h <= (2 pi / omega) / steps_per_oscillation
+// that divides output.sample_dt, omega = l sqrt(8 mu / m) (e times that for G1).
+TEST(Ensemble, PenaltyStepSizeFollowsTheFastFrequency) {
+  for (const char* c : {"G", "G1"}) {
+    for (double mu : {1e2, 1e4}) {
+      const Study s = load_runs_text("", "penalty-h",
+                                     {"model.kind=penalty-pendulum", "model.constraint=" + std::string(c),
+                                      "model.penalty=" + std::to_string(mu), "integrator.method=verlet",
+                                      "integrator.t_end=1", "output.sample_dt=0.1",
+                                      "integrator.steps_per_oscillation=40"})
+                          .at(0)
+                          .study;
+      const RunParams<double> rp = resolve(s);
+      const double omega = std::sqrt(8 * mu) * (std::string(c) == "G1" ? std::exp(1.0) : 1.0);
+      const double h_max = 2 * 3.141592653589793 / omega / 40;
+      EXPECT_LE(rp.h, h_max * (1 + 1e-12)) << c << " mu " << mu;
+      EXPECT_GT(rp.h, 0.1 / (std::floor(0.1 / h_max) + 2)) << "the largest such step";
+      const double per_sample = 0.1 / rp.h;
+      EXPECT_NEAR(per_sample, std::round(per_sample), 1e-9) << "h divides sample_dt";
+      EXPECT_EQ(rp.steps_per_sample * rp.samples, rp.total_steps);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace chens

@@ -11,7 +11,10 @@
 #include <vector>
 
 #include <chens/ensemble/soa_segment.hpp>
+#include <chens/formulations/extended_hamiltonian.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/geometry/wedge.hpp>
+#include <chens/integrators/midpoint_projection.hpp>
 #include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/explicit_rk.hpp>
 #include <chens/integrators/tableaus.hpp>
@@ -31,10 +34,10 @@ bool same_bits(const Accumulator& a, const Accumulator& b) { return std::memcmp(
 template <class System, class Method, class Reference>
 void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& method,
                                             const RunParams<typename System::Real>& rp,
-                                            const typename System::State& z0, std::uint64_t n, double perturbation,
+                                            const ModelStateOf<System>& z0, std::uint64_t n, double perturbation,
                                             index_t rows_per_segment, const char* what) {
   using Inst = InstanceOf<System, Reference>;
-  constexpr int S = System::State::size;
+  constexpr int S = physical_state_size_v<System>;  // kept states (a tangent system's tangents: via wedge_error)
   EnsembleSpec spec;
   spec.size = n;
   spec.seed = 5;
@@ -110,6 +113,22 @@ TEST(SoaSegment, PendulumFixedStepWithProjections) {
   using Sys = HamiltonDirac<Pendulum<double>>;
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, PendulumExact<double>>(
       Sys{Pendulum<double>{1, 1, 1}}, {}, rp, {{1, 0, 0, -2}}, 300, 1e-3, 4, "pendulum dirac + rk4");
+}
+
+// output.wedge: the tangent system (12 numbers per instance) through the kernel's body; its
+// tangents are checked through wedge_error, compared bit for bit like every metric.
+TEST(SoaSegment, PendulumWithTangentsAndStageProjection) {
+  Study s = pendulum_study(MethodId::midpoint);
+  s.projection_scheme = "midpoint";
+  s.projection_tol = 1e-13;
+  s.wedge = true;
+  const RunParams<double> rp = resolve(s);
+  using Sys = TangentSystem<ExtendedHamiltonian<Pendulum<double>>>;
+  using Method = TangentStepper<MidpointProjection<double>>;
+  expect_kernel_body_matches_cpu_backend<Sys, Method, PendulumExact<double>>(
+      Sys::of(ExtendedHamiltonian<Pendulum<double>>{Pendulum<double>{1, 1, 1}}),
+      Method{MidpointProjection<double>{1e-14, 100, true, true, 1e-13, 50}}, rp, {{1, 0, 0, -2}}, 130, 1e-3, 3,
+      "pendulum extended + midpoint with stage projection, tangents");
 }
 
 TEST(SoaSegment, PendulumAdaptive) {

@@ -48,7 +48,7 @@ constexpr int recorded_row_width(int S) { return 2 * S + metric_count + 1; }
 template <class System, class Real, class Inst>
 CHENS_HD void fill_recorded_row(const System& sys, const RunParams<Real>& rp, const Inst& in, index_t k, bool measured,
                                 const Metrics<double>& m, double* row) {
-  constexpr int S = System::State::size;
+  constexpr int S = physical_state_size_v<System>;
   const auto phys = sys.physical(in.z);
   for (int c = 0; c < S; ++c) row[c] = static_cast<double>(phys[c]);
   for (int c = 0; c < S; ++c) row[S + c] = 0.0;
@@ -80,7 +80,7 @@ inline void record_row(RecordedTrajectories& rec, std::size_t slot, index_t k, d
 template <class System, class Real, class Inst>
 void record_sample(RecordedTrajectories& rec, const System& sys, const RunParams<Real>& rp, std::size_t slot,
                    index_t k, const Inst& in, bool measured, const Metrics<double>& m) {
-  double row[recorded_row_width(System::State::size)];
+  double row[recorded_row_width(physical_state_size_v<System>)];
   fill_recorded_row(sys, rp, in, k, measured, m, row);
   record_row(rec, slot, k, rp.reference_time(k), row);
 }
@@ -88,7 +88,7 @@ void record_sample(RecordedTrajectories& rec, const System& sys, const RunParams
 // Instance 0's final state (formulation variables and physical) and whether it was lost.
 template <class System, class Inst>
 void record_instance0_final(EnsembleResult& res, const System& sys, const Inst& i0) {
-  constexpr int S = System::State::size;
+  constexpr int S = physical_state_size_v<System>;
   const auto phys = sys.physical(i0.z);
   for (int c = 0; c < S; ++c) {
     res.instance0_state.push_back(static_cast<double>(i0.z[c]));
@@ -101,7 +101,7 @@ void record_instance0_final(EnsembleResult& res, const System& sys, const Inst& 
 template <class System, class Inst>
 void keep_states(std::vector<double>& state, std::vector<double>& physical, const System& sys, std::uint64_t i,
                  const Inst& in) {
-  constexpr int S = System::State::size;
+  constexpr int S = physical_state_size_v<System>;
   const auto phys = sys.physical(in.z);
   for (int c = 0; c < S; ++c) {
     state[i * S + c] = static_cast<double>(in.z[c]);

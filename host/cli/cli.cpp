@@ -775,8 +775,8 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
     Study c = s;
     if (rp.fixed_step) {
       const index_t steps = std::min<index_t>(rp.total_steps, std::max<index_t>(50, 2 * rp.steps_per_sample));
-      c.t_end = static_cast<double>(steps) * s.h;
-      c.sample_dt = static_cast<double>(std::min(rp.steps_per_sample, std::max<index_t>(1, steps))) * s.h;
+      c.t_end = static_cast<double>(steps) * rp.h;
+      c.sample_dt = static_cast<double>(std::min(rp.steps_per_sample, std::max<index_t>(1, steps))) * rp.h;
       c.size = std::min<std::int64_t>(s.size, std::max<std::int64_t>(64, 4000000 / std::max<index_t>(1, steps)));
     } else {
       c.t_end = s.t_end / 50;

@@ -3,18 +3,23 @@
 // instantiated once per alternative.
 #pragma once
 
+#include <chens/formulations/baumgarte.hpp>
 #include <chens/formulations/constrained.hpp>
 #include <chens/formulations/extended_hamiltonian.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
 #include <chens/formulations/impetus_modified.hpp>
 #include <chens/formulations/impetus_striction.hpp>
 #include <chens/formulations/naive.hpp>
+#include <chens/formulations/penalty.hpp>
 #include <chens/formulations/total_hamiltonian.hpp>
 #include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/explicit_rk.hpp>
 #include <chens/integrators/implicit_rk.hpp>
+#include <chens/integrators/midpoint_projection.hpp>
 #include <chens/integrators/rattle.hpp>
+#include <chens/integrators/stormer_verlet.hpp>
 #include <chens/integrators/tableaus.hpp>
+#include <chens/geometry/wedge.hpp>
 
 #include <string>
 #include <type_traits>
@@ -40,8 +45,15 @@ decltype(auto) with_method(MethodId id, const RunParams<Real>& rp, F&& f) {
       case MethodId::rk2: return f(ExplicitRk<Rk2Tableau>{});
       case MethodId::rk4: return f(ExplicitRk<Rk4Tableau>{});
       case MethodId::dopri5: return f(Dopri5<Real>{rp.rtol, rp.atol});
-      case MethodId::midpoint: return f(ImplicitRk<Gauss1Tableau, Real>{rp.iteration_tol, rp.max_iterations});
+      case MethodId::midpoint:
+        if (rp.stage_projection)  // projection.scheme = "midpoint" (004 §4)
+          return f(MidpointProjection<Real>{rp.iteration_tol, rp.max_iterations, rp.project_position, rp.project_momentum,
+                                            rp.projection_tol, rp.projection_max_iterations});
+        return f(ImplicitRk<Gauss1Tableau, Real>{rp.iteration_tol, rp.max_iterations});
       case MethodId::gauss2: return f(ImplicitRk<Gauss2Tableau, Real>{rp.iteration_tol, rp.max_iterations});
+      case MethodId::verlet:
+        if constexpr (separable_v<System>) return f(StormerVerlet{});
+        break;
       case MethodId::rattle: break;
     }
     throw StudyError(std::string("integrator.method = \"") + method_name(id) +
@@ -59,6 +71,7 @@ template <> struct FormulationOf<FormulationId::dirac> { template <class M> usin
 template <> struct FormulationOf<FormulationId::impetus> { template <class M> using type = ImpetusStriction<M>; };
 template <> struct FormulationOf<FormulationId::impetus_modified> { template <class M> using type = ImpetusModified<M>; };
 template <> struct FormulationOf<FormulationId::constrained> { template <class M> using type = Constrained<M>; };
+template <> struct FormulationOf<FormulationId::baumgarte> { template <class M> using type = Baumgarte<M>; };
 
 // Calls f(std::integral_constant<FormulationId, id>{}): the one switch from a runtime
 // formulation to a compile-time one.
@@ -73,16 +86,45 @@ decltype(auto) with_formulation_id(FormulationId id, F&& f) {
     case I::impetus: return f(std::integral_constant<I, I::impetus>{});
     case I::impetus_modified: return f(std::integral_constant<I, I::impetus_modified>{});
     case I::constrained: return f(std::integral_constant<I, I::constrained>{});
+    case I::baumgarte: return f(std::integral_constant<I, I::baumgarte>{});
+    case I::penalty: break;  // the penalty model's own formulation (penalty_dispatch.cpp)
   }
-  throw StudyError("unknown integrator.formulation");
+  throw StudyError(std::string("integrator.formulation = \"") + formulation_name(id) +
+                   "\" is not a formulation of this model");
+}
+
+// The formulation F over `model` with the study's parameters (Baumgarte's alpha, beta).
+template <FormulationId F, class Model>
+typename FormulationOf<F>::template type<Model> make_formulation(const Model& model, const Study& s) {
+  typename FormulationOf<F>::template type<Model> sys{model};
+  if constexpr (F == FormulationId::baumgarte) {
+    sys.alpha = typename Model::Real(s.baumgarte_alpha);
+    sys.beta = typename Model::Real(s.baumgarte_beta);
+  }
+  return sys;
 }
 
 // Calls f with the formulation of `id` bound to `model`.
 template <class Real, class F>
-decltype(auto) with_pendulum_formulation(FormulationId id, const Pendulum<Real>& model, F&& f) {
+decltype(auto) with_pendulum_formulation(FormulationId id, const Pendulum<Real>& model, const Study& s, F&& f) {
   return with_formulation_id(id, [&](auto fid) -> decltype(auto) {
-    return f(typename FormulationOf<decltype(fid)::value>::template type<Pendulum<Real>>{model});
+    return f(make_formulation<decltype(fid)::value>(model, s));
   });
+}
+
+// Calls f(system, method) for the study: the system and method themselves, or with
+// output.wedge their tangent-carrying versions (geometry/wedge.hpp; fixed-step methods,
+// resolve() has refused the others).
+template <class System, class Method, class F>
+decltype(auto) with_wedge_choice(const Study& s, const System& sys, const Method& method, F&& f) {
+  if constexpr (!Method::adaptive) {
+    if (s.wedge) return f(TangentSystem<System>::of(sys), TangentStepper<Method>{method});
+  } else {
+    if (s.wedge)
+      throw StudyError(std::string("output.wedge propagates tangents through fixed-step maps; integrator.method = \"") +
+                       method_name(MethodId::dopri5) + "\" is adaptive");
+  }
+  return f(sys, method);
 }
 
 }  // namespace chens

@@ -21,6 +21,7 @@ EnsembleSpec ensemble_spec(const Study& s, int threads) {
 EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
   if (s.precision == "float") return run_float_cpu(s, rp, spec);
   if (s.model_kind == "chain") return run_chain_cpu(s, rp, spec);
+  if (s.model_kind == "penalty-pendulum") return run_penalty_cpu(s, rp, spec);
   return run_pendulum_cpu(s, rp, spec);
 }
 
@@ -32,7 +33,7 @@ std::size_t bytes_per_instance(const Study& s) {
   const auto S = static_cast<std::size_t>(physical_state_size(s));
   const std::size_t kept = s.states ? (4 * S + metric_count) * sizeof(double) + sizeof(Counters) + sizeof(int) : 0;
   if (s.model_kind == "chain") return chain_bytes_per_instance(static_cast<int>(s.atoms)) + kept;
-  return pendulum_bytes_per_instance + kept;
+  return pendulum_bytes_per_instance_with(s.wedge) + kept;
 }
 
 }  // namespace chens

@@ -16,7 +16,8 @@ namespace chens {
 namespace {
 
 constexpr char magic[8] = {'C', 'H', 'E', 'N', 'S', 'C', 'K', 'P'};
-constexpr std::uint32_t format_version = 1;
+// 2: seven metrics per accumulator row (wedge_error, issue 8); 1 had six.
+constexpr std::uint32_t format_version = 2;
 
 // A checksum over 8-byte words (FNV-1a's prime on words, then a final avalanche): fast
 // enough for gigabytes of instances, and any flipped, lost or swapped word changes it.

@@ -11,8 +11,23 @@ namespace chens {
 
 namespace {
 
-// Final median and maximum of the metrics a comparison shows.
-const char* const compared_metrics[] = {"integration_error", "energy_error", "phi", "psi"};
+// Final median and maximum of the metrics a comparison shows; wedge_error (output.wedge)
+// only where some run reports it.
+const char* const compared_metrics[] = {"integration_error", "energy_error", "phi", "psi", "wedge_error"};
+
+bool wedge_reported(const std::vector<nlohmann::json>& digests) {
+  for (const auto& d : digests)
+    if (d.contains("final") && d["final"].contains("wedge_error") && !d["final"]["wedge_error"].is_null()) return true;
+  return false;
+}
+
+// The compared metrics of these runs.
+std::vector<const char*> shown_metrics(const std::vector<nlohmann::json>& digests) {
+  std::vector<const char*> out;
+  for (const char* m : compared_metrics)
+    if (std::string(m) != "wedge_error" || wedge_reported(digests)) out.push_back(m);
+  return out;
+}
 
 nlohmann::json final_stats(const EnsembleResult& r, int m) {
   const SampleStats& fin = r.series.back();
@@ -68,7 +83,8 @@ std::vector<std::vector<std::string>> rows_of(const std::vector<nlohmann::json>&
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head = {"run",   "formulation", "method",      "h",      "lost",
                                    "steps", "rhs_evals",   "projections", "wall_s", "wall_relative"};
-  for (const char* m : compared_metrics) {
+  const std::vector<const char*> metrics = shown_metrics(digests);
+  for (const char* m : metrics) {
     head.push_back(std::string(m) + "_p50");
     head.push_back(std::string(m) + "_max");
     head.push_back(std::string(m) + "_growth");
@@ -81,7 +97,7 @@ std::vector<std::vector<std::string>> rows_of(const std::vector<nlohmann::json>&
                                     d["method"].get<std::string>(), cell(d["h"], true), cell(d["lost"]), cell(d["steps"]),
                                     cell(d["rhs_evaluations"]), cell(d["projections"]), cell(d["wall_seconds"], true),
                                     cell(relative_cost(digests, d), true)};
-    for (const char* m : compared_metrics) {
+    for (const char* m : metrics) {
       const auto& st = d["final"][m];
       row.push_back(st.is_null() ? "-" : cell(st["p50"], true));
       row.push_back(st.is_null() ? "-" : cell(st["max"], true));
@@ -115,7 +131,7 @@ nlohmann::json run_digest(const std::string& name, const Study& s, const RunPara
   d["name"] = name;
   d["formulation"] = formulation_name(s.formulation);
   d["method"] = method_name(s.method);
-  d["h"] = s.h;
+  d["h"] = rp.h;  // resolved (the penalty model derives it from steps_per_oscillation)
   d["t_end"] = rp.t_end;
   d["precision"] = s.precision;
   d["instances"] = r.instances;
@@ -157,11 +173,12 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
   os << "\nErrors at t_final over the ensemble: median (p50), maximum, and the growth exponent of the maximum"
      << window << ":\n";
   std::vector<std::vector<std::string>> errors = {{"run"}};
-  for (const char* m : compared_metrics)
+  const std::vector<const char*> metrics = shown_metrics(digests);
+  for (const char* m : metrics)
     for (const char* what : {"p50", "max", "growth"}) errors[0].push_back(std::string(m) + " " + what);
   for (const auto& d : digests) {
     std::vector<std::string> row = {d["name"].get<std::string>()};
-    for (const char* m : compared_metrics) {
+    for (const char* m : metrics) {
       const auto& st = d["final"][m];
       row.push_back(st.is_null() ? "-" : cell(st["p50"]));
       row.push_back(st.is_null() ? "-" : cell(st["max"]));
@@ -173,7 +190,8 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
   // Abbreviated headers: the metric names are long.
   for (std::string& h : errors[0]) {
     for (const auto& [from, to] : {std::pair<std::string, std::string>{"integration_error", "error"},
-                                   {"energy_error", "energy"}}) {
+                                   {"energy_error", "energy"},
+                                   {"wedge_error", "wedge"}}) {
       if (h.rfind(from, 0) == 0) h = to + h.substr(from.size());
     }
   }

@@ -14,6 +14,7 @@
 #include <toml++/toml.h>
 
 #include <chens/diagnostics/metrics.hpp>
+#include <chens/models/penalty_pendulum.hpp>
 #include <chens/models/chain.hpp>
 #include <chens/models/pendulum.hpp>
 #include <chens/reference/pendulum_exact.hpp>
@@ -32,6 +33,7 @@ const char* method_name(MethodId m) {
     case MethodId::midpoint: return "midpoint";
     case MethodId::gauss2: return "gauss2";
     case MethodId::rattle: return "rattle";
+    case MethodId::verlet: return "verlet";
   }
   return "?";
 }
@@ -45,6 +47,7 @@ int method_order(MethodId m) {
     case MethodId::midpoint: return 2;
     case MethodId::gauss2: return 4;
     case MethodId::rattle: return 2;
+    case MethodId::verlet: return 2;
   }
   return 0;
 }
@@ -190,7 +193,8 @@ const Schema& schema() {
        {
            {"kind",
             [](const toml::node& n, const std::string& k, Study& st) {
-              st.model_kind = choice<std::string>(n, k, {{"pendulum", "pendulum"}, {"chain", "chain"}});
+              st.model_kind = choice<std::string>(
+                  n, k, {{"pendulum", "pendulum"}, {"chain", "chain"}, {"penalty-pendulum", "penalty-pendulum"}});
             }},
            {"initial",
             [](const toml::node& n, const std::string& k, Study& st) {
@@ -219,6 +223,13 @@ const Schema& schema() {
            {"lj_epsilon", [](const toml::node& n, const std::string& k, Study& st) {
               st.lj_epsilon = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
             }},
+           {"penalty", [](const toml::node& n, const std::string& k, Study& st) {
+              st.penalty = finite_number(n, k, "> 0", [](double x) { return x > 0; });
+            }},
+           {"constraint",
+            [](const toml::node& n, const std::string& k, Study& st) {
+              st.penalty_constraint = choice<std::string>(n, k, {{"G", "G"}, {"G1", "G1"}});
+            }},
        }},
       {"integrator",
        {
@@ -231,7 +242,9 @@ const Schema& schema() {
                                                       {"dirac", FormulationId::dirac},
                                                       {"impetus", FormulationId::impetus},
                                                       {"impetus-modified", FormulationId::impetus_modified},
-                                                      {"constrained", FormulationId::constrained}});
+                                                      {"constrained", FormulationId::constrained},
+                                                      {"baumgarte", FormulationId::baumgarte},
+                                                      {"penalty", FormulationId::penalty}});
             }},
            {"method",
             [](const toml::node& n, const std::string& k, Study& st) {
@@ -242,7 +255,8 @@ const Schema& schema() {
                                             {"dopri5", MethodId::dopri5},
                                             {"midpoint", MethodId::midpoint},
                                             {"gauss2", MethodId::gauss2},
-                                            {"rattle", MethodId::rattle}});
+                                            {"rattle", MethodId::rattle},
+                                            {"verlet", MethodId::verlet}});
             }},
            {"h", [](const toml::node& n, const std::string& k, Study& st) {
               st.h = finite_number(n, k, "> 0", [](double x) { return x > 0; });
@@ -272,6 +286,15 @@ const Schema& schema() {
             [](const toml::node& n, const std::string& k, Study& st) {
               st.precision = choice<std::string>(n, k, {{"double", "double"}, {"float", "float"}});
             }},
+           {"baumgarte_alpha", [](const toml::node& n, const std::string& k, Study& st) {
+              st.baumgarte_alpha = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
+            }},
+           {"baumgarte_beta", [](const toml::node& n, const std::string& k, Study& st) {
+              st.baumgarte_beta = finite_number(n, k, ">= 0", [](double x) { return x >= 0; });
+            }},
+           {"steps_per_oscillation", [](const toml::node& n, const std::string& k, Study& st) {
+              st.steps_per_oscillation = integer(n, k, 4, 1000000);
+            }},
        }},
       {"projection",
        {
@@ -282,6 +305,13 @@ const Schema& schema() {
             }},
            {"max_iterations", [](const toml::node& n, const std::string& k, Study& st) {
               st.projection_max_iterations = integer(n, k, 1, 1000000);
+            }},
+           {"every", [](const toml::node& n, const std::string& k, Study& st) {
+              st.projection_every = integer(n, k, 1, std::int64_t(1) << 40);
+            }},
+           {"scheme",
+            [](const toml::node& n, const std::string& k, Study& st) {
+              st.projection_scheme = choice<std::string>(n, k, {{"endpoint", "endpoint"}, {"midpoint", "midpoint"}});
             }},
        }},
       {"ensemble",
@@ -345,6 +375,7 @@ const Schema& schema() {
               if (!v) fail(n, k, "must be the name of a physical state component (\"y\"), or \"\" for none");
               st.periodogram = v->get();
             }},
+           {"wedge", [](const toml::node& n, const std::string& k, Study& st) { st.wedge = boolean(n, k); }},
        }},
   };
   return s;
@@ -588,6 +619,8 @@ Study study_from_root(const toml::table& root) {
   }
   // RATTLE integrates the constrained equations themselves: that is its formulation.
   if (st.method == MethodId::rattle && !st.has("integrator.formulation")) st.formulation = FormulationId::constrained;
+  // The penalty model has one set of equations, its own.
+  if (st.model_kind == "penalty-pendulum" && !st.has("integrator.formulation")) st.formulation = FormulationId::penalty;
   return st;
 }
 
@@ -793,7 +826,7 @@ std::vector<double> initial_state(const Study& s) {
 
 bool reference_on(const Study& s) {
   if (s.reference) return *s.reference == "auto";
-  return s.model_kind == "pendulum";
+  return s.model_kind != "chain";  // the pendulum models have the closed form
 }
 
 std::vector<std::string> chain_state_names(int atoms) {
@@ -861,6 +894,67 @@ void validate_model(const Study& s) {
     if (chain && s.has(k))
       throw StudyError(std::string(k) + " applies to model.kind = \"pendulum\" only; a chain has model.bond_length "
                        "and no gravity");
+  const bool penalty = s.model_kind == "penalty-pendulum";
+  for (const char* k : {"model.penalty", "model.constraint"})
+    if (!penalty && s.has(k))
+      throw StudyError(std::string(k) + " applies to model.kind = \"penalty-pendulum\" only (this study's model.kind is \"" +
+                       s.model_kind + "\")");
+  if (penalty) {
+    if (s.formulation != FormulationId::penalty)
+      throw StudyError(std::string("model.kind = \"penalty-pendulum\" has no constraint to formulate: its equations are "
+                       "the penalty ODE itself; remove integrator.formulation (it was \"") +
+                       formulation_name(s.formulation) + "\")");
+    if (s.method == MethodId::rattle)
+      throw StudyError("integrator.method = \"rattle\" integrates constrained equations; model.kind = "
+                       "\"penalty-pendulum\" has none: use \"verlet\" (Stormer-Verlet) or another ODE method");
+    if (s.momentum || s.position)
+      throw StudyError(std::string("projection.") + (s.position ? "position" : "momentum") +
+                       " = true: model.kind = \"penalty-pendulum\" replaces the constraint by a potential and is not "
+                       "projected (003); set it to false");
+  } else if (s.formulation == FormulationId::penalty) {
+    throw StudyError("integrator.formulation = \"penalty\" is the equations of model.kind = \"penalty-pendulum\" (this "
+                     "study's model.kind is \"" + s.model_kind + "\")");
+  }
+  if (s.method == MethodId::verlet && !penalty)
+    throw StudyError("integrator.method = \"verlet\" (Stormer-Verlet) needs a separable Hamiltonian: model.kind = "
+                     "\"penalty-pendulum\"; for the constrained pendulum and chains \"rattle\" is Stormer-Verlet with "
+                     "the constraints");
+  if (s.has("integrator.steps_per_oscillation")) {
+    if (!penalty)
+      throw StudyError("integrator.steps_per_oscillation applies to model.kind = \"penalty-pendulum\" only (it sets h "
+                       "from the penalty's fast frequency)");
+    if (s.has("integrator.h"))
+      throw StudyError("integrator.h and integrator.steps_per_oscillation are both given: use one (steps_per_oscillation "
+                       "sets h = 2 pi / (omega_fast * steps_per_oscillation))");
+  }
+  for (const char* k : {"integrator.baumgarte_alpha", "integrator.baumgarte_beta"})
+    if (s.has(k) && s.formulation != FormulationId::baumgarte)
+      throw StudyError(std::string(k) + " is a parameter of integrator.formulation = \"baumgarte\" (formulation was \"" +
+                       formulation_name(s.formulation) + "\")");
+  if (s.projection_scheme == "midpoint") {
+    if (s.method != MethodId::midpoint)
+      throw StudyError(std::string("projection.scheme = \"midpoint\" projects the stage of the implicit midpoint rule "
+                       "(004 §4): it needs integrator.method = \"midpoint\" (method was \"") + method_name(s.method) + "\")");
+    if (!s.position && !s.momentum)
+      throw StudyError("projection.scheme = \"midpoint\" projects the stage onto the manifold: set projection.position "
+                       "and/or projection.momentum = true");
+    if (s.projection_every != 1)
+      throw StudyError("projection.every = " + std::to_string(s.projection_every) + " thins out the projections after "
+                       "steps; with projection.scheme = \"midpoint\" every step projects its stage (use every = 1)");
+  }
+  if (s.projection_every != 1 && !s.position && !s.momentum && s.impetus_reset == 0)
+    throw StudyError("projection.every = " + std::to_string(s.projection_every) + " but no projection is enabled: set "
+                     "projection.position and/or projection.momentum = true");
+  if (s.wedge) {
+    if (chain)
+      throw StudyError("output.wedge is written for the pendulum models (its consistent initial tangents, 004 §3.2); "
+                       "model.kind is \"chain\"");
+    if (s.method == MethodId::dopri5)
+      throw StudyError("output.wedge propagates tangents through fixed-step maps (004 §3.2); integrator.method = "
+                       "\"dopri5\" chooses its steps from the state: use a fixed-step method");
+    if (s.precision == "float")
+      throw StudyError("output.wedge runs in double precision only (integrator.precision = \"float\")");
+  }
   if (s.method == MethodId::rattle && s.formulation != FormulationId::constrained)
     throw StudyError(std::string("integrator.method = \"rattle\" integrates the constrained equations themselves, not an "
                      "underlying ODE: remove integrator.formulation (or set it to \"constrained\"); it was \"") +
@@ -1020,6 +1114,19 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
 
 }  // namespace
 
+// integrator.h, or for the penalty pendulum with a fixed-step method and no h the step
+// from integrator.steps_per_oscillation (docs/study-format.md).
+double resolved_step(const Study& s) {
+  if (s.model_kind != "penalty-pendulum" || s.has("integrator.h") || s.method == MethodId::dopri5) return s.h;
+  const double omega = PenaltyPendulum<double>::fast_frequency(
+      s.mass, s.length, s.penalty, s.penalty_constraint == "G1" ? PenaltyConstraint::g1 : PenaltyConstraint::g);
+  const double h_max = 2.0 * 3.14159265358979323846 / omega / static_cast<double>(s.steps_per_oscillation);
+  if (!s.sample_dt) return h_max;
+  // The largest step <= h_max that divides output.sample_dt: samples fall on the step grid.
+  const double n = std::ceil(*s.sample_dt / h_max * (1.0 - 1e-12));
+  return *s.sample_dt / std::max(1.0, n);
+}
+
 RunParams<double> resolve(const Study& s) {
   RunParams<double> rp;
   const bool adaptive = s.method == MethodId::dopri5;
@@ -1031,7 +1138,12 @@ RunParams<double> resolve(const Study& s) {
   if (adaptive && s.rtol == 0 && s.atol == 0)
     throw StudyError("integrator.rtol and integrator.atol are both 0: dopri5 needs at least one > 0");
   validate_model(s);
-  rp.h = s.h;
+  const double h = resolved_step(s);
+  if (!(h > 0) || !std::isfinite(h))
+    throw StudyError("integrator.steps_per_oscillation = " + std::to_string(s.steps_per_oscillation) +
+                     " with model.penalty = " + shortest(s.penalty) + " gives the step h = " + shortest(h) +
+                     ": not a usable step; choose a smaller penalty or give integrator.h");
+  rp.h = h;
   rp.t_end = s.t_end;
   rp.fixed_step = !adaptive;
   rp.rtol = s.rtol;
@@ -1043,6 +1155,8 @@ RunParams<double> resolve(const Study& s) {
   rp.project_position = s.position;
   rp.projection_tol = s.projection_tol;
   rp.projection_max_iterations = static_cast<int>(s.projection_max_iterations);
+  rp.projection_every = s.projection_every;
+  rp.stage_projection = s.projection_scheme == "midpoint";
   rp.impetus_reset = s.impetus_reset;
   rp.lost_residual = s.lost_residual;
   rp.lost_unconverged = s.lost_unconverged;
@@ -1061,24 +1175,24 @@ RunParams<double> resolve(const Study& s) {
   constexpr double rel = 1e-9;
   constexpr std::int64_t max_samples = 10000000;
   if (!adaptive) {
-    const double n = s.t_end / s.h;
+    const double n = s.t_end / h;
     if (n > 9.0e15) throw StudyError("integrator.t_end / integrator.h = " + shortest(n) + " steps: too many for fixed-step integration");
     const double nr = std::round(n);
     rp.total_steps = static_cast<index_t>(std::fabs(n - nr) <= rel * std::max(1.0, n) ? nr : std::ceil(n));
-    rp.last_h = rp.total_steps > 0 ? s.t_end - static_cast<double>(rp.total_steps - 1) * s.h : s.h;
+    rp.last_h = rp.total_steps > 0 ? s.t_end - static_cast<double>(rp.total_steps - 1) * h : h;
     if (s.sample_dt) {
-      const double m = *s.sample_dt / s.h;
+      const double m = *s.sample_dt / h;
       const double mr = std::round(m);
       if (mr < 1 || std::fabs(m - mr) > rel * std::max(1.0, m)) {
         throw StudyError("output.sample_dt = " + shortest(*s.sample_dt) + " is not a multiple of integrator.h = " +
-                         shortest(s.h) + ": fixed-step methods sample on their step grid; choose sample_dt = k * h");
+                         shortest(h) + ": fixed-step methods sample on their step grid; choose sample_dt = k * h");
       }
       rp.steps_per_sample = static_cast<index_t>(mr);
     } else {
       // About 100 samples over the run, on the step grid.
       rp.steps_per_sample = std::max<index_t>(1, static_cast<index_t>(std::llround(static_cast<double>(rp.total_steps) / 100.0)));
     }
-    rp.sample_dt = static_cast<double>(rp.steps_per_sample) * s.h;
+    rp.sample_dt = static_cast<double>(rp.steps_per_sample) * h;
     rp.samples = rp.total_steps == 0 ? 0 : (rp.total_steps + rp.steps_per_sample - 1) / rp.steps_per_sample;
   } else {
     rp.sample_dt = s.sample_dt ? *s.sample_dt : (s.t_end > 0 ? s.t_end / 100.0 : 1.0);
@@ -1090,7 +1204,7 @@ RunParams<double> resolve(const Study& s) {
     rp.samples = static_cast<index_t>(std::fabs(k - kr) <= rel * std::max(1.0, k) ? kr : std::ceil(k));
     rp.total_steps = 0;
     rp.steps_per_sample = 0;
-    rp.last_h = s.h;
+    rp.last_h = h;
   }
   if (rp.samples > max_samples)
     throw StudyError("output.sample_dt gives " + std::to_string(rp.samples) + " samples; at most " +
@@ -1133,14 +1247,21 @@ std::string to_toml(const Study& s, const RunParams<double>& rp) {
       os << "mass = " << num(s.mass) << "\n\n";
     }
   } else {
-    os << "mass = " << num(s.mass) << "\nlength = " << num(s.length) << "\ngravity = " << num(s.gravity) << "\n\n";
+    os << "mass = " << num(s.mass) << "\nlength = " << num(s.length) << "\ngravity = " << num(s.gravity) << "\n";
+    if (s.model_kind == "penalty-pendulum")
+      os << "penalty = " << num(s.penalty) << "\nconstraint = \"" << s.penalty_constraint << "\"\n";
+    os << "\n";
   }
   os << "[integrator]\nformulation = \"" << formulation_key(s.formulation) << "\"\nmethod = \"" << method_name(s.method)
-     << "\"\nh = " << num(s.h) << "\nt_end = " << num(s.t_end) << "\nrtol = " << num(s.rtol) << "\natol = " << num(s.atol)
+     << "\"\nh = " << num(rp.h) << "\nt_end = " << num(s.t_end) << "\nrtol = " << num(s.rtol) << "\natol = " << num(s.atol)
      << "\ntol = " << num(s.tol) << "\nmax_iterations = " << s.max_iterations << "\nmax_steps = " << s.max_steps
-     << "\nimpetus_reset = " << num(s.impetus_reset) << "\nprecision = \"" << s.precision << "\"\n\n";
+     << "\nimpetus_reset = " << num(s.impetus_reset) << "\nprecision = \"" << s.precision << "\"\n";
+  if (s.formulation == FormulationId::baumgarte)
+    os << "baumgarte_alpha = " << num(s.baumgarte_alpha) << "\nbaumgarte_beta = " << num(s.baumgarte_beta) << "\n";
+  os << "\n";
   os << "[projection]\nmomentum = " << (s.momentum ? "true" : "false") << "\nposition = " << (s.position ? "true" : "false")
-     << "\ntol = " << num(s.projection_tol) << "\nmax_iterations = " << s.projection_max_iterations << "\n\n";
+     << "\ntol = " << num(s.projection_tol) << "\nmax_iterations = " << s.projection_max_iterations
+     << "\nevery = " << s.projection_every << "\nscheme = \"" << s.projection_scheme << "\"\n\n";
   os << "[ensemble]\nsize = " << s.size << "\nseed = " << s.seed << "\nperturbation = " << num(s.perturbation)
      << "\ndistribution = \"" << s.distribution << "\"\nkind = \"" << s.kind << "\"\nphi_offset = " << num(s.phi_offset)
      << "\npsi_offset = " << num(s.psi_offset) << "\nlost_residual = " << num(s.lost_residual)
@@ -1148,7 +1269,8 @@ std::string to_toml(const Study& s, const RunParams<double>& rp) {
   os << "[output]\nsample_dt = " << num(rp.sample_dt) << "\ntrajectory = " << (s.trajectory ? "true" : "false")
      << "\nreference = \"" << (reference_on(s) ? "auto" : "none") << "\"\nreference_tol = " << num(s.reference_tol)
      << "\nstates = " << (s.states ? "true" : "false") << "\nrecord = " << int_array(s.record)
-     << "\nphase_error = " << int_array(s.phase_error) << "\nperiodogram = \"" << s.periodogram << "\"\n";
+     << "\nphase_error = " << int_array(s.phase_error) << "\nperiodogram = \"" << s.periodogram << "\"\nwedge = "
+     << (s.wedge ? "true" : "false") << "\n";
   return os.str();
 }
 
@@ -1166,10 +1288,14 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
     j["model"]["mass"] = s.mass;
     j["model"]["length"] = s.length;
     j["model"]["gravity"] = s.gravity;
+    if (s.model_kind == "penalty-pendulum") {
+      j["model"]["penalty"] = s.penalty;
+      j["model"]["constraint"] = s.penalty_constraint;
+    }
   }
   j["integrator"] = {{"formulation", formulation_key(s.formulation)},
                      {"method", method_name(s.method)},
-                     {"h", s.h},
+                     {"h", rp.h},
                      {"t_end", s.t_end},
                      {"rtol", s.rtol},
                      {"atol", s.atol},
@@ -1178,10 +1304,16 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
                      {"max_steps", s.max_steps},
                      {"impetus_reset", s.impetus_reset},
                      {"precision", s.precision}};
+  if (s.formulation == FormulationId::baumgarte) {
+    j["integrator"]["baumgarte_alpha"] = s.baumgarte_alpha;
+    j["integrator"]["baumgarte_beta"] = s.baumgarte_beta;
+  }
   j["projection"] = {{"momentum", s.momentum},
                      {"position", s.position},
                      {"tol", s.projection_tol},
-                     {"max_iterations", s.projection_max_iterations}};
+                     {"max_iterations", s.projection_max_iterations},
+                     {"every", s.projection_every},
+                     {"scheme", s.projection_scheme}};
   j["ensemble"] = {{"size", s.size},           {"seed", s.seed},
                    {"perturbation", s.perturbation}, {"distribution", s.distribution},
                    {"kind", s.kind},           {"phi_offset", s.phi_offset},
@@ -1195,7 +1327,8 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
                  {"states", s.states},
                  {"record", s.record},
                  {"phase_error", s.phase_error},
-                 {"periodogram", s.periodogram}};
+                 {"periodogram", s.periodogram},
+                 {"wedge", s.wedge}};
   return j;
 }
 

@@ -17,8 +17,8 @@
 
 namespace chens {
 
-enum class MethodId : int { euler = 0, rk2 = 1, rk4 = 2, dopri5 = 3, midpoint = 4, gauss2 = 5, rattle = 6 };
-inline constexpr int method_count = 7;
+enum class MethodId : int { euler = 0, rk2 = 1, rk4 = 2, dopri5 = 3, midpoint = 4, gauss2 = 5, rattle = 6, verlet = 7 };
+inline constexpr int method_count = 8;
 const char* method_name(MethodId m);
 int method_order(MethodId m);
 
@@ -30,7 +30,7 @@ class StudyError : public std::runtime_error {
 
 struct Study {
   // [model]
-  std::string model_kind = "pendulum";  // "pendulum" | "chain"
+  std::string model_kind = "pendulum";  // "pendulum" | "chain" | "penalty-pendulum"
   std::vector<double> initial;          // empty: the model's default (initial_state())
   double mass = 1.0;                    // every atom's mass (chain), the bob's (pendulum)
   std::vector<double> masses;           // chain: one mass per atom (overrides mass)
@@ -39,6 +39,8 @@ struct Study {
   std::int64_t atoms = 7;               // chain
   double bond_length = 1.0;             // chain
   double lj_epsilon = 0.1;              // chain (002 eq. 39)
+  double penalty = 1000.0;              // penalty-pendulum: mu of H = T + V + mu C^2 (003)
+  std::string penalty_constraint = "G"; // penalty-pendulum: C = "G" or "G1" = exp(x/l) G (003 §5)
   // [integrator]
   FormulationId formulation = FormulationId::dirac;
   MethodId method = MethodId::rk4;
@@ -50,12 +52,17 @@ struct Study {
   std::int64_t max_iterations = 100;
   std::int64_t max_steps = 100000000;
   double impetus_reset = 0.0;
+  double baumgarte_alpha = 1.0;              // formulation baumgarte: phi'' + 2 alpha phi' + beta^2 phi = 0
+  double baumgarte_beta = 1.0;
+  std::int64_t steps_per_oscillation = 50;   // penalty-pendulum: h = (2 pi / omega_fast) / this, unless h is given
   std::string precision = "double";  // "double" | "float" (throughput studies)
   // [projection]
   bool momentum = false;
   bool position = false;
   double projection_tol = 1e-6;
   std::int64_t projection_max_iterations = 50;
+  std::int64_t projection_every = 1;          // project after every k-th step (004 Fig. 4.5)
+  std::string projection_scheme = "endpoint"; // "endpoint" | "midpoint" (stage projection, 004 §4)
   // [ensemble]
   std::int64_t size = 1024;
   std::uint64_t seed = 1;
@@ -76,6 +83,7 @@ struct Study {
   std::vector<std::int64_t> record;    // instances whose trajectories go into states.h5
   std::vector<std::int64_t> phase_error;  // pendulum: |y(kT) - y_exact(kT)| of instance 0 at these k
   std::string periodogram;             // a physical state component of instance 0, or "" (none)
+  bool wedge = false;                  // the wedge-product diagnostic (004 §3.2): metric wedge_error
 
   // "section.key" of every key the study file or --set gave.
   std::set<std::string> given;

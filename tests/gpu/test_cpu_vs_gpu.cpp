@@ -29,13 +29,17 @@
 namespace chens {
 namespace {
 
-class CpuVsGpu : public ::testing::TestWithParam<std::tuple<FormulationId, MethodId>> {
+// Tests that need a CUDA device: skipped, with the reason, where there is none.
+template <class Base>
+class NeedsGpu : public Base {
  protected:
   void SetUp() override {
     const CudaDeviceInfo dev = cuda_device_info();
     if (!dev.available) GTEST_SKIP() << "skipped: " << dev.description;
   }
 };
+
+class CpuVsGpu : public NeedsGpu<::testing::TestWithParam<std::tuple<FormulationId, MethodId>>> {};
 
 // Final states of every instance agree to `tol` (relative), lost flags exactly, step
 // counts in total; the CPU run must lose nothing (these are bounded orbits).
@@ -98,7 +102,8 @@ TEST_P(CpuVsGpu, SameInstancesGiveTheSameResults) {
 INSTANTIATE_TEST_SUITE_P(
     AllPairs, CpuVsGpu,
     ::testing::Combine(::testing::Values(FormulationId::naive, FormulationId::total, FormulationId::extended,
-                                         FormulationId::dirac, FormulationId::impetus, FormulationId::impetus_modified),
+                                         FormulationId::dirac, FormulationId::impetus, FormulationId::impetus_modified,
+                                         FormulationId::baumgarte),
                        ::testing::Values(MethodId::euler, MethodId::rk2, MethodId::rk4, MethodId::dopri5,
                                          MethodId::midpoint, MethodId::gauss2)),
     [](const auto& info) {
@@ -111,6 +116,92 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(Rattle, CpuVsGpu,
                          ::testing::Values(std::make_tuple(FormulationId::constrained, MethodId::rattle)),
                          [](const auto&) { return std::string("constrained_rattle"); });
+
+// Issue 8: the penalty pendulum of 003 (C = G1, non-tangential data) with Stormer-Verlet
+// and the ODE methods, and the implicit midpoint rule with midpoint (stage) projection.
+class PenaltyCpuVsGpu : public NeedsGpu<::testing::TestWithParam<MethodId>> {};
+
+TEST_P(PenaltyCpuVsGpu, SameInstancesGiveTheSameResults) {
+  const MethodId method = GetParam();
+  Study s;
+  s.model_kind = "penalty-pendulum";
+  s.formulation = FormulationId::penalty;
+  s.penalty = 100.0;
+  s.penalty_constraint = "G1";
+  s.initial = {1.0, 0.0, 0.5, -2.0};
+  s.method = method;
+  s.t_end = 5.0;
+  s.sample_dt = 0.1;
+  s.size = 4096;
+  s.perturbation = 1e-3;
+  s.rtol = s.atol = 1e-9;
+  s.h = 1e-3;
+  if (method != MethodId::verlet) s.given.insert("integrator.h");  // verlet: h from the fast frequency
+  expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 4, 1e-9,
+              std::string("penalty pendulum + ") + method_name(method));
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, PenaltyCpuVsGpu,
+                         ::testing::Values(MethodId::verlet, MethodId::rk4, MethodId::dopri5, MethodId::midpoint),
+                         [](const auto& info) { return std::string(method_name(info.param)); });
+
+class StageProjectionCpuVsGpu : public NeedsGpu<::testing::Test> {};
+
+TEST_F(StageProjectionCpuVsGpu, SameInstancesGiveTheSameResults) {
+  Study s;
+  s.formulation = FormulationId::extended;
+  s.method = MethodId::midpoint;
+  s.projection_scheme = "midpoint";
+  s.position = s.momentum = true;
+  s.projection_tol = 1e-13;
+  s.tol = 1e-14;
+  s.t_end = 10.0;
+  s.h = 0.01;
+  s.size = 4096;
+  s.perturbation = 1e-3;
+  expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 4, 1e-9,
+              "extended + midpoint with stage projection");
+}
+
+// output.wedge on the GPU: tangent systems (geometry/wedge.hpp) as plain states of 12
+// numbers; wedge_error is compared with the other metrics.
+struct WedgeCase {
+  const char* name;
+  FormulationId formulation;
+  MethodId method;
+  bool projections;
+  const char* scheme;
+};
+class WedgeCpuVsGpu : public NeedsGpu<::testing::TestWithParam<WedgeCase>> {};
+
+TEST_P(WedgeCpuVsGpu, SameInstancesGiveTheSameResults) {
+  const WedgeCase c = GetParam();
+  Study s;
+  s.formulation = c.formulation;
+  s.method = c.method;
+  s.position = s.momentum = c.projections;
+  s.projection_scheme = c.scheme;
+  s.projection_tol = 1e-12;
+  s.tol = 1e-14;
+  s.wedge = true;
+  s.t_end = 10.0;
+  s.h = 0.01;
+  s.size = 4096;
+  s.perturbation = 1e-3;
+  expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 4, 1e-9,
+              std::string("wedge: ") + c.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, WedgeCpuVsGpu,
+    ::testing::Values(WedgeCase{"extended_midpoint", FormulationId::extended, MethodId::midpoint, false, "endpoint"},
+                      WedgeCase{"extended_midpoint_endpoint_projection", FormulationId::extended, MethodId::midpoint, true,
+                                "endpoint"},
+                      WedgeCase{"extended_midpoint_stage_projection", FormulationId::extended, MethodId::midpoint, true,
+                                "midpoint"},
+                      WedgeCase{"dirac_rk4", FormulationId::dirac, MethodId::rk4, false, "endpoint"},
+                      WedgeCase{"constrained_rattle", FormulationId::constrained, MethodId::rattle, false, "endpoint"}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 // The seven-atom chain of 002 §7, perturbed, with the numerical reference on: every chain
 // formulation and method, per-thread tridiagonal solves on the GPU against the CPU.
@@ -391,7 +482,7 @@ TEST_P(CheckpointGpu, AResumedRunEndsBitwiseWhereTheUninterruptedOneEnds) {
   test::check_resume_is_bitwise(run_study_cuda, study, {2, K / 2, K - 1 - segment_rows(K - 1, std::int64_t(1) << 40)}, name);
 }
 
-INSTANTIATE_TEST_SUITE_P(Studies, CheckpointGpu, ::testing::Range<std::size_t>(0, 4),
+INSTANTIATE_TEST_SUITE_P(Studies, CheckpointGpu, ::testing::Range<std::size_t>(0, test::resume_studies().size()),
                          [](const auto& p) { return test::resume_studies()[p.param].first; });
 
 TEST_P(EnsembleCpuVsGpu, EnsemblesBeyondDeviceMemoryAreRefusedBeforeLaunch) {

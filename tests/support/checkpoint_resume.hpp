@@ -111,7 +111,7 @@ inline void check_resume_is_bitwise(const Backend& run, const Study& s, std::vec
 // The studies every backend resumes: a pendulum with its closed-form reference and the
 // Dirac equations; a pendulum on the naive equations with lost instances (residual bound)
 // and DOPRI5's adaptive steps; a seven-atom chain whose numerical reference advances inside
-// each instance.
+// each instance; the penalty pendulum with tangents (output.wedge).
 inline std::vector<std::pair<std::string, Study>> resume_studies() {
   std::vector<std::pair<std::string, Study>> v;
   Study p;
@@ -144,6 +144,21 @@ inline std::vector<std::pair<std::string, Study>> resume_studies() {
   c.reference = "auto";
   c.record = {0, 64, 129};
   v.emplace_back("chain7_numerical_reference", c);
+  // Issue 8: the penalty pendulum with Stormer-Verlet, carrying the wedge diagnostic's
+  // tangents (12 numbers per instance).
+  Study w;
+  w.model_kind = "penalty-pendulum";
+  w.formulation = FormulationId::penalty;
+  w.method = MethodId::verlet;
+  w.penalty = 100.0;
+  w.penalty_constraint = "G1";
+  w.wedge = true;
+  w.size = 300;
+  w.t_end = 3.0;
+  w.sample_dt = 0.1;
+  w.perturbation = 1e-3;
+  w.record = {0, 150};
+  v.emplace_back("penalty_verlet_wedge", w);
   return v;
 }
 

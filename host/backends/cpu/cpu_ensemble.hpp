@@ -37,10 +37,11 @@ inline constexpr int cpu_lanes_max_state = 8;
 
 template <class System, class Method, class Reference>
 EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
-                                const typename System::State& z0, const EnsembleSpec& spec) {
+                                const ModelStateOf<System>& z0, const EnsembleSpec& spec) {
   using Real = typename System::Real;
   using Inst = InstanceOf<System, Reference>;
   constexpr int S = System::State::size;
+  constexpr int P = physical_state_size_v<System>;  // kept and recorded states
   const auto t_start = std::chrono::steady_clock::now();
   const int threads = spec.threads > 0 ? spec.threads : omp_get_max_threads();
   const std::uint64_t n = spec.size;
@@ -54,11 +55,12 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   res.instances = n;
   res.reference_available = Reference::available && rp.reference;
   res.momentum_metrics = decltype(sys.model)::has_momentum_integrals;
+  res.wedge_metric = has_tangents_v<System>;
   res.series.resize(static_cast<std::size_t>(samples + 1));
 
   std::vector<Inst> inst(n);
   const std::uint64_t keep = std::min<std::uint64_t>(spec.keep_instances, n);
-  res.kept = PerInstanceResult::sized(keep, S);
+  res.kept = PerInstanceResult::sized(keep, P);
   // Segment length: the block accumulators and the threads' histograms of one segment
   // stay under ~64 MiB (and min_segments, ensemble_spec.hpp).
   constexpr int bins = LogBins::count;
@@ -77,7 +79,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   std::vector<std::uint32_t> hist(hist_rows * hist_row, 0u);
   std::vector<std::uint32_t> seg_hist(static_cast<std::size_t>(seg) * hist_row);  // summed over threads
   std::vector<int> touched_lo(hist_rows * metric_count, bins), touched_hi(hist_rows * metric_count, -1);
-  res.recorded = recorded_sized(spec.record, spec.first_instance, n, spec.only, S, res.reference_available, samples);
+  res.recorded = recorded_sized(spec.record, spec.first_instance, n, spec.only, P, res.reference_available, samples);
   const std::vector<std::uint64_t>& rec_list = res.recorded.instances;
   // A resumed run: the instances' bytes, the statistics and records of the samples done.
   static_assert(std::is_trivially_copyable_v<Inst>);

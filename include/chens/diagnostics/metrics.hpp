@@ -3,12 +3,13 @@
 // largest constraint residuals max_a |phi_a|, max_a |psi_a|, and for models without
 // external fields (chains, 002 §7 last paragraph) the errors of the other first
 // integrals: |P(t) - P(0)|_2 of the total linear momentum and |L(t) - L(0)| of the
-// angular momentum.
+// angular momentum; with output.wedge, the change of the wedge product (004 §3.2).
 #pragma once
 
 #include <cmath>
 
 #include <chens/config.hpp>
+#include <chens/formulations/formulation.hpp>
 #include <chens/linalg/vec.hpp>
 
 namespace chens {
@@ -20,8 +21,9 @@ enum class MetricId : int {
   psi = 3,
   linear_momentum_error = 4,
   angular_momentum_error = 5,
+  wedge_error = 6,  // |omega(t) - omega(0)| of the tangents of geometry/wedge.hpp (output.wedge)
 };
-inline constexpr int metric_count = 6;
+inline constexpr int metric_count = 7;
 inline constexpr const char* metric_name(int i) {
   switch (i) {
     case 0: return "integration_error";
@@ -30,6 +32,7 @@ inline constexpr const char* metric_name(int i) {
     case 3: return "psi";
     case 4: return "linear_momentum_error";
     case 5: return "angular_momentum_error";
+    case 6: return "wedge_error";
   }
   return "?";
 }
@@ -88,6 +91,12 @@ CHENS_HD bool measure(const System& sys, const typename System::State& z, double
     ok = ok && all_finite(Vec<double, 2>{{out.v[4], out.v[5]}});
   } else {
     out.v[4] = out.v[5] = 0.0;
+  }
+  out.v[6] = 0.0;
+  if constexpr (has_tangents_v<System>) {
+    // omega(0) = 1 by the choice of initial tangents (geometry/wedge.hpp).
+    out.v[6] = fabs(static_cast<double>(System::wedge(z)) - 1.0);
+    ok = ok && all_finite(Vec<double, 1>{{out.v[6]}});
   }
   out.v[0] = 0.0;
   if constexpr (Reference::available) {

@@ -12,6 +12,7 @@
 #include <chens/ensemble/perturbation.hpp>
 #include <chens/ensemble/run_params.hpp>
 #include <chens/formulations/formulation.hpp>
+#include <chens/geometry/wedge.hpp>
 #include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/status.hpp>
 #include <chens/linalg/vec.hpp>
@@ -40,12 +41,13 @@ template <class System, class Reference>
 using InstanceOf = Instance<typename System::Real, System::State::size, Reference>;
 
 template <class System, class Reference>
-CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const typename System::State& z0,
+CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const ModelStateOf<System>& z0,
                                                      typename System::Real perturbation, std::uint64_t seed,
                                                      std::uint64_t index, const RunParams<typename System::Real>& rp) {
   InstanceOf<System, Reference> in;
   bool on_level_set = true;
-  in.z = perturbed_initial_state(sys.model, z0, perturbation, seed, index, &on_level_set, rp.perturbation_shape);
+  in.z = initial_augmented_state(
+      sys, perturbed_initial_state(sys.model, z0, perturbation, seed, index, &on_level_set, rp.perturbation_shape));
   in.t = typename System::Real(0);
   in.h = rp.h;
   in.ctl = Dopri5Controller<typename System::Real>{};
@@ -111,7 +113,8 @@ CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method,
       c.iterations += static_cast<std::uint64_t>(st[j].iterations);
       if (!st[j].converged) c.unconverged_steps += 1;
       const std::uint64_t unconverged_projections = c.unconverged_position_projections;
-      if (!st[j].finite || (apply_projections(sys, rp, zn[j], c) && !all_finite(zn[j]))) {
+      const bool project_now = rp.projection_every <= 1 || (s + 1) % rp.projection_every == 0;
+      if (!st[j].finite || (project_now && apply_projections(sys, rp, zn[j], c) && !all_finite(zn[j]))) {
         in[j].lost = int(LostReason::non_finite);
         alive[j] = false;
         live -= 1;
@@ -172,7 +175,8 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
       in.t = clamped ? t_target : in.t + h;
       in.c.steps += 1;
       const std::uint64_t unconverged_projections = in.c.unconverged_position_projections;
-      if (apply_projections(sys, rp, zn, in.c)) {
+      const bool project_now = rp.projection_every <= 1 || in.c.steps % static_cast<std::uint64_t>(rp.projection_every) == 0;
+      if (project_now && apply_projections(sys, rp, zn, in.c)) {
         if (!all_finite(zn)) {
           in.lost = int(LostReason::non_finite);
           return;

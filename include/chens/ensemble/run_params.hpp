@@ -36,6 +36,12 @@ struct RunParams {
   bool project_position = false;
   Real projection_tol = Real(1e-6);
   int projection_max_iterations = 50;
+  // Infrequent projection (004 Fig. 4.5): project after every projection_every-th accepted
+  // step only (1 = after every step).
+  index_t projection_every = 1;
+  // Midpoint (stage) projection of the implicit midpoint rule (004 §4): the step projects
+  // its stage (integrators/midpoint_projection.hpp) and no projection follows the step.
+  bool stage_projection = false;
 
   // Reference solution for the integration error: false = none. Models without a closed
   // form use a tight-tolerance DOPRI5 run of the Hamilton-Dirac equations from the same
@@ -100,6 +106,8 @@ RunParams<R> run_params_as(const RunParams<Real>& rp) {
   r.project_position = rp.project_position;
   r.projection_tol = R(rp.projection_tol);
   r.projection_max_iterations = rp.projection_max_iterations;
+  r.projection_every = rp.projection_every;
+  r.stage_projection = rp.stage_projection;
   r.reference = rp.reference;
   r.reference_tol = R(rp.reference_tol);
   r.impetus_reset = R(rp.impetus_reset);

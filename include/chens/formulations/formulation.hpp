@@ -6,6 +6,8 @@
 // and the flag has_impetus telling whether a state carries impetuses p* (000 §5).
 #pragma once
 
+#include <type_traits>
+
 #include <chens/config.hpp>
 
 namespace chens {
@@ -18,9 +20,11 @@ enum class FormulationId : int {
   impetus = 4,           // impetus-striction formalism, 000 eq. 50 (general form 30)
   impetus_modified = 5,  // impetus-striction with the modified Hamiltonian, 000 eqs. 52-53
   constrained = 6,       // no underlying ODE: the constrained equations themselves (RATTLE)
+  baumgarte = 7,         // naive equations with Baumgarte stabilisation (004 §4, 002 §12)
+  penalty = 8,           // augmented-potential model: no constraint, a stiff potential (003)
 };
 
-inline constexpr int formulation_count = 7;
+inline constexpr int formulation_count = 9;
 
 inline constexpr const char* formulation_name(FormulationId f) {
   switch (f) {
@@ -31,6 +35,8 @@ inline constexpr const char* formulation_name(FormulationId f) {
     case FormulationId::impetus: return "impetus";
     case FormulationId::impetus_modified: return "impetus-modified";
     case FormulationId::constrained: return "constrained";
+    case FormulationId::baumgarte: return "baumgarte";
+    case FormulationId::penalty: return "penalty";
   }
   return "?";
 }
@@ -57,6 +63,35 @@ CHENS_HD CHENS_FORCEINLINE void eval_rhs(const System& sys, const typename Syste
     rhs_out_of_line(sys, z, dz);
   }
 }
+
+// Traits of systems (C++17: the CUDA translation units are compiled as C++17, so no
+// requires-expressions in code nvcc sees).
+template <class T, class = void>
+struct has_tangents_trait : std::false_type {};
+template <class T>
+struct has_tangents_trait<T, std::void_t<decltype(T::has_tangents)>> : std::true_type {};
+// Systems carrying tangent vectors (geometry/wedge.hpp).
+template <class T>
+inline constexpr bool has_tangents_v = has_tangents_trait<T>::value;
+
+template <class T, class = void>
+struct separable_trait : std::false_type {};
+template <class T>
+struct separable_trait<T, std::void_t<decltype(T::separable)>> : std::bool_constant<T::separable> {};
+// Separable Hamiltonians H = T(p) + V(q) (Stormer-Verlet applies).
+template <class T>
+inline constexpr bool separable_v = separable_trait<T>::value;
+
+// The model's state: what initial data are given as (the system's own state, except for
+// tangent systems, which add tangents to it).
+template <class System>
+using ModelStateOf = typename decltype(System::model)::State;
+
+// Components of a system's physical state (the state itself, except for tangent systems,
+// geometry/wedge.hpp, whose states also carry two tangent vectors).
+template <class System>
+inline constexpr int physical_state_size_v =
+    decltype(static_cast<const System*>(nullptr)->physical(typename System::State{}))::size;
 
 // A formulation F<Model> over another arithmetic type R: F<Model::rebind<R>>, when the
 // model can be rebound. Used by the CPU lanes to evaluate two instances per SSE2 register.

@@ -23,6 +23,12 @@ struct ImplicitRk {
   Real tol;
   int max_iterations;
 
+  // The method over another arithmetic type (dual numbers: geometry/wedge.hpp).
+  template <class R>
+  CHENS_HD ImplicitRk<Tableau, R> rebound() const {
+    return ImplicitRk<Tableau, R>{R(tol), max_iterations};
+  }
+
   template <class System>
   CHENS_HD CHENS_FORCEINLINE StepStatus step(const System& sys, const typename System::State& z, Real h,
                                              typename System::State& z_new) const {

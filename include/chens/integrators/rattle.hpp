@@ -30,6 +30,12 @@ struct Rattle {
   Real tol;            // on max_a |phi_a| after the position step
   int max_iterations;  // Newton sweeps per step
 
+  // The method over another arithmetic type (dual numbers: geometry/wedge.hpp).
+  template <class R>
+  CHENS_HD Rattle<R> rebound() const {
+    return Rattle<R>{R(tol), max_iterations};
+  }
+
   template <class System>
   CHENS_HD CHENS_FORCEINLINE StepStatus step(const System& sys, const typename System::State& z, Real h,
                                              typename System::State& z_new) const {

@@ -8,6 +8,8 @@
 #if !defined(__CUDACC__) && defined(__SSE2__)
 #include <emmintrin.h>
 
+#include <cmath>
+
 #include <chens/config.hpp>
 
 #define CHENS_HAS_D2 1
@@ -29,6 +31,8 @@ CHENS_FORCEINLINE D2 operator-(D2 a, D2 b) { return D2(_mm_sub_pd(a.v, b.v)); }
 CHENS_FORCEINLINE D2 operator*(D2 a, D2 b) { return D2(_mm_mul_pd(a.v, b.v)); }
 CHENS_FORCEINLINE D2 operator/(D2 a, D2 b) { return D2(_mm_div_pd(a.v, b.v)); }
 CHENS_FORCEINLINE D2 operator-(D2 a) { return D2(_mm_xor_pd(a.v, _mm_set1_pd(-0.0))); }
+// Lane by lane (the penalty model's exp(x / l), models/penalty_pendulum.hpp).
+CHENS_FORCEINLINE D2 exp(D2 a) { return D2::pack(std::exp(a.lo()), std::exp(a.hi())); }
 
 }  // namespace chens
 #endif

@@ -15,11 +15,15 @@
 
 namespace chens {
 
-// Returns true when the state was changed.
-template <class System>
-CHENS_HD CHENS_FORCEINLINE bool apply_projections(const System& sys, const RunParams<typename System::Real>& rp,
-                                                  typename System::State& z, Counters& c) {
+// Returns true when the state was changed. RP is RunParams over any Real (the tangent
+// propagation of geometry/wedge.hpp projects dual-number states with the run's params).
+// With midpoint (stage) projection (integrators/midpoint_projection.hpp) the step itself
+// projects and the end point is left alone.
+template <class System, class RP>
+CHENS_HD CHENS_FORCEINLINE bool apply_projections(const System& sys, const RP& rp, typename System::State& z,
+                                                  Counters& c) {
   using Model = decltype(sys.model);
+  if (rp.stage_projection) return false;
   bool changed = false;
   if (rp.project_position || rp.project_momentum) {
     const bool need_pos = rp.project_position && max_abs(sys.model.phi(Model::q_of(z))) > rp.projection_tol;

@@ -1,0 +1,17 @@
+// The pendulum's formulations on the GPU with the wedge-product diagnostic (output.wedge):
+// tangent systems of the fixed-step methods (geometry/wedge.hpp).
+#include "ensemble_launchers.hpp"
+#include "pendulum_systems.cuh"
+
+namespace chens {
+
+EnsembleResult run_pendulum_wedge_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
+  const Pendulum<double> model{s.mass, s.length, s.gravity};
+  const std::vector<double> z = initial_state(s);
+  const Pendulum<double>::State z0{{z[0], z[1], z[2], z[3]}};
+  return with_pendulum_formulation(s.formulation, model, s, [&](const auto& sys) {
+    return run_pendulum_system_cuda<true>(s, rp, spec, sys, z0, "closed form in Jacobi elliptic functions");
+  });
+}
+
+}  // namespace chens
