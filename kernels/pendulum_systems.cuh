@@ -15,21 +15,14 @@ namespace chens {
 template <bool Tangents, class System>
 EnsembleResult run_pendulum_system_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec,
                                         const System& sys, const ModelStateOf<System>& z0, const char* reference_kind) {
-  return with_method<System>(s.method, rp, [&](const auto& method) -> EnsembleResult {
-    using Method = std::decay_t<decltype(method)>;
-    EnsembleResult r;
-    if constexpr (!Tangents) {
-      r = cuda::run_cuda_ensemble<System, Method, PendulumExact<double>>(sys, method, rp, z0, spec);
-    } else if constexpr (!Method::adaptive) {
-      r = cuda::run_cuda_ensemble<TangentSystem<System>, TangentStepper<Method>, PendulumExact<double>>(
-          TangentSystem<System>::of(sys), TangentStepper<Method>{method}, rp, z0, spec);
-    } else {
-      throw StudyError(std::string("output.wedge propagates tangents through fixed-step maps; integrator.method = \"") +
-                       method_name(s.method) + "\" is adaptive");
-    }
-    r.reference_kind = reference_kind;
-    r.state_names = {"x", "y", "px", "py"};
-    return r;
+  return with_method<System>(s.method, rp, [&](const auto& method) {
+    return with_tangents_if<Tangents>(sys, method, [&](const auto& run_sys, const auto& run_method) {
+      EnsembleResult r = cuda::run_cuda_ensemble<std::decay_t<decltype(run_sys)>, std::decay_t<decltype(run_method)>,
+                                                 PendulumExact<double>>(run_sys, run_method, rp, z0, spec);
+      r.reference_kind = reference_kind;
+      r.state_names = {"x", "y", "px", "py"};
+      return r;
+    });
   });
 }
 

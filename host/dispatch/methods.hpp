@@ -26,6 +26,7 @@
 
 #include <chens/models/pendulum.hpp>
 
+#include "backends/ensemble_result.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -112,19 +113,26 @@ decltype(auto) with_pendulum_formulation(FormulationId id, const Pendulum<Real>&
   });
 }
 
-// Calls f(system, method) for the study: the system and method themselves, or with
-// output.wedge their tangent-carrying versions (geometry/wedge.hpp; fixed-step methods,
-// resolve() has refused the others).
-template <class System, class Method, class F>
-decltype(auto) with_wedge_choice(const Study& s, const System& sys, const Method& method, F&& f) {
-  if constexpr (!Method::adaptive) {
-    if (s.wedge) return f(TangentSystem<System>::of(sys), TangentStepper<Method>{method});
+// Calls f(system, method) with the system and method themselves (Tangents = false) or with
+// their tangent-carrying versions for output.wedge (geometry/wedge.hpp; fixed-step methods
+// only, resolve() has refused the others). A compile-time choice, so that a translation
+// unit can instantiate one kind alone (the CUDA units do).
+template <bool Tangents, class System, class Method, class F>
+EnsembleResult with_tangents_if(const System& sys, const Method& method, F&& f) {
+  if constexpr (!Tangents) {
+    return f(sys, method);
+  } else if constexpr (!Method::adaptive) {
+    return f(TangentSystem<System>::of(sys), TangentStepper<Method>{method});
   } else {
-    if (s.wedge)
-      throw StudyError(std::string("output.wedge propagates tangents through fixed-step maps; integrator.method = \"") +
-                       method_name(MethodId::dopri5) + "\" is adaptive");
+    throw StudyError("output.wedge propagates tangents through fixed-step maps; integrator.method = \"dopri5\" "
+                     "chooses its steps from the state");
   }
-  return f(sys, method);
+}
+
+// The same, chosen by the study's output.wedge at run time.
+template <class System, class Method, class F>
+EnsembleResult with_wedge_choice(const Study& s, const System& sys, const Method& method, F&& f) {
+  return s.wedge ? with_tangents_if<true>(sys, method, f) : with_tangents_if<false>(sys, method, f);
 }
 
 }  // namespace chens
