@@ -806,6 +806,11 @@ const std::vector<int>& compiled_chain_sizes() {
   return sizes;
 }
 
+PenaltyPendulum<double> penalty_model(const Study& s) {
+  return PenaltyPendulum<double>::make(s.mass, s.length, s.gravity, s.penalty,
+                                       s.penalty_constraint == "G1" ? PenaltyConstraint::g1 : PenaltyConstraint::g);
+}
+
 std::vector<double> chain_inverse_masses(const Study& s) {
   std::vector<double> w(static_cast<std::size_t>(s.atoms), 1.0 / s.mass);
   if (!s.masses.empty() && s.masses.size() == w.size())
@@ -1118,8 +1123,8 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
 // from integrator.steps_per_oscillation (docs/study-format.md).
 double resolved_step(const Study& s) {
   if (s.model_kind != "penalty-pendulum" || s.has("integrator.h") || s.method == MethodId::dopri5) return s.h;
-  const double omega = PenaltyPendulum<double>::fast_frequency(
-      s.mass, s.length, s.penalty, s.penalty_constraint == "G1" ? PenaltyConstraint::g1 : PenaltyConstraint::g);
+  const PenaltyPendulum<double> m = penalty_model(s);
+  const double omega = PenaltyPendulum<double>::fast_frequency(m.m, m.l, m.mu, m.constraint);
   const double h_max = 2.0 * 3.14159265358979323846 / omega / static_cast<double>(s.steps_per_oscillation);
   if (!s.sample_dt) return h_max;
   // The largest step <= h_max that divides output.sample_dt: samples fall on the step grid.

@@ -14,6 +14,7 @@
 
 #include <chens/ensemble/run_params.hpp>
 #include <chens/formulations/formulation.hpp>
+#include <chens/models/penalty_pendulum.hpp>
 
 namespace chens {
 
@@ -100,6 +101,9 @@ const std::vector<int>& compiled_chain_sizes();
 // The initial state the study runs from: model.initial, or the model's default
 // ([1, 0, 0, -2] for the pendulum; chain_default_initial for chains).
 std::vector<double> initial_state(const Study& s);
+// The penalty pendulum of a study (model.kind = "penalty-pendulum": model.penalty,
+// model.constraint, mass, length, gravity).
+PenaltyPendulum<double> penalty_model(const Study& s);
 // Inverse masses of the chain's atoms.
 std::vector<double> chain_inverse_masses(const Study& s);
 // Whether the run computes a reference solution (output.reference resolved).

@@ -113,7 +113,7 @@ CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method,
       c.iterations += static_cast<std::uint64_t>(st[j].iterations);
       if (!st[j].converged) c.unconverged_steps += 1;
       const std::uint64_t unconverged_projections = c.unconverged_position_projections;
-      const bool project_now = rp.projection_every <= 1 || (s + 1) % rp.projection_every == 0;
+      const bool project_now = rp.projects_after(static_cast<std::uint64_t>(s + 1));
       if (!st[j].finite || (project_now && apply_projections(sys, rp, zn[j], c) && !all_finite(zn[j]))) {
         in[j].lost = int(LostReason::non_finite);
         alive[j] = false;
@@ -175,8 +175,7 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
       in.t = clamped ? t_target : in.t + h;
       in.c.steps += 1;
       const std::uint64_t unconverged_projections = in.c.unconverged_position_projections;
-      const bool project_now = rp.projection_every <= 1 || in.c.steps % static_cast<std::uint64_t>(rp.projection_every) == 0;
-      if (project_now && apply_projections(sys, rp, zn, in.c)) {
+      if (rp.projects_after(in.c.steps) && apply_projections(sys, rp, zn, in.c)) {
         if (!all_finite(zn)) {
           in.lost = int(LostReason::non_finite);
           return;

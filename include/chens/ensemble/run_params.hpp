@@ -65,6 +65,12 @@ struct RunParams {
   // (ensemble/perturbation.hpp); their size is EnsembleSpec::perturbation.
   PerturbationShape<Real> perturbation_shape{};
 
+  // Whether the projections are checked after the step that makes `steps` accepted steps
+  // (projection_every).
+  CHENS_HD bool projects_after(std::uint64_t steps) const {
+    return projection_every <= 1 || steps % static_cast<std::uint64_t>(projection_every) == 0;
+  }
+
   CHENS_HD Real sample_time(index_t k) const {
     if (fixed_step) return step_time(sample_step(k));
     return k >= samples ? t_end : Real(k) * sample_dt;

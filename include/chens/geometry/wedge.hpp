@@ -156,12 +156,11 @@ struct TangentStepper {
   }
 };
 
-// Projections of a tangent system: the projections over dual numbers (004 §4's
-// differentiated projection equations).
+// Projections of a tangent system: the projection policy over dual numbers (004 §4's
+// differentiated projection equations); it alone decides what projects.
 template <class Sys, class RP>
 CHENS_HD CHENS_FORCEINLINE bool apply_projections(const TangentSystem<Sys>& sys, const RP& rp,
                                                   typename TangentSystem<Sys>::State& Z, Counters& c) {
-  if (rp.stage_projection || !(rp.project_position || rp.project_momentum || rp.impetus_reset > 0)) return false;
   const auto dsys = sys.dual();
   auto zd = TangentSystem<Sys>::unpack(Z);
   const bool changed = apply_projections(dsys, rp, zd, c);
