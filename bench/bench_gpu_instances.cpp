@@ -11,6 +11,7 @@
 //       reference at each sample, n instances perturbed by 1e-3
 //   BM_GpuChain7/n, BM_CpuChain7/n      seven-atom chain of 002 §7, Hamilton-Dirac + RK4,
 //       h = 0.01, t in [0, 10], momentum projection at 1e-8, no reference
+//   BM_GpuPendulumGeneralModel/n  BM_GpuPendulum with the unit model off (EnsembleSpec::gpu_unit)
 //   BM_GpuPendulumFloat/n, BM_CpuPendulumFloat/n  BM_*Pendulum with integrator.precision =
 //       "float" (projection tolerance 1e-5; diagnostics and reference in double)
 //
@@ -20,6 +21,9 @@
 // tests/test_flop_counts.cpp); per-sample diagnostics and reductions are not counted.
 // first_result_s is the time from the call to the end of the first segment (the first
 // sample times' statistics on the host): the time to first result of a study.
+// kernel_instance_steps_per_s (GPU) is the rate of the integration kernels alone
+// (EnsembleResult::device_seconds): what the statistics, transfers and set-up around them
+// cost is instance_steps_per_s against it.
 // Skipped with the reason where no CUDA device is usable.
 #include <benchmark/benchmark.h>
 
@@ -61,20 +65,21 @@ Study chain_study(std::int64_t n) {
 
 template <class Run>
 void measure(benchmark::State& state, const Study& s, Run run, bool gpu, const bench::FlopCount& per_step,
-             const bench::FlopCount& per_projection) {
+             const bench::FlopCount& per_projection, bool unit_model = true) {
   if (gpu && !cuda_device_info().available) {
     state.SkipWithError(cuda_device_info().description.c_str());
     return;
   }
   const RunParams<double> rp = resolve(s);
   EnsembleSpec spec = ensemble_spec(s);
+  spec.gpu_unit = unit_model;
   EnsembleSpec warm = spec;
   warm.size = std::min<std::uint64_t>(spec.size, 256);
   // Warm-up outside the timing: CUDA context creation and module loading, or the OpenMP
   // thread pool.
   run(s, rp, warm);
   std::uint64_t steps = 0, projections = 0;
-  double first = 0;
+  double first = 0, device = 0, setup = 0, finish = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
     bool seen = false;
@@ -86,6 +91,9 @@ void measure(benchmark::State& state, const Study& s, Run run, bool gpu, const b
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     steps = r.totals.steps;
     projections = r.totals.momentum_projections;
+    device = r.device_seconds;
+    setup = r.setup_seconds;
+    finish = r.finish_seconds;
     benchmark::DoNotOptimize(r.series.data());
   }
   state.counters["instance_steps_per_s"] =
@@ -95,6 +103,12 @@ void measure(benchmark::State& state, const Study& s, Run run, bool gpu, const b
       benchmark::Counter::kIsIterationInvariantRate);
   state.counters["projections_per_step"] = steps ? static_cast<double>(projections) / static_cast<double>(steps) : 0.0;
   state.counters["first_result_s"] = first;
+  // GPU: the integration kernels alone (EnsembleResult::device_seconds, last iteration).
+  if (gpu && device > 0) {
+    state.counters["kernel_instance_steps_per_s"] = static_cast<double>(steps) / device;
+    state.counters["setup_s"] = setup;    // allocation and initial data
+    state.counters["finish_s"] = finish;  // counter sums, kept instances (device frees follow)
+  }
 }
 
 using bench::chain7_dirac_rk4_instance_step;
@@ -107,6 +121,12 @@ void BM_GpuPendulum(benchmark::State& st) {
 }
 void BM_CpuPendulum(benchmark::State& st) {
   measure(st, pendulum_study(st.range(0)), run_study_cpu, false, pendulum_dirac_rk4_instance_step, pendulum_momentum_projection);
+}
+// The same with the unit model switched off (EnsembleSpec::gpu_unit): the lean kernel with
+// run-time m, l, g, whose results are the unit model's bit for bit.
+void BM_GpuPendulumGeneralModel(benchmark::State& st) {
+  measure(st, pendulum_study(st.range(0)), run_study_cuda, true, pendulum_dirac_rk4_instance_step,
+          pendulum_momentum_projection, false);
 }
 Study float_pendulum_study(std::int64_t n) {
   Study s = pendulum_study(n);
@@ -130,6 +150,7 @@ void BM_CpuChain7(benchmark::State& st) {
 }
 
 BENCHMARK(BM_GpuPendulum)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GpuPendulumGeneralModel)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CpuPendulum)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GpuChain7)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CpuChain7)->Arg(1000)->Arg(10000)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);

@@ -17,6 +17,11 @@ void cuda_select_device(int local_rank) {
   if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) cudaSetDevice(local_rank % count);
 }
 
+void cuda_initialize() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) cudaFree(nullptr);
+}
+
 CudaDeviceInfo cuda_device_info() {
   CudaDeviceInfo info;
   int count = 0;

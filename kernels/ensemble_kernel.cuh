@@ -1,20 +1,32 @@
 // The CUDA ensemble backend: the same per-instance driver as the CPU backend
 // (include/chens/ensemble/instance.hpp), one thread per instance, with the ensemble
-// statistics reduced on the device. The run is cut into segments of sample times
-// (segment_rows, host/backends/ensemble_spec.hpp), as on the CPU: per segment one launch
-// advances every instance through the segment's samples, keeping its state in the thread,
-// and writes each sample's metrics (structure of arrays); a second launch reduces them into
-// the accumulators of fixed blocks of cpu_block_size instances, each block accumulated
-// sequentially in instance order by one thread; a third bins them into the quantile
-// histograms (quantiles.hpp; integer counts in shared memory, then global integer
-// atomics: exact in any order); the host merges the blocks along the block tree
-// (backends/block_tree.hpp). That is the CPU
-// backend's reduction order exactly, with no floating-point atomics: statistics are bitwise
-// reproducible from run to run, and equal to the CPU's up to the per-instance differences
-// that fused multiply-adds cause. Between segments instances live in global memory as a
-// structure of arrays of 8-byte words (word w of instance i at w * n + i), so that the
-// loads and stores of a warp are coalesced, and a thread holds in registers only what
-// stepping needs (ensemble/soa_segment.hpp). Integer counters are summed with atomics.
+// statistics reduced on the device. Between kernels instances live in global memory as a
+// structure of arrays of 8-byte words (word w of instance i at w * n + i), so that a warp's
+// loads and stores are coalesced, and a thread holds in registers only what stepping needs
+// (ensemble/soa_segment.hpp).
+//
+// The run is cut into segments of sample times (segment_rows, backends/ensemble_spec.hpp).
+// A segment's rows are integrated on the compute stream by one of two paths:
+//   - the lean path, for explicit Runge-Kutta methods under the common settings
+//     (ensemble/lean_steps.hpp: projection policy fixed at compile time, integer finiteness
+//     test, counters from the trip count): per sample row a step kernel that holds only the
+//     state in registers, then a measuring kernel (stepping and measuring apart, so that the
+//     measurement's registers, the reference's elliptic functions, do not limit the step
+//     loop's occupancy). For the pendulum's Hamilton-Dirac equations with m = l = g = 1 the
+//     step kernel uses the unit model (models/pendulum.hpp), whose states equal the general
+//     model's bit for bit;
+//   - the general path, every other method and setting: one kernel per segment running
+//     advance_segment_soa (step and measure in one thread).
+// Both write each row's metrics (structure of arrays) and validity into the segment's slot.
+// The statistics stream then reduces the slot on the device (device_statistics.cuh: block
+// accumulators in instance order, the block tree, quantile histograms) and copies the roots
+// and histograms, kilobytes per sample, into page-locked memory. Two slots alternate, so
+// the next segment's stepping overlaps this segment's reduction and copies, and the host
+// turns a segment's roots into statistics while the device integrates the next. The
+// reduction is the CPU backend's, operation for operation (block_tree.hpp), with no
+// floating-point atomics: statistics are bitwise reproducible from run to run, and equal to
+// the CPU's up to the per-instance differences that fused multiply-adds cause. Integer
+// counters are summed with atomics.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,6 +35,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -30,8 +43,11 @@
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/accumulator.hpp>
 #include <chens/ensemble/instance.hpp>
+#include <chens/ensemble/lean_steps.hpp>
 #include <chens/ensemble/quantiles.hpp>
 #include <chens/ensemble/soa_segment.hpp>
+#include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/models/pendulum.hpp>
 
 #include "backends/checkpoint.hpp"
 #include "backends/cuda_backend.hpp"
@@ -39,6 +55,7 @@
 #include "backends/ensemble_spec.hpp"
 #include "backends/instance_records.hpp"
 #include "device_buffer.cuh"
+#include "device_statistics.cuh"
 
 namespace chens::cuda {
 
@@ -53,121 +70,171 @@ __global__ void init_instances(System sys, RunParams<typename System::Real> rp, 
   soa_store(inst, n, i, in, 0, soa_words<InstanceOf<System, Reference>>);
 }
 
-// Samples k0 .. k1-1 of every instance (advance_segment_soa, ensemble/soa_segment.hpp);
-// metrics[(k - k0) * metric_count + m][i] (structure of arrays: consecutive instances are
-// adjacent), valid[(k - k0) * n + i] = measured. The recorded
-// instances (record, ascending, R of them) leave their physical state, reference state and
-// metrics at every sample in row (k - k0) * R + slot of `snapshot` (record_row's layout,
-// host/backends/instance_records.hpp): what the statistics saw, measured here, not a second
-// evaluation on the host that would differ by FMA and libm rounding. The first `keep`
-// instances leave their metrics at the last sample in kept_metrics.
+// Where one row of a segment goes: metrics[(row * metric_count + m) * n + i] (structure of
+// arrays), valid[row * n + i] = measured; the recorded instances (record, ascending, R of
+// them) leave their physical state, reference state and metrics in row row * R + slot of
+// `snapshot` (record_row's layout, host/backends/instance_records.hpp): what the statistics
+// saw, measured here, not a second evaluation on the host that would differ by FMA and libm
+// rounding. The first `keep` instances leave their metrics at the last sample in kept_metrics.
+struct RowOutputs {
+  double* metrics;
+  unsigned char* valid;
+  const std::uint64_t* record;
+  std::uint64_t R;
+  double* snapshot;
+  std::uint64_t keep;
+  double* kept_metrics;
+};
+
+// Slot of global instance g among the recorded ones, or -1 (binary search).
+__device__ inline std::int64_t record_slot(const std::uint64_t* record, std::uint64_t R, std::uint64_t g) {
+  if (R == 0 || g < record[0] || g > record[R - 1]) return -1;
+  std::uint64_t lo = 0, hi = R;
+  while (lo < hi) {
+    const std::uint64_t mid = (lo + hi) / 2;
+    if (record[mid] < g) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return record[lo] == g ? static_cast<std::int64_t>(lo) : -1;
+}
+
+template <class System, class Inst>
+__device__ __forceinline__ void emit_row(const System& sys, const RunParams<typename System::Real>& rp,
+                                         const RowOutputs& out, std::uint64_t n, std::uint64_t i, std::int64_t slot,
+                                         std::uint64_t row, index_t k, bool ok, const Metrics<double>& m,
+                                         const Inst& in) {
+  for (int c = 0; c < metric_count; ++c) out.metrics[(row * metric_count + c) * n + i] = ok ? m.v[c] : 0.0;
+  out.valid[row * n + i] = ok ? 1 : 0;
+  if (slot >= 0)
+    fill_recorded_row(sys, rp, in, k, ok, m,
+                      out.snapshot + (row * out.R + static_cast<std::uint64_t>(slot)) *
+                                         recorded_row_width(physical_state_size_v<System>));
+  if (k == rp.samples && i < out.keep)
+    for (int c = 0; c < metric_count; ++c) out.kept_metrics[i * metric_count + c] = ok ? m.v[c] : 0.0;
+}
+
+// The general path: samples k0 .. k1-1 of every instance (advance_segment_soa).
 template <class System, class Method, class Inst>
 __global__ void advance_segment(System sys, Method method, RunParams<typename System::Real> rp, std::uint64_t n,
-                                std::uint64_t* inst, index_t k0, index_t k1, double* metrics, unsigned char* valid,
-                                std::uint64_t first, const std::uint64_t* only, const std::uint64_t* record,
-                                std::uint64_t R, double* snapshot,
-                                std::uint64_t keep, double* kept_metrics) {
+                                std::uint64_t* inst, index_t k0, index_t k1, std::uint64_t first,
+                                const std::uint64_t* only, RowOutputs out) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const std::uint64_t g = only ? only[i] : first + i;  // global index: record holds global indices
-  std::int64_t slot = -1;             // binary search, once per segment
-  if (R > 0 && g >= record[0] && g <= record[R - 1]) {
-    std::uint64_t lo = 0, hi = R;
-    while (lo < hi) {
-      const std::uint64_t mid = (lo + hi) / 2;
-      if (record[mid] < g) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    if (record[lo] == g) slot = static_cast<std::int64_t>(lo);
-  }
+  const std::int64_t slot = record_slot(out.record, out.R, only ? only[i] : first + i);  // global index
   advance_segment_soa<System, Method, Inst>(
       sys, method, rp, inst, n, i, k0, k1, [&](index_t k, bool ok, const Metrics<double>& m, const Inst& in) {
-        const std::uint64_t row = static_cast<std::uint64_t>(k - k0);
-        for (int c = 0; c < metric_count; ++c) metrics[(row * metric_count + c) * n + i] = ok ? m.v[c] : 0.0;
-        valid[row * n + i] = ok ? 1 : 0;
-        if (slot >= 0)
-          fill_recorded_row(sys, rp, in, k, ok, m,
-                            snapshot + (row * R + static_cast<std::uint64_t>(slot)) * recorded_row_width(physical_state_size_v<System>));
-        if (k == rp.samples && i < keep)
-          for (int c = 0; c < metric_count; ++c) kept_metrics[i * metric_count + c] = ok ? m.v[c] : 0.0;
+        emit_row(sys, rp, out, n, i, slot, static_cast<std::uint64_t>(k - k0), k, ok, m, in);
       });
 }
 
-// One thread per (sample row, block, metric): the block's accumulator, in instance order.
-__global__ inline void reduce_blocks(const double* metrics, const unsigned char* valid, std::uint64_t n,
-                                     std::int64_t rows, std::int64_t blocks, std::uint64_t block_size,
-                                     Accumulator* acc) {
-  const std::uint64_t t = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::uint64_t total = static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(blocks) * metric_count;
-  if (t >= total) return;
-  const int m = static_cast<int>(t % metric_count);
-  const std::uint64_t b = (t / metric_count) % static_cast<std::uint64_t>(blocks);
-  const std::uint64_t row = t / metric_count / static_cast<std::uint64_t>(blocks);
-  Accumulator a;
-  const std::uint64_t lo = b * block_size, hi = lo + block_size < n ? lo + block_size : n;
-  for (std::uint64_t i = lo; i < hi; ++i)
-    if (valid[row * n + i]) a.add(metrics[(row * metric_count + m) * n + i]);
-  acc[t] = a;  // layout ((row * blocks + b) * metric_count + m), as the CPU backend's
+// The lean path's step kernel: every instance to sample k (lean_step_soa), Threads threads
+// per block. The loop's state stays in registers: a seven-atom chain's inlined right-hand
+// side then still spills about half a kilobyte per thread into L1 at RK4, which costs less
+// than the out-of-line call's stack traffic (docs/performance.md); keeping the state in
+// shared memory instead spilled more.
+// Small states are held to lean_registers_max registers per thread (5 blocks of 128
+// threads per SM): a budget, not a squeeze (the pendulum's kernels need 70 to 90), which
+// the pendulum's translation units enforce by making ptxas's spill warning an error
+// (kernels/CMakeLists.txt), so that a change that outgrows it fails the build.
+inline constexpr unsigned lean_registers_max = 96;
+template <unsigned Threads>
+inline constexpr unsigned lean_min_blocks = Threads == 128 ? 65536 / (lean_registers_max * 128) : 1;
+
+template <LeanPolicy P, bool InlineRhs, class StepSystem, class Method, class Inst, unsigned Threads>
+__global__ __launch_bounds__(Threads, lean_min_blocks<Threads>) void lean_step(StepSystem sys,
+                                                                                RunParams<typename StepSystem::Real> rp,
+                                                                                std::uint64_t n, std::uint64_t* inst,
+                                                                                index_t k) {
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  LeanStepResult<typename StepSystem::State> work;
+  lean_step_soa<P, InlineRhs, StepSystem, Method, Inst>(sys, rp, inst, n, i, k, work);
 }
 
-// Quantile histograms of one segment, hist[(row * metric_count + m) * LogBins::count + bin]:
-// block (x, row) bins a grid-strided share of the instances of sample row `row` in shared
-// memory, then adds its non-zero counts to the global histograms.
-inline constexpr unsigned histogram_threads = 256;
-inline constexpr std::size_t histogram_shared_bytes = sizeof(std::uint32_t) * metric_count * LogBins::count;
-
-__global__ inline void histogram_rows(const double* metrics, const unsigned char* valid, std::uint64_t n,
-                                      std::uint32_t* hist) {
-  extern __shared__ std::uint32_t h[];
-  constexpr int cells = metric_count * LogBins::count;
-  const std::uint64_t row = blockIdx.y;
-  for (int c = threadIdx.x; c < cells; c += blockDim.x) h[c] = 0;
-  __syncthreads();
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    if (!valid[row * n + i]) continue;
-    for (int m = 0; m < metric_count; ++m)
-      atomicAdd(&h[m * LogBins::count + LogBins::index(metrics[(row * metric_count + m) * n + i])], 1u);
-  }
-  __syncthreads();
-  std::uint32_t* out = hist + row * cells;
-  for (int c = threadIdx.x; c < cells; c += blockDim.x)
-    if (h[c]) atomicAdd(&out[c], h[c]);
+// The lean path's measuring kernel: every instance at sample k, row k - k0 of the slot.
+template <class System, class Inst>
+__global__ void measure_row(System sys, RunParams<typename System::Real> rp, std::uint64_t n, std::uint64_t* inst,
+                            index_t k, index_t k0, std::uint64_t first, const std::uint64_t* only, RowOutputs out) {
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const std::int64_t slot = record_slot(out.record, out.R, only ? only[i] : first + i);
+  measure_soa<System, Inst>(sys, rp, inst, n, i, k, [&](index_t kk, bool ok, const Metrics<double>& m, const Inst& in) {
+    emit_row(sys, rp, out, n, i, slot, static_cast<std::uint64_t>(kk - k0), kk, ok, m, in);
+  });
 }
 
 // Work counters, lost reasons and projected references summed over instances (integers:
-// atomics are exact).
+// atomics are exact in any order). Each block sums into shared memory first, then adds its
+// non-zero sums to the global ones: every instance adding to the same few global words
+// serialised about 4 n atomics at the memory system (22 ms at 10^7 instances on the H200,
+// docs/performance.md).
 template <class Inst>
 __global__ void sum_counters(const std::uint64_t* inst, std::uint64_t n, unsigned long long* out) {
-  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  Inst in;
-  soa_load(inst, n, i, in, 0, soa_words<Inst>);
   constexpr int fields = sizeof(Counters) / sizeof(std::uint64_t);
-  std::uint64_t c[fields];
-  std::memcpy(c, &in.c, sizeof c);
-  for (int f = 0; f < fields; ++f)
-    if (c[f]) atomicAdd(&out[f], static_cast<unsigned long long>(c[f]));
-  atomicAdd(&out[fields + in.lost], 1ull);
-  if (in.ref.projected) atomicAdd(&out[fields + lost_reason_count], 1ull);
+  constexpr int sums = fields + lost_reason_count + 1;
+  __shared__ unsigned long long block_sum[sums];
+  for (int f = static_cast<int>(threadIdx.x); f < sums; f += static_cast<int>(blockDim.x)) block_sum[f] = 0;
+  __syncthreads();
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    Inst in;
+    soa_load(inst, n, i, in, InstanceWords<Inst>::stepping_end, InstanceWords<Inst>::all);  // counters, reference
+    soa_load(inst, n, i, in, SplitWords<Inst>::lost.first, SplitWords<Inst>::lost.end);
+    std::uint64_t c[fields];
+    std::memcpy(c, &in.c, sizeof c);
+    for (int f = 0; f < fields; ++f)
+      if (c[f]) atomicAdd(&block_sum[f], static_cast<unsigned long long>(c[f]));
+    atomicAdd(&block_sum[fields + in.lost], 1ull);
+    if (in.ref.projected) atomicAdd(&block_sum[fields + lost_reason_count], 1ull);
+  }
+  __syncthreads();
+  for (int f = static_cast<int>(threadIdx.x); f < sums; f += static_cast<int>(blockDim.x))
+    if (block_sum[f]) atomicAdd(&out[f], block_sum[f]);
 }
 
-// Device memory one instance needs during a run with segments of `rows` samples.
+// Device memory of one segment slot (two alternate) per instance and row: metrics and
+// validity, and the block accumulators.
+inline constexpr std::size_t slot_bytes_per_instance_row =
+    metric_count * sizeof(double) + 1 + (metric_count * sizeof(Accumulator) + cpu_block_size - 1) / cpu_block_size;
 template <class Inst>
 constexpr std::size_t device_bytes_per_instance(std::int64_t rows) {
-  return sizeof(Inst) + static_cast<std::size_t>(rows) * (metric_count * sizeof(double) + 1) +
-         static_cast<std::size_t>(rows) * metric_count * sizeof(Accumulator) / cpu_block_size + 1;
+  return sizeof(Inst) + 2 * static_cast<std::size_t>(rows) * slot_bytes_per_instance_row;
 }
 
-inline constexpr std::size_t segment_metric_bytes = std::size_t(512) << 20;    // metrics of one segment
+// Threads per block: 128 for small states; a chain's state and stages fill a thread's
+// registers, 64.
+template <int S>
+inline constexpr unsigned threads_for = S <= 16 ? 128 : 64;
+
+inline constexpr std::size_t segment_metric_bytes = std::size_t(512) << 20;    // one slot's metrics
 inline constexpr std::size_t segment_snapshot_bytes = std::size_t(256) << 20;  // recorded instances' copies
+
+// The system with m = l = g = 1 known at compile time, where one computes the general
+// system's states bit for bit (the pendulum's Hamilton-Dirac equations, hamilton_dirac.hpp),
+// or the system itself.
+template <class System>
+struct unit_twin {
+  using type = System;
+};
+template <class Real>
+struct unit_twin<HamiltonDirac<Pendulum<Real, false>>> {
+  using type = HamiltonDirac<Pendulum<Real, true>>;
+  static type of(const HamiltonDirac<Pendulum<Real, false>>& sys) { return type{sys.model.as_unit()}; }
+};
 
 template <class System, class Method, class Reference>
 EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
                                  const ModelStateOf<System>& z0, const EnsembleSpec& spec) {
+  // The lean step kernel runs the unit twin when the study's parameters are all 1.
+  using UnitSystem = typename unit_twin<System>::type;
+  std::optional<UnitSystem> unit_sys;
+  if constexpr (!std::is_same_v<UnitSystem, System>) {
+    if (sys.model.has_unit_parameters()) unit_sys = unit_twin<System>::of(sys);
+  }
+  const UnitSystem* unit = unit_sys ? &*unit_sys : nullptr;
   using Inst = InstanceOf<System, Reference>;
   constexpr int S = System::State::size;
   constexpr int P = physical_state_size_v<System>;  // kept and recorded states
@@ -180,8 +247,8 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   const index_t samples = rp.samples;
   const std::int64_t blocks = static_cast<std::int64_t>((n + cpu_block_size - 1) / cpu_block_size);
   const std::size_t per_row = n * (metric_count * sizeof(double) + 1);
-  // Rows per segment: metrics under segment_metric_bytes, the recorded instances' snapshots
-  // under segment_snapshot_bytes, and within a grid's y extent.
+  // Rows per segment: one slot's metrics under segment_metric_bytes, the recorded instances'
+  // snapshots under segment_snapshot_bytes, and within a grid's y extent.
   const std::size_t snap_row = spec.record.size() * recorded_row_width(P) * sizeof(double);
   const index_t seg =
       spec.segment_rows > 0
@@ -190,17 +257,24 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
                          std::min<index_t>({65535, static_cast<index_t>(segment_metric_bytes / std::max<std::size_t>(1, per_row)),
                                             static_cast<index_t>(segment_snapshot_bytes / std::max<std::size_t>(1, snap_row))}));
   constexpr std::size_t hist_row = static_cast<std::size_t>(metric_count) * LogBins::count;
+  const bool host_tree = static_cast<bool>(spec.reduce_segment);  // sharded runs merge leaves across ranks
   {  // refuse what does not fit, before anything is launched
     std::size_t free_b = 0, total_b = 0;
     check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
     const double need = static_cast<double>(n) * static_cast<double>(device_bytes_per_instance<Inst>(seg)) +
-                        static_cast<double>(seg) * static_cast<double>(hist_row * sizeof(std::uint32_t) + snap_row) +
+                        2.0 * static_cast<double>(seg) * static_cast<double>(hist_row * sizeof(std::uint32_t) + snap_row) +
                         static_cast<double>(keep) * metric_count * sizeof(double);
     if (need > 0.9 * static_cast<double>(free_b))
       throw DeviceMemoryError("ensemble.size = " + std::to_string(n) + " needs about " + std::to_string(need / 1e9) +
                               " GB of device memory, more than 90% of the " + std::to_string(free_b / 1e9) +
                               " GB free on " + dev.description + "; use a smaller ensemble");
   }
+
+  // The path (see the top of this file).
+  LeanPolicy policy = LeanPolicy::none;
+  bool lean = false;
+  if constexpr (lean_capable_v<System, Method>) lean = spec.gpu_lean && lean_policy_for<System>(rp, policy);
+  const bool use_unit = lean && unit != nullptr && spec.gpu_unit;
 
   EnsembleResult res;
   res.backend = "cuda";
@@ -215,37 +289,70 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   res.recorded = recorded_sized(spec.record, spec.first_instance, n, spec.only, P, res.reference_available, samples);
   const std::uint64_t R = res.recorded.instances.size();
 
-  DeviceBuffer<std::uint64_t> d_inst(static_cast<std::size_t>(W) * n);
-  DeviceBuffer<double> d_metrics(static_cast<std::size_t>(seg) * n * metric_count);
-  DeviceBuffer<unsigned char> d_valid(static_cast<std::size_t>(seg) * n);
-  DeviceBuffer<double> d_snap(static_cast<std::size_t>(seg) * R * recorded_row_width(P));
-  DeviceBuffer<std::uint64_t> d_record(R);
-  DeviceBuffer<std::uint64_t> d_only(spec.only.size());  // ensemble.only's indices
+  Stream compute, stats;
+  DeviceArray<std::uint64_t> d_inst(static_cast<std::size_t>(W) * n);
+  DeviceArray<std::uint64_t> d_record(R);
+  DeviceArray<std::uint64_t> d_only(spec.only.size());  // ensemble.only's indices
+  DeviceArray<double> d_kept_metrics(keep * metric_count);
   if (!spec.only.empty())
-    check(cudaMemcpy(d_only.ptr, spec.only.data(), spec.only.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice),
+    check(cudaMemcpy(raw(d_only), spec.only.data(), spec.only.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice),
           "cudaMemcpy");
-  const std::uint64_t* only = spec.only.empty() ? nullptr : d_only.ptr;
+  const std::uint64_t* only = spec.only.empty() ? nullptr : raw(d_only);
   if (R > 0)
-    check(cudaMemcpy(d_record.ptr, res.recorded.instances.data(), R * sizeof(std::uint64_t), cudaMemcpyHostToDevice),
+    check(cudaMemcpy(raw(d_record), res.recorded.instances.data(), R * sizeof(std::uint64_t), cudaMemcpyHostToDevice),
           "cudaMemcpy");
-  DeviceBuffer<Accumulator> d_acc(static_cast<std::size_t>(seg * blocks * metric_count));
-  DeviceBuffer<std::uint32_t> d_hist(static_cast<std::size_t>(seg) * hist_row);
-  DeviceBuffer<double> d_kept_metrics(keep * metric_count);
-  const unsigned threads = S <= 16 ? 128 : 64;
+  // One slot of a segment: the device's rows, their statistics, and the page-locked copies.
+  struct Slot {
+    DeviceArray<double> metrics;
+    DeviceArray<unsigned char> valid;
+    DeviceArray<double> snap;
+    DeviceArray<Accumulator> leaves, tree, roots;
+    DeviceArray<std::uint32_t> hist;
+    // Page-locked copies, one allocation: roots (or, in sharded runs, the leaves), histograms,
+    // recorded rows.
+    std::size_t acc_n, hist_n, snap_n;
+    PinnedBuffer<unsigned char> pinned;
+    Accumulator* h_acc() const { return reinterpret_cast<Accumulator*>(pinned.data()); }
+    std::uint32_t* h_hist() const {
+      return reinterpret_cast<std::uint32_t*>(pinned.data() + acc_n * sizeof(Accumulator));
+    }
+    double* h_snap() const {
+      return reinterpret_cast<double*>(pinned.data() + acc_n * sizeof(Accumulator) +
+                                       (hist_n * sizeof(std::uint32_t) + 7) / 8 * 8);
+    }
+    Event rows_done, stats_done;
+    Event begin{true}, end{true};  // the segment's integration kernels (EnsembleResult::device_seconds)
+    Slot(std::size_t rows, std::uint64_t n_, std::int64_t blocks_, std::size_t snap_doubles, bool leaves_to_host)
+        : metrics(rows * n_ * metric_count),
+          valid(rows * n_),
+          snap(snap_doubles),
+          leaves(rows * static_cast<std::size_t>(blocks_) * metric_count),
+          tree(tree_scratch_count(static_cast<std::int64_t>(rows), blocks_)),
+          roots(rows * metric_count),
+          hist(rows * metric_count * LogBins::count),
+          acc_n(leaves_to_host ? rows * static_cast<std::size_t>(blocks_) * metric_count : rows * metric_count),
+          hist_n(rows * metric_count * LogBins::count),
+          snap_n(snap_doubles),
+          pinned(acc_n * sizeof(Accumulator) + (hist_n * sizeof(std::uint32_t) + 7) / 8 * 8 + snap_n * sizeof(double)) {}
+  };
+  const std::size_t snap_doubles = static_cast<std::size_t>(seg) * R * recorded_row_width(P);
+  Slot slot_a(static_cast<std::size_t>(seg), n, blocks, snap_doubles, host_tree);
+  Slot slot_b(static_cast<std::size_t>(seg), n, blocks, snap_doubles, host_tree);
+  Slot* slots[2] = {&slot_a, &slot_b};
+  constexpr unsigned threads = threads_for<S>;
   const unsigned grid = static_cast<unsigned>((n + threads - 1) / threads);
-  // Histogram blocks per row: each thread bins up to 16 instances.
-  const unsigned hist_grid_x = static_cast<unsigned>(
-      std::max<std::uint64_t>(1, std::min<std::uint64_t>(65535, (n + 16 * histogram_threads - 1) / (16 * histogram_threads))));
 
   // A resumed run (checkpoint.hpp) starts from the saved structure of arrays instead.
   const std::size_t inst_bytes = static_cast<std::size_t>(W) * n * sizeof(std::uint64_t);
   const CheckpointState* from = spec.resume_from;
   if (from) {
     check_resumable(*from, "cuda", W * sizeof(std::uint64_t), n, samples);
-    check(cudaMemcpy(d_inst.ptr, from->instances.data(), inst_bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
-  } else {
-    init_instances<System, Reference><<<grid, threads>>>(sys, rp, z0, static_cast<typename System::Real>(spec.perturbation),
-                                                         spec.seed, spec.first_instance, only, n, d_inst.ptr);
+    check(cudaMemcpyAsync(raw(d_inst), from->instances.data(), inst_bytes, cudaMemcpyHostToDevice, compute),
+          "cudaMemcpyAsync");
+  } else if (n > 0) {
+    init_instances<System, Reference><<<grid, threads, 0, compute>>>(
+        sys, rp, z0, static_cast<typename System::Real>(spec.perturbation), spec.seed, spec.first_instance, only, n,
+        raw(d_inst));
     check(cudaGetLastError(), "init_instances launch");
   }
   const index_t start = from ? from->done : 0;
@@ -257,9 +364,10 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   // of `count` instances (their initial states now, their final states at the end).
   auto fetch_first = [&](std::uint64_t count) {
     std::vector<std::uint64_t> words(static_cast<std::size_t>(W) * count);
-    check(cudaMemcpy2D(words.data(), count * sizeof(std::uint64_t), d_inst.ptr, n * sizeof(std::uint64_t),
-                       count * sizeof(std::uint64_t), W, cudaMemcpyDeviceToHost),
-          "cudaMemcpy2D");
+    check(cudaMemcpy2DAsync(words.data(), count * sizeof(std::uint64_t), raw(d_inst), n * sizeof(std::uint64_t),
+                            count * sizeof(std::uint64_t), W, cudaMemcpyDeviceToHost, compute),
+          "cudaMemcpy2DAsync");
+    compute.sync("fetching instances");
     return words;
   };
   auto instance = [](const std::vector<std::uint64_t>& words, std::uint64_t count, std::uint64_t i) {
@@ -273,100 +381,191 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     const std::vector<std::uint64_t> words = fetch_first(keep);
     for (std::uint64_t i = 0; i < keep; ++i) keep_initial(res.kept, sys, i, instance(words, keep, i));
   }
-  std::vector<Accumulator> acc(static_cast<std::size_t>(seg * blocks * metric_count));
-  std::vector<double> snap(static_cast<std::size_t>(seg) * R * recorded_row_width(P));
-  std::vector<std::uint32_t> hist(static_cast<std::size_t>(seg) * hist_row);
-  for (index_t k0 = start; k0 <= samples; k0 += seg) {
-    const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
+
+  // Segment s covers sample rows [k0(s), k1(s)) and uses slot s % 2.
+  const index_t first_k0 = start;
+  auto k0_of = [&](std::int64_t s) { return first_k0 + s * seg; };
+  auto k1_of = [&](std::int64_t s) { return std::min<index_t>(samples + 1, k0_of(s) + seg); };
+  const std::int64_t segments = samples + 1 > start ? (samples + 1 - start + seg - 1) / seg : 0;
+
+  auto launch = [&](std::int64_t s) {
+    Slot& sl = *slots[s % 2];
+    const index_t k0 = k0_of(s), k1 = k1_of(s);
     const std::int64_t rows = k1 - k0;
-    advance_segment<System, Method, Inst><<<grid, threads>>>(sys, method, rp, n, d_inst.ptr, k0, k1, d_metrics.ptr,
-                                                             d_valid.ptr, spec.first_instance, only, d_record.ptr, R, d_snap.ptr, keep,
-                                                             d_kept_metrics.ptr);
-    check(cudaGetLastError(), "advance_segment launch");
-    const std::uint64_t work = static_cast<std::uint64_t>(rows * blocks * metric_count);
-    reduce_blocks<<<static_cast<unsigned>((work + 127) / 128), 128>>>(d_metrics.ptr, d_valid.ptr, n, rows, blocks,
-                                                                       cpu_block_size, d_acc.ptr);
-    check(cudaGetLastError(), "reduce_blocks launch");
-    check(cudaMemset(d_hist.ptr, 0, static_cast<std::size_t>(rows) * hist_row * sizeof(std::uint32_t)), "cudaMemset");
-    histogram_rows<<<dim3(hist_grid_x, static_cast<unsigned>(rows)), histogram_threads, histogram_shared_bytes>>>(
-        d_metrics.ptr, d_valid.ptr, n, d_hist.ptr);
-    check(cudaGetLastError(), "histogram_rows launch");
-    check(cudaDeviceSynchronize(), "advance_segment / reduce_blocks / histogram_rows");
-    check(cudaMemcpy(acc.data(), d_acc.ptr, work * sizeof(Accumulator), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    check(cudaMemcpy(hist.data(), d_hist.ptr, static_cast<std::size_t>(rows) * hist_row * sizeof(std::uint32_t),
-                     cudaMemcpyDeviceToHost),
-          "cudaMemcpy");
-    if (R > 0)
-      check(cudaMemcpy(snap.data(), d_snap.ptr, static_cast<std::size_t>(rows) * R * recorded_row_width(P) * sizeof(double),
-                       cudaMemcpyDeviceToHost),
-            "cudaMemcpy");
-    for (index_t k = k0; k < k1; ++k) res.series[static_cast<std::size_t>(k)].t = rp.reference_time(k);
-    if (spec.reduce_segment) {
-      spec.reduce_segment(k0, k1, acc.data(), blocks, hist.data(), res.series);
-    } else {
-      reduce_rows(res.series, k0, k1, acc.data(), blocks, hist.data());
+    if (s >= 2) sl.stats_done.wait_in(compute);  // the slot's rows have been reduced and copied
+    sl.begin.record(compute);
+    const RowOutputs out{raw(sl.metrics), raw(sl.valid), raw(d_record), R, raw(sl.snap), keep, raw(d_kept_metrics)};
+    bool launched = n == 0;
+    if constexpr (lean_capable_v<System, Method>) {
+      if (lean && n > 0) {
+        launched = true;
+        for (index_t k = k0; k < k1; ++k) {
+          if (k > 0) {
+            auto step = [&](auto policy_c, const auto& step_sys) {
+              using StepSys = std::decay_t<decltype(step_sys)>;
+              constexpr LeanPolicy Pc = decltype(policy_c)::value;
+              // Large states (chains) inline their right-hand side here, in double: a call
+              // would pass the state through the stack at every stage.
+              constexpr bool inline_rhs =
+                  S > inline_rhs_max_state && std::is_same_v<typename System::Real, double>;
+              if constexpr (Pc == LeanPolicy::none || !StepSys::has_impetus) {
+                lean_step<Pc, inline_rhs, StepSys, Method, Inst, threads_for<S>>
+                    <<<grid, threads, 0, compute>>>(step_sys, rp, n, raw(d_inst), k);
+              }
+            };
+            auto with_system = [&](auto policy_c) {
+              if constexpr (!std::is_same_v<UnitSystem, System>) {
+                if (use_unit) return step(policy_c, *unit);
+              }
+              step(policy_c, sys);
+            };
+            if (policy == LeanPolicy::momentum) {
+              with_system(std::integral_constant<LeanPolicy, LeanPolicy::momentum>{});
+            } else {
+              with_system(std::integral_constant<LeanPolicy, LeanPolicy::none>{});
+            }
+            check(cudaGetLastError(), "lean_step launch");
+          }
+          measure_row<System, Inst><<<grid, threads, 0, compute>>>(sys, rp, n, raw(d_inst), k, k0,
+                                                                   spec.first_instance, only, out);
+          check(cudaGetLastError(), "measure_row launch");
+        }
+      }
     }
-    for (index_t k = k0; k < k1; ++k) {
+    if (!launched) {
+      advance_segment<System, Method, Inst><<<grid, threads, 0, compute>>>(sys, method, rp, n, raw(d_inst), k0, k1,
+                                                                           spec.first_instance, only, out);
+      check(cudaGetLastError(), "advance_segment launch");
+    }
+    sl.end.record(compute);
+    sl.rows_done.record(compute);
+    sl.rows_done.wait_in(stats);
+    const std::size_t acc_count = static_cast<std::size_t>(rows * blocks) * metric_count;
+    if (n > 0) {
+      launch_block_leaves(raw(sl.metrics), raw(sl.valid), n, rows, blocks, raw(sl.leaves), stats);
+      if (host_tree) {
+        check(cudaMemcpyAsync(sl.h_acc(), raw(sl.leaves), acc_count * sizeof(Accumulator), cudaMemcpyDeviceToHost,
+                              stats),
+              "cudaMemcpyAsync");
+      } else {
+        launch_block_tree(raw(sl.leaves), rows, blocks, raw(sl.tree), raw(sl.roots), stats);
+        check(cudaMemcpyAsync(sl.h_acc(), raw(sl.roots), static_cast<std::size_t>(rows) * metric_count * sizeof(Accumulator),
+                              cudaMemcpyDeviceToHost, stats),
+              "cudaMemcpyAsync");
+      }
+      launch_histograms(raw(sl.metrics), raw(sl.valid), n, rows, raw(sl.hist), stats);
+      check(cudaMemcpyAsync(sl.h_hist(), raw(sl.hist), static_cast<std::size_t>(rows) * hist_row * sizeof(std::uint32_t),
+                            cudaMemcpyDeviceToHost, stats),
+            "cudaMemcpyAsync");
+    } else {
+      std::fill(sl.h_acc(), sl.h_acc() + sl.acc_n, Accumulator{});
+      std::fill(sl.h_hist(), sl.h_hist() + sl.hist_n, 0u);
+    }
+    if (R > 0)
+      check(cudaMemcpyAsync(sl.h_snap(), raw(sl.snap),
+                            static_cast<std::size_t>(rows) * R * recorded_row_width(P) * sizeof(double),
+                            cudaMemcpyDeviceToHost, stats),
+            "cudaMemcpyAsync");
+    sl.stats_done.record(stats);
+  };
+  // The host's share of segment s, once its statistics are in page-locked memory.
+  auto collect = [&](std::int64_t s) {
+    Slot& sl = *slots[s % 2];
+    sl.stats_done.sync("ensemble segment");
+    res.device_seconds += sl.end.seconds_since(sl.begin);
+    const index_t k0 = k0_of(s), k1 = k1_of(s);
+    for (index_t k = k0; k < k1; ++k) res.series[static_cast<std::size_t>(k)].t = rp.reference_time(k);
+    if (host_tree) {
+      spec.reduce_segment(k0, k1, sl.h_acc(), blocks, sl.h_hist(), res.series);
+    } else {
+      for (index_t k = k0; k < k1; ++k) {
+        SampleStats& st = res.series[static_cast<std::size_t>(k)];
+        std::copy(sl.h_acc() + static_cast<std::size_t>(k - k0) * metric_count,
+                  sl.h_acc() + static_cast<std::size_t>(k - k0 + 1) * metric_count, st.metric);
+        set_quantiles(st, sl.h_hist() + static_cast<std::size_t>(k - k0) * hist_row);
+      }
+    }
+    for (index_t k = k0; k < k1; ++k)
       for (std::uint64_t r = 0; r < R; ++r) {
         const std::size_t at = static_cast<std::size_t>(k - k0) * R + r;
         record_row(res.recorded, static_cast<std::size_t>(r), k, rp.reference_time(k),
-                   &snap[at * static_cast<std::size_t>(recorded_row_width(P))]);
+                   sl.h_snap() + at * static_cast<std::size_t>(recorded_row_width(P)));
       }
-    }
     if (spec.progress) spec.progress(k1, samples + 1);
-    if (spec.checkpoint && k1 <= samples) {
-      const CheckpointRequest q = spec.checkpoint(k1, samples + 1);
-      if (q.save && spec.save_checkpoint) {
-        std::vector<unsigned char> bytes(inst_bytes);
-        check(cudaMemcpy(bytes.data(), d_inst.ptr, inst_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
-        CheckpointState c = checkpoint_of(res, "cuda", W * sizeof(std::uint64_t), n, samples, k1, wall());
-        c.instances_view = bytes.data();
-        spec.save_checkpoint(c);
-      }
-      if (q.stop) {
-        res.stopped_at = k1;
-        res.wall_seconds = wall();
-        return res;
-      }
+  };
+
+  compute.sync("init_instances");  // set-up done: allocation and initial data (EnsembleResult::setup_seconds)
+  res.setup_seconds = wall() - earlier_wall;
+  if (segments > 0) launch(0);
+  for (std::int64_t s = 0; s < segments; ++s) {
+    const bool more = s + 1 < segments;
+    // Whether to save or stop after this segment is decided before the next is launched, so
+    // that a saved state is this segment's end; otherwise the next segment runs while the
+    // host collects this one.
+    CheckpointRequest q;
+    if (more && spec.checkpoint) q = spec.checkpoint(k1_of(s), samples + 1);
+    if (more && !q.save && !q.stop) launch(s + 1);
+    collect(s);
+    if (q.save && spec.save_checkpoint) {
+      std::vector<unsigned char> bytes(inst_bytes);
+      check(cudaMemcpyAsync(bytes.data(), raw(d_inst), inst_bytes, cudaMemcpyDeviceToHost, compute), "cudaMemcpyAsync");
+      compute.sync("checkpoint copy");
+      CheckpointState c = checkpoint_of(res, "cuda", W * sizeof(std::uint64_t), n, samples, k1_of(s), wall());
+      c.instances_view = bytes.data();
+      spec.save_checkpoint(c);
     }
+    if (q.stop) {
+      res.stopped_at = k1_of(s);
+      res.wall_seconds = wall();
+      return res;
+    }
+    if (more && q.save) launch(s + 1);  // held back until segment s's end state was saved
   }
 
+  const double integrated = wall();
   constexpr int fields = sizeof(Counters) / sizeof(std::uint64_t);
-  DeviceBuffer<unsigned long long> d_sum(fields + lost_reason_count + 1);
-  check(cudaMemset(d_sum.ptr, 0, (fields + lost_reason_count + 1) * sizeof(unsigned long long)), "cudaMemset");
-  sum_counters<Inst><<<grid, threads>>>(d_inst.ptr, n, d_sum.ptr);
-  check(cudaGetLastError(), "sum_counters launch");
+  DeviceArray<unsigned long long> d_sum(fields + lost_reason_count + 1);
+  check(cudaMemsetAsync(raw(d_sum), 0, (fields + lost_reason_count + 1) * sizeof(unsigned long long), compute),
+        "cudaMemsetAsync");
+  if (n > 0) {
+    sum_counters<Inst><<<grid, threads, 0, compute>>>(raw(d_inst), n, raw(d_sum));
+    check(cudaGetLastError(), "sum_counters launch");
+  }
   std::vector<unsigned long long> sum(fields + lost_reason_count + 1);
-  d_sum.to_host(sum);
+  check(cudaMemcpyAsync(sum.data(), raw(d_sum), sum.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, compute),
+        "cudaMemcpyAsync");
+  compute.sync("sum_counters");
   auto* totals = reinterpret_cast<std::uint64_t*>(&res.totals);
   for (int f = 0; f < fields; ++f) totals[f] = sum[static_cast<std::size_t>(f)];
   for (int r = 0; r < lost_reason_count; ++r) res.lost[r] = sum[static_cast<std::size_t>(fields + r)];
   res.reference_projected = sum[static_cast<std::size_t>(fields + lost_reason_count)];
 
-  // The first lost instances: the word holding each instance's lost reason, scanned on the
-  // host (n words; only when some instance is lost).
+  // The first lost instances, found on the device (only when some instance is lost).
   if (res.lost_total() > 0) {
     constexpr std::size_t at = offsetof(Inst, lost);
-    std::vector<std::uint64_t> row(n);
-    check(cudaMemcpy(row.data(), d_inst.ptr + (at / sizeof(std::uint64_t)) * n, n * sizeof(std::uint64_t),
-                     cudaMemcpyDeviceToHost),
-          "cudaMemcpy");
-    for (std::uint64_t i = 0; i < n && res.lost_examples.size() < lost_examples_max; ++i) {
+    const std::uint64_t* lost_words = raw(d_inst) + (at / sizeof(std::uint64_t)) * n;
+    const std::vector<std::uint64_t> first_lost =
+        first_nonzero(lost_words, n, at % sizeof(std::uint64_t), lost_examples_max, compute);
+    for (const std::uint64_t i : first_lost) {
+      std::uint64_t word = 0;
+      check(cudaMemcpy(&word, lost_words + i, sizeof word, cudaMemcpyDeviceToHost), "cudaMemcpy");
       int lost = 0;
-      std::memcpy(&lost, reinterpret_cast<const unsigned char*>(&row[i]) + at % sizeof(std::uint64_t), sizeof lost);
-      if (lost != int(LostReason::none)) {
-        res.lost_examples.push_back(spec.global_index(i));
-        res.lost_example_reasons.push_back(lost);
-      }
+      std::memcpy(&lost, reinterpret_cast<const unsigned char*>(&word) + at % sizeof(std::uint64_t), sizeof lost);
+      res.lost_examples.push_back(spec.global_index(i));
+      res.lost_example_reasons.push_back(lost);
     }
   }
   // Instance 0 and the kept instances, final.
-  const std::uint64_t fetch = std::max<std::uint64_t>(keep, 1);
+  const std::uint64_t fetch = std::min<std::uint64_t>(std::max<std::uint64_t>(keep, 1), n);
   const std::vector<std::uint64_t> words = fetch_first(fetch);
   for (std::uint64_t i = 0; i < keep; ++i) keep_final(res.kept, sys, i, instance(words, fetch, i));
-  if (keep > 0) d_kept_metrics.to_host(res.kept.metrics);
-  record_instance0_final(res, sys, instance(words, fetch, 0));
+  if (keep > 0)
+    check(cudaMemcpy(res.kept.metrics.data(), raw(d_kept_metrics), keep * metric_count * sizeof(double),
+                     cudaMemcpyDeviceToHost),
+          "cudaMemcpy");
+  if (fetch > 0) record_instance0_final(res, sys, instance(words, fetch, 0));
   res.wall_seconds = wall();
+  res.finish_seconds = res.wall_seconds - integrated;
   return res;
 }
 

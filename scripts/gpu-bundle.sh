@@ -10,8 +10,10 @@ build=build/release
 [[ -x $build/tests/chens_gpu_tests ]] || { echo "gpu-bundle: build first: cmake --preset release && cmake --build --preset release" >&2; exit 2; }
 grep -qx '/.devrun/' .git/info/exclude 2>/dev/null || echo '/.devrun/' >> .git/info/exclude
 rm -rf .devrun && mkdir -p .devrun
-cp $build/chens $build/tests/chens_tests $build/tests/papers/chens_paper_tests $build/tests/chens_gpu_tests \
-   $build/bench/bench_gpu_instances .devrun/
+cp $build/chens $build/tests/chens_gpu_tests $build/bench/bench_gpu_instances .devrun/
+# GPU_ONLY=1 leaves the CPU suites out (each binary carries its own copy of the kernels, and
+# the device tool carries 64 MiB in all): run them on the development machine instead.
+[[ ${GPU_ONLY:-0} == 1 ]] || cp $build/tests/chens_tests $build/tests/papers/chens_paper_tests .devrun/
 # Shared libraries from Debian packages that a bare CUDA machine does not have: every
 # library the binaries load (HDF5, Open MPI, toml++, Google Benchmark and theirs) but the C
 # and C++ runtimes and CUDA's own, which the machine has. gpu-run.sh puts them on
@@ -31,7 +33,8 @@ if command -v mpiexec > /dev/null; then
   tar cf .devrun/openmpi.tar -T .devrun/openmpi.files 2> /dev/null
   rm .devrun/openmpi.files
 fi
-strip .devrun/chens .devrun/chens_tests .devrun/chens_paper_tests .devrun/chens_gpu_tests .devrun/bench_gpu_instances
+strip .devrun/chens .devrun/chens_gpu_tests .devrun/bench_gpu_instances
+[[ -f .devrun/chens_tests ]] && strip .devrun/chens_tests .devrun/chens_paper_tests
 # chens for scripts and Python tests: the binary with its libraries, the caller's environment untouched.
 mkdir -p .devrun/bin
 printf '%s\n' '#!/bin/sh' 'd=$(dirname "$(readlink -f "$0")")/..' \
@@ -41,3 +44,16 @@ chmod +x .devrun/bin/chens
 # device tool's 64 MiB transfer limit.
 (cd .devrun && tar cf - ./* | xz -T0 -6 > bundle.tar.xz && find . -type f ! -name bundle.tar.xz -delete)
 du -sh .devrun
+# BASE_BUILD=DIR: also the GPU benchmark of another build (an earlier commit's) in .devrun-base/,
+# which gpu-run.sh runs beside this one for before/after ratios on the same card.
+if [[ -n ${BASE_BUILD:-} ]]; then
+  grep -qx '/.devrun-base/' .git/info/exclude 2>/dev/null || echo '/.devrun-base/' >> .git/info/exclude
+  rm -rf .devrun-base && mkdir -p .devrun-base
+  cp "$BASE_BUILD/bench/bench_gpu_instances" .devrun-base/
+  ldd .devrun-base/bench_gpu_instances | awk '/=> \// {print $3}' | sort -u |
+    grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|libcudart)\.so' |
+    while read -r lib; do cp -L "$lib" .devrun-base/; done
+  strip .devrun-base/bench_gpu_instances
+  (cd .devrun-base && tar cf - ./* | xz -T0 -6 > bundle.tar.xz && find . -type f ! -name bundle.tar.xz -delete)
+  du -sh .devrun-base
+fi

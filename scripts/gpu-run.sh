@@ -5,7 +5,9 @@
 # time to first result of a 1e3-instance study, the GPU benchmarks, the peer tools on the
 # same card (bench/peers: JAX, diffrax, torchdiffeq) and compute-sanitizer over a subset of
 # the GPU tests; a short table last. About 8 min: the CPU test suites run in the background
-# while the GPU tests run; benchmarks and peers run alone. Logs go to /tmp/chens-gpu-run,
+# while the GPU tests run; benchmarks and peers run alone. The most needed come first (GPU
+# tests, benchmarks, peers, validate), so that a call stopped at its time limit (SIGTERM:
+# the table and the logs are still written) has them. Logs go to /tmp/chens-gpu-run,
 # packed into $OUT/gpu-run.tar.xz (the device tool brings back at most 8 files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,70 +23,70 @@ chens=$PWD/.devrun/bin/chens
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 declare -A result took
 stamp() { took[$1]=$(( $(date +%s) - $2 ))s; }
+# A step in the background, waited for: a SIGTERM (the call's time limit) then runs finish at
+# once instead of after the step.
+fg() { "$@" & wait $!; }
+
+finish() {
+echo
+grep -E "instance_steps_per_s" "$out/bench_gpu.log" 2> /dev/null | grep median | sed 's/_median//' | cut -c1-220
+echo
+grep -E "inst-steps|^(jax|diffrax|torch|chens)" "$out/peers.txt" 2> /dev/null | cut -c1-110 | head -40
+echo
+printf '%-20s %s\n' "on $(cut -d, -f1 "$out/gpu.txt")" "(total $(( $(date +%s) - start )) s)"
+grep -E "instance_steps_per_s" "$out/bench_gpu_base.log" 2> /dev/null | grep median | sed 's/_median//; s/^/base /' | cut -c1-200
+cat "$out/sass_mix.txt" 2> /dev/null
+grep -E "Duration|Achieved Occupancy|Registers Per|pipe_fp64|Warp Cycles Per Issued|Issue Slots Busy" "$out/ncu_lean_step.txt" 2> /dev/null | head -12
+echo
+for k in chens_tests chens_paper_tests chens_gpu_tests sanitizer validate states_h5 resume mpi_gpu ttfr_cuda ttfr_cpu bench bench_base ncu sass peers; do
+  printf '  %-18s %-45s %s\n' "$k" "${result[$k]:-not reached}" "${took[$k]:-}"
+done
+echo "  (CPU suites and GPU checks together: ${took[tests_all]:-})"
+rm -rf "$out"/ttfr-*/ 2> /dev/null
+[[ -n ${OUT:-} ]] && tar cJf "$OUT/gpu-run.tar.xz" -C /tmp chens-gpu-run
+  exit 0
+}
+trap finish TERM INT
 
 # CPU suites in the background.
 t0=$(date +%s)
-for t in chens_tests chens_paper_tests; do
+for t in chens_tests chens_paper_tests; do  # absent from a GPU_ONLY bundle (gpu-bundle.sh)
+  [[ -x .devrun/$t ]] || { echo skipped > "$out/$t.rc"; continue; }
   (dev .devrun/$t --gtest_brief=1 > "$out/$t.log" 2>&1; echo $? > "$out/$t.rc") &
 done
 t=$(date +%s)
-dev .devrun/chens_gpu_tests --gtest_brief=1 > "$out/chens_gpu_tests.log" 2>&1 && result[chens_gpu_tests]=pass ||
+fg timeout 240 env LD_LIBRARY_PATH="$lib" .devrun/chens_gpu_tests --gtest_brief=1 > "$out/chens_gpu_tests.log" 2>&1 && result[chens_gpu_tests]=pass ||
   result[chens_gpu_tests]="FAIL (see chens_gpu_tests.log)"
 stamp chens_gpu_tests $t
 grep -h "\[ compare" "$out/chens_gpu_tests.log" > "$out/compare.txt" || true
 t=$(date +%s)
-san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-if [[ -x $san ]]; then
-  dev $san --tool memcheck --error-exitcode 9 .devrun/chens_gpu_tests \
-    --gtest_filter='AllPairs/CpuVsGpu.*/dirac_rk4:AllPairs/CpuVsGpu.*/naive_dopri5:Formulations/ChainCpuVsGpu.*/dirac_rk4:Models/EnsembleCpuVsGpu.StatisticsAgree*:EnsembleCpuVsGpuLost.*' \
-    > "$out/sanitizer.log" 2>&1 && result[sanitizer]=pass || result[sanitizer]="FAIL (see sanitizer.log)"
-else
-  result[sanitizer]="not run: compute-sanitizer not found"
+# The GPU benchmarks (medians of 3); with .devrun-base/ (scripts/gpu-bundle.sh BASE_BUILD: the
+# same benchmark built from an earlier commit) the earlier build's pendulum and chain rows
+# run in the same call on the same card, for before/after ratios.
+fg env LD_LIBRARY_PATH="$lib" .devrun/bench_gpu_instances --benchmark_filter=BM_Gpu --benchmark_min_time=0.3 --benchmark_repetitions=3 \
+  --benchmark_report_aggregates_only=true > "$out/bench_gpu.log" 2>&1 && result[bench]=pass || result[bench]=FAIL
+if [[ -f .devrun-base/bundle.tar.xz ]]; then
+  (cd .devrun-base && xz -dc bundle.tar.xz | tar xf -)
+  fg env LD_LIBRARY_PATH="$PWD/.devrun-base" .devrun-base/bench_gpu_instances \
+    --benchmark_filter='BM_GpuPendulum/(1000000|10000000)/|BM_GpuPendulumFloat/10000000/|BM_GpuChain7/1000000/' \
+    --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    > "$out/bench_gpu_base.log" 2>&1 && result[bench_base]=pass || result[bench_base]=FAIL
 fi
-stamp sanitizer $t
+stamp bench $t
+# Peers on the same card (bench/peers/README.md): JAX, diffrax, torchdiffeq; about 3 min.
+t=$(date +%s)
+fg env OUT="$out" JAX_BUDGET=${JAX_BUDGET:-50} DFX_BUDGET=${DFX_BUDGET:-25} TCH_BUDGET=${TCH_BUDGET:-25} timeout 200 bash bench/peers/run_peers.sh > "$out/peers.txt" 2> "$out/peers.err" && result[peers]=pass ||
+  result[peers]="FAIL or partial (see peers.txt, peers.err)"
+stamp peers $t
 t=$(date +%s)
 fails=0
 : > "$out/validate.log"
 for f in examples/*.toml; do
   grep -qE '^\[sweep\]|^\[\[run\]\]' "$f" && continue  # validate takes single-run studies
-  if ! "$chens" validate "$f" >> "$out/validate.log" 2>&1; then fails=$((fails + 1)); echo "  ^ $f" >> "$out/validate.log"; fi
+  if ! fg "$chens" validate "$f" >> "$out/validate.log" 2>&1; then fails=$((fails + 1)); echo "  ^ $f" >> "$out/validate.log"; fi
 done
 result[validate]=$([[ $fails == 0 ]] && echo "pass ($(ls examples/*.toml | wc -l) studies)" || echo "FAIL: $fails studies")
 stamp validate $t
-# states.h5 from a GPU run (the default backend picks the GPU), read back with h5py.
-t=$(date +%s)
-python3 tests/output/test_states_h5.py "$chens" > "$out/states_h5.log" 2>&1 && result[states_h5]=pass ||
-  result[states_h5]="FAIL (see states_h5.log)"
-stamp states_h5 $t
-# Checkpoint and resume on the GPU (docs/checkpoints.md): interrupted, signalled, killed and
-# resumed runs against uninterrupted ones; the signalled run has 2e6 instances so that it
-# lasts long enough on the card to be signalled mid-way.
-t=$(date +%s)
-timeout 300 python3 tests/checkpoint/test_resume_cli.py "$chens" 1 2000000 > "$out/resume.log" 2>&1 && result[resume]=pass ||
-  result[resume]="FAIL (see resume.log)"
-stamp resume $t
-# MPI, a GPU per rank (here two and three ranks share the one GPU): Debian's Open MPI from
-# the bundle, unpacked without replacing anything the machine has.
-t=$(date +%s)
-if [[ -f .devrun/openmpi.tar ]]; then
-  tar -C / -xkf .devrun/openmpi.tar 2> "$out/openmpi-unpack.log"; ldconfig
-  mpi=$(command -v mpiexec.openmpi || command -v mpiexec)
-  { echo "mpiexec: $mpi"; ldd "$mpi" | grep "not found"; } >> "$out/openmpi-unpack.log"
-  if [[ -n $mpi ]]; then
-    timeout 240 python3 tests/mpi/test_mpi_sharding.py "$chens" "$mpi" > "$out/mpi.log" 2>&1 && result[mpi_gpu]=pass ||
-      result[mpi_gpu]="FAIL (see mpi.log, openmpi-unpack.log)"
-  else
-    result[mpi_gpu]="not run: mpiexec missing after unpacking (openmpi-unpack.log)"
-  fi
-else
-  result[mpi_gpu]="not run: the bundle has no Open MPI"
-fi
-stamp mpi_gpu $t
-wait
-for t in chens_tests chens_paper_tests; do
-  [[ $(cat "$out/$t.rc" 2> /dev/null) == 0 ]] && result[$t]=pass || result[$t]="FAIL (see $t.log)"
-done
-stamp tests_all $t0
 # Time to first result: a 1e3-instance study from process start to summary.json (CUDA
 # context creation included), GPU and CPU backends.
 for be in cuda cpu; do
@@ -94,25 +96,73 @@ for be in cuda cpu; do
   t1=$(date +%s.%N)
   result[ttfr_$be]=$(awk -v a="$t0" -v b="$t1" -v rc=$rc 'BEGIN { printf "%.3f s (exit %d)", b - a, rc }')
 done
+# Profiler evidence on the lean step kernel (the pendulum's unit model, momentum check) and
+# its loop's instruction mix (scripts/sass_mix.py).
 t=$(date +%s)
-dev .devrun/bench_gpu_instances --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-  > "$out/bench_gpu.log" 2>&1 && result[bench]=pass || result[bench]=FAIL
-stamp bench $t
-# Peers on the same card (bench/peers/README.md): JAX, diffrax, torchdiffeq; about 3 min.
+if command -v ncu > /dev/null; then
+  fg timeout 120 ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
+    --section ComputeWorkloadAnalysis --metrics smsp__inst_executed_pipe_fp64.sum,smsp__inst_executed.sum,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active \
+    -k regex:lean_step --launch-skip 4 -c 1 "$chens" run --set ensemble.size=1000000 --set integrator.h=0.01 \
+    --set integrator.t_end=10 --set output.sample_dt=1 --set projection.momentum=true --set output.reference=none \
+    --backend cuda --no-progress --out "$out/ncu-run" > "$out/ncu_lean_step.txt" 2>&1 && result[ncu]=pass || result[ncu]="FAIL (see ncu_lean_step.txt)"
+  rm -rf "$out/ncu-run"
+else
+  result[ncu]="not run: ncu not found"
+fi
+if command -v cuobjdump > /dev/null && [[ -f scripts/sass_kernels.txt ]]; then
+  # scripts/sass_kernels.txt: label, binary, mangled kernel name (from the build's PTX).
+  while read -r label bin name; do
+    [[ -f $bin ]] && cuobjdump -sass -fun "$name" "$bin" 2> /dev/null | python3 scripts/sass_mix.py "$label"
+  done < scripts/sass_kernels.txt > "$out/sass_mix.txt" 2>&1
+  result[sass]="$(wc -l < "$out/sass_mix.txt") lines"
+fi
+stamp ncu $t
+# states.h5 from a GPU run (the default backend picks the GPU), read back with h5py.
 t=$(date +%s)
-OUT="$out" timeout 240 bash bench/peers/run_peers.sh > "$out/peers.txt" 2> "$out/peers.err" && result[peers]=pass ||
-  result[peers]="FAIL or partial (see peers.txt, peers.err)"
-stamp peers $t
-echo
-grep -E "instance_steps_per_s" "$out/bench_gpu.log" | grep median | sed 's/_median//' | awk '{print "  " $1, $2, $3, $NF}'
-echo
-grep -E "inst-steps|^(jax|diffrax|torch|chens)" "$out/peers.txt" | cut -c1-110 | head -40
-echo
-printf '%-20s %s\n' "on $(cut -d, -f1 "$out/gpu.txt")" "(total $(( $(date +%s) - start )) s)"
-for k in chens_tests chens_paper_tests chens_gpu_tests sanitizer validate states_h5 resume mpi_gpu ttfr_cuda ttfr_cpu bench peers; do
-  printf '  %-18s %-45s %s\n' "$k" "${result[$k]}" "${took[$k]:-}"
+fg python3 tests/output/test_states_h5.py "$chens" > "$out/states_h5.log" 2>&1 && result[states_h5]=pass ||
+  result[states_h5]="FAIL (see states_h5.log)"
+stamp states_h5 $t
+# MPI, a GPU per rank (here two and three ranks share the one GPU): Debian's Open MPI from
+# the bundle, unpacked without replacing anything the machine has.
+t=$(date +%s)
+if [[ -f .devrun/openmpi.tar ]]; then
+  tar -C / -xkf .devrun/openmpi.tar 2> "$out/openmpi-unpack.log"; ldconfig
+  mpi=$(command -v mpiexec.openmpi || command -v mpiexec)
+  { echo "mpiexec: $mpi"; ldd "$mpi" | grep "not found"; } >> "$out/openmpi-unpack.log"
+  if [[ -n $mpi ]]; then
+    fg timeout ${MPI_LIMIT:-240} python3 tests/mpi/test_mpi_sharding.py "$chens" "$mpi" > "$out/mpi.log" 2>&1 && result[mpi_gpu]=pass ||
+      result[mpi_gpu]="FAIL (see mpi.log, openmpi-unpack.log)"
+  else
+    result[mpi_gpu]="not run: mpiexec missing after unpacking (openmpi-unpack.log)"
+  fi
+else
+  result[mpi_gpu]="not run: the bundle has no Open MPI"
+fi
+stamp mpi_gpu $t
+# Checkpoint and resume on the GPU (docs/checkpoints.md): interrupted, signalled, killed and
+# resumed runs against uninterrupted ones; the signalled run has 1e7 instances so that it
+# lasts long enough on the card to be signalled mid-way.
+t=$(date +%s)
+fg timeout ${RESUME_LIMIT:-300} python3 tests/checkpoint/test_resume_cli.py "$chens" 1 10000000 > "$out/resume.log" 2>&1 && result[resume]=pass ||
+  result[resume]="FAIL (see resume.log)"
+stamp resume $t
+t=$(date +%s)
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [[ -x $san ]]; then
+  fg timeout ${SANITIZER_LIMIT:-300} env LD_LIBRARY_PATH="$lib" $san --tool memcheck --error-exitcode 9 .devrun/chens_gpu_tests \
+    --gtest_filter='AllPairs/CpuVsGpu.*/dirac_rk4:AllPairs/CpuVsGpu.*/naive_dopri5:Formulations/ChainCpuVsGpu.*/dirac_rk4:Models/EnsembleCpuVsGpu.StatisticsAgree*:EnsembleCpuVsGpuLost.*:GpuPaths.DeviceStatisticsEqualTheHostsBitForBit:GpuPaths.LostInstancesAreLostAlike' \
+    > "$out/sanitizer.log" 2>&1 && result[sanitizer]=pass || result[sanitizer]="FAIL (see sanitizer.log)"
+else
+  result[sanitizer]="not run: compute-sanitizer not found"
+fi
+stamp sanitizer $t
+wait
+for t in chens_tests chens_paper_tests; do
+  case $(cat "$out/$t.rc" 2> /dev/null) in
+    0) result[$t]=pass ;;
+    skipped) result[$t]="not run: not in the bundle (GPU_ONLY)" ;;
+    *) result[$t]="FAIL (see $t.log)" ;;
+  esac
 done
-echo "  (CPU suites and GPU checks together: ${took[tests_all]})"
-rm -rf "$out"/ttfr-*/ 2> /dev/null
-[[ -n ${OUT:-} ]] && tar cJf "$OUT/gpu-run.tar.xz" -C /tmp chens-gpu-run
-exit 0
+stamp tests_all $t0
+finish

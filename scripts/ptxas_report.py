@@ -31,7 +31,14 @@ for raw, name in zip(names, pretty):
     if flt not in name:
         continue
     d = info[raw]
-    args = re.search(r"<(.*)>\(", name)
-    short = re.sub(r"chens::|cuda::", "", args.group(1) if args else name)
+    # "void chens::cuda::kernel<args>(params)" -> "kernel<args>": the parameter list is the
+    # first "(" outside the template arguments (which may hold casts such as "(LeanPolicy)1").
+    depth, cut = 0, len(name)
+    for at, ch in enumerate(name):
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        if ch == "(" and depth == 0:
+            cut = at
+            break
+    short = re.sub(r"chens::|cuda::", "", re.sub(r"^void ", "", name[:cut]))
     print("%4s regs %6s B stack %5s/%-5s B spill st/ld  %s" % (
         d.get("regs", "?"), d.get("stack", "?"), d.get("stores", "?"), d.get("loads", "?"), short[:160]))

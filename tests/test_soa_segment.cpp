@@ -13,6 +13,7 @@
 #include <chens/ensemble/soa_segment.hpp>
 #include <chens/formulations/extended_hamiltonian.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/formulations/naive.hpp>
 #include <chens/geometry/wedge.hpp>
 #include <chens/integrators/midpoint_projection.hpp>
 #include <chens/integrators/dopri5.hpp>
@@ -31,7 +32,9 @@ namespace {
 
 bool same_bits(const Accumulator& a, const Accumulator& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-template <class System, class Method, class Reference>
+// Split = true: the lean path instead, row by row: lean_step_soa then measure_soa for every
+// instance (kernels/ensemble_kernel.cuh's lean_step and measure_row).
+template <class System, class Method, class Reference, bool Split = false>
 void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& method,
                                             const RunParams<typename System::Real>& rp,
                                             const ModelStateOf<System>& z0, std::uint64_t n, double perturbation,
@@ -57,14 +60,32 @@ void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& met
   std::vector<std::vector<double>> metrics(static_cast<std::size_t>(samples + 1),
                                            std::vector<double>(n * metric_count));
   std::vector<std::vector<unsigned char>> valid(static_cast<std::size_t>(samples + 1), std::vector<unsigned char>(n));
+  auto emit = [&](std::uint64_t i) {
+    return [&, i](index_t k, bool ok, const Metrics<double>& m, const Inst&) {
+      for (int c = 0; c < metric_count; ++c) metrics[static_cast<std::size_t>(k)][c * n + i] = ok ? m.v[c] : 0.0;
+      valid[static_cast<std::size_t>(k)][i] = ok ? 1 : 0;
+    };
+  };
   for (index_t k0 = 0; k0 <= samples; k0 += rows_per_segment) {
     const index_t k1 = std::min<index_t>(samples + 1, k0 + rows_per_segment);
-    for (std::uint64_t i = 0; i < n; ++i)
-      advance_segment_soa<System, Method, Inst>(
-          sys, method, rp, soa.data(), n, i, k0, k1, [&](index_t k, bool ok, const Metrics<double>& m, const Inst&) {
-            for (int c = 0; c < metric_count; ++c) metrics[static_cast<std::size_t>(k)][c * n + i] = ok ? m.v[c] : 0.0;
-            valid[static_cast<std::size_t>(k)][i] = ok ? 1 : 0;
-          });
+    if constexpr (Split) {
+      LeanPolicy policy{};
+      ASSERT_TRUE(lean_policy_for<System>(rp, policy)) << what;
+      for (index_t k = k0; k < k1; ++k) {
+        for (std::uint64_t i = 0; i < n && k > 0; ++i) {
+          LeanStepResult<typename System::State> work;
+          if (policy == LeanPolicy::momentum) {
+            lean_step_soa<LeanPolicy::momentum, true, System, Method, Inst>(sys, rp, soa.data(), n, i, k, work);
+          } else {
+            lean_step_soa<LeanPolicy::none, true, System, Method, Inst>(sys, rp, soa.data(), n, i, k, work);
+          }
+        }
+        for (std::uint64_t i = 0; i < n; ++i) measure_soa<System, Inst>(sys, rp, soa.data(), n, i, k, emit(i));
+      }
+    } else {
+      for (std::uint64_t i = 0; i < n; ++i)
+        advance_segment_soa<System, Method, Inst>(sys, method, rp, soa.data(), n, i, k0, k1, emit(i));
+    }
   }
 
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -115,6 +136,35 @@ TEST(SoaSegment, PendulumFixedStepWithProjections) {
       Sys{Pendulum<double>{1, 1, 1}}, {}, rp, {{1, 0, 0, -2}}, 300, 1e-3, 4, "pendulum dirac + rk4");
 }
 
+// The lean path (one step kernel and one measuring kernel per row), projections firing.
+TEST(SoaSegment, PendulumLeanPath) {
+  Study s = pendulum_study(MethodId::rk4);
+  s.position = false;
+  const RunParams<double> rp = resolve(s);
+  using Sys = HamiltonDirac<Pendulum<double>>;
+  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, PendulumExact<double>, true>(
+      Sys{Pendulum<double>{1, 1, 1}}, {}, rp, {{1, 0, 0, -2}}, 300, 1e-3, 4, "pendulum dirac + rk4, lean path");
+  const RunParams<float> rpf = run_params_as<float>(resolve(s));
+  using SysF = HamiltonDirac<Pendulum<float>>;
+  expect_kernel_body_matches_cpu_backend<SysF, ExplicitRk<Rk4Tableau>, PendulumExact<double>, true>(
+      SysF{Pendulum<float>{1, 1, 1}}, {}, rpf, {{1, 0, 0, -2}}, 130, 1e-3, 3, "float pendulum dirac + rk4, lean path");
+}
+
+// Lost instances on the lean path: frozen by a residual bound at a sample (measure_soa
+// writes the lost word back) and the step kernel leaving them alone afterwards.
+TEST(SoaSegment, PendulumLeanPathWithLostInstances) {
+  Study s = pendulum_study(MethodId::euler);
+  s.formulation = FormulationId::naive;
+  s.position = s.momentum = false;
+  s.perturbation = 0.3;
+  s.t_end = 20.0;
+  s.lost_residual = 2e-2;
+  const RunParams<double> rp = resolve(s);
+  using Sys = Naive<Pendulum<double>>;
+  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<EulerTableau>, PendulumExact<double>, true>(
+      Sys{Pendulum<double>{1, 1, 1}}, {}, rp, {{1, 0, 0, -2}}, 300, 0.3, 4, "pendulum naive + euler, lost instances");
+}
+
 // output.wedge: the tangent system (12 numbers per instance) through the kernel's body; its
 // tangents are checked through wedge_error, compared bit for bit like every metric.
 TEST(SoaSegment, PendulumWithTangentsAndStageProjection) {
@@ -162,6 +212,9 @@ TEST(SoaSegment, ChainWithAdvancingNumericalReference) {
   using Sys = HamiltonDirac<Model>;
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>>(
       Sys{chain_model<7>(s)}, {}, rp, chain_initial<7>(s), 70, 1e-3, 3, "chain dirac + rk4, numerical reference");
+  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, true>(
+      Sys{chain_model<7>(s)}, {}, rp, chain_initial<7>(s), 70, 1e-3, 3,
+      "chain dirac + rk4, numerical reference, lean path");
 }
 
 }  // namespace

@@ -13,7 +13,8 @@ perturbation 1e-3). bench_gpu_instances's BM_GpuPendulum (bench/bench_gpu_instan
 projects at tol 1e-6 (versions without the projections_per_step counter did not), evaluates
 the closed-form reference and reduces statistics at 11 sample times on the device, and
 times the whole call: initial data on the device, allocation, integration, reductions and
-transfers.
+transfers; a second line ("kernels ...") gives the integration kernels alone, from the same
+run's kernel_instance_steps_per_s.
 """
 
 import json
@@ -61,6 +62,14 @@ def bench_records(path, device):
                 if key in r:
                     rec[key] = r[key]
         out.append(rec)
+        # The integration kernels alone (EnsembleResult::device_seconds), from the same run.
+        if not r.get("error_occurred") and r.get("kernel_instance_steps_per_s"):
+            k = dict(rec)
+            k["variant"] = "kernels %s tol=%s" % (m.group(1), ref.tol_label(tol))
+            k["instance_steps_per_s"] = r["kernel_instance_steps_per_s"]
+            k["seconds"] = int(m.group(2)) * ref.STEPS / r["kernel_instance_steps_per_s"]
+            k["source"] = "bench_gpu_instances %s, kernel_instance_steps_per_s" % m.group(1)
+            out.append(k)
     return out
 
 

@@ -21,7 +21,8 @@
 #
 # chens itself on the same card (optional, ~15 s more, see run_chens below): CHENS_DIR
 # (default .devrun/ of the repository, from scripts/gpu-bundle.sh), CHENS_SIZES, CHENS_BACKEND.
-# Environment: OUT (output folder), PYTHON (default python3), PEERS_QUICK=1 (a smoke test:
+# Environment: OUT (output folder), PYTHON (default python3), JAX_BUDGET, DFX_BUDGET,
+# TCH_BUDGET (the soft budgets above, seconds), PEERS_QUICK=1 (a smoke test:
 # sizes 1e3 and 1e4, 200 steps, small budgets), PEERS_ARGS (extra arguments for the three
 # peer scripts, after the ones above so that they override them, e.g. "--allow-cpu" to
 # test on a machine without a GPU, or "--sizes 1e6 --steps 500"). Exit status: 0 when every script exited 0
@@ -39,9 +40,9 @@ export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-1}"
 
 SIZES="1000,10000,100000,1000000,10000000"
 STEPS=1000
-JAX_BUDGET=70; JAX_LIMIT=110
-DFX_BUDGET=45; DFX_LIMIT=80
-TCH_BUDGET=45; TCH_LIMIT=80
+JAX_BUDGET=${JAX_BUDGET:-70}; JAX_LIMIT=$((JAX_BUDGET + 40))
+DFX_BUDGET=${DFX_BUDGET:-45}; DFX_LIMIT=$((DFX_BUDGET + 35))
+TCH_BUDGET=${TCH_BUDGET:-45}; TCH_LIMIT=$((TCH_BUDGET + 35))
 TARGET=1.5
 if [ "${PEERS_QUICK:-0}" = 1 ]; then
   SIZES="1000,10000"; STEPS=200
@@ -89,7 +90,7 @@ run_chens() {
   if [ -x "$dir/bench_gpu_instances" ]; then
     echo "== chens bench_gpu_instances ($(( $(date +%s) - T0 ))s elapsed)" >&2
     LD_LIBRARY_PATH="$lib" timeout 120 "$dir/bench_gpu_instances" \
-      --benchmark_filter='BM_GpuPendulum|BM_GpuEnsemblePendulum' --benchmark_min_time=0.1 \
+      --benchmark_filter='BM_GpuPendulum/|BM_GpuEnsemblePendulum/' --benchmark_min_time=0.1 \
       --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_format=json \
       > "$OUT/chens-bench.json" 2> "$OUT/chens-bench.err" || echo "-- bench_gpu_instances failed (see $OUT/chens-bench.err)" >&2
     CHENS_DEVICE="$dev" "$PY" "$HERE/chens_results.py" bench "$OUT/chens-bench.json" >> "$JSONL" || status=1

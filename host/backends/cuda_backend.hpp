@@ -33,6 +33,11 @@ CudaDeviceInfo cuda_device_info();
 // MPI ranks: use device local_rank modulo the number of devices (no-op without a device).
 void cuda_select_device(int local_rank);
 
+// Creates the CUDA context now (a few hundred milliseconds on a first call), so that a GPU
+// run's wall time starts with a ready device; `chens run` calls it once it has chosen the
+// GPU. The context counts in the process's time to first result. No-op without a device.
+void cuda_initialize();
+
 // Why the GPU backend cannot run this study (a model size without kernels), or "".
 std::string cuda_unsupported_reason(const Study& s);
 

@@ -9,6 +9,8 @@ CudaDeviceInfo cuda_device_info() { return {false, "this chens was built without
 
 void cuda_select_device(int) {}
 
+void cuda_initialize() {}
+
 std::string cuda_unsupported_reason(const Study&) { return "this chens was built without CUDA"; }
 
 EnsembleResult run_study_cuda(const Study&, const RunParams<double>&, const EnsembleSpec&) {

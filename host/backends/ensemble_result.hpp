@@ -82,6 +82,13 @@ struct EnsembleResult {
   PerInstanceResult kept;         // the first EnsembleSpec::keep_instances instances
 
   double wall_seconds = 0.0;  // of the whole run, resumed parts included
+  // GPU: the time the integration kernels ran (stepping and measuring, between CUDA events on
+  // the compute stream; this process's part of a resumed run): the kernel-only time, which
+  // the device's statistics and the host's share overlap. 0 on the CPU.
+  double device_seconds = 0.0;
+  // GPU: of wall_seconds, the set-up (device allocation, initial data) and the finish (counter
+  // sums, lost instances, kept instances) around the segments (bench_gpu_instances).
+  double setup_seconds = 0.0, finish_seconds = 0.0;
   // > 0: the run stopped after this many sample times (EnsembleSpec::checkpoint asked it
   // to, after its state was saved); the result is incomplete and is not written.
   std::int64_t stopped_at = 0;

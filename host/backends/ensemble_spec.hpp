@@ -64,6 +64,13 @@ struct EnsembleSpec {
   std::function<CheckpointRequest(std::int64_t done, std::int64_t total)> checkpoint;
   std::function<void(const CheckpointState&)> save_checkpoint;
 
+  // GPU backend: run explicit methods through the lean step kernel where the settings allow
+  // (ensemble/lean_steps.hpp), and the pendulum's Hamilton-Dirac equations through the unit
+  // model when m = l = g = 1. Both give the general kernel's results bit for bit; tests
+  // switch them off to prove it.
+  bool gpu_lean = true;
+  bool gpu_unit = true;
+
   // The ensemble index of this run's instance i.
   std::uint64_t global_index(std::uint64_t i) const { return only.empty() ? first_instance + i : only[i]; }
 };

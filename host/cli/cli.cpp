@@ -239,6 +239,7 @@ std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::os
   const std::string why = gpu_unusable_reason(study);
   if (why.empty()) {
     gpu = true;
+    cuda_initialize();  // before the run's clock starts (cuda_backend.hpp)
     if (ra.backend == "auto") info.backend_note = "auto: ran on the GPU, " + cuda_device_info().description;
   } else if (ra.backend == "cuda") {
     err << "chens run: " << (run.empty() ? "" : "run \"" + run + "\": ") << "--backend cuda: " << why

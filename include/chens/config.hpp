@@ -28,7 +28,11 @@ using index_t = std::int64_t;
 namespace chens {
 
 // A product that is never contracted into a fused multiply-add, so that values which
-// must agree bit for bit across backends (initial data) do so on the GPU as well.
+// must agree bit for bit across backends (initial data, statistics) do so on the GPU as well.
+template <class T>
+CHENS_HD CHENS_FORCEINLINE T mul_rn(const T& a, const T& b) {
+  return a * b;  // other scalar types (dual numbers, counters) have no fused operations
+}
 CHENS_HD CHENS_FORCEINLINE double mul_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dmul_rn(a, b);
@@ -43,6 +47,48 @@ CHENS_HD CHENS_FORCEINLINE float mul_rn(float a, float b) {
   return a * b;
 #endif
 }
+
+// a * b + c with the rounding decided here rather than by the compiler: one rounding on the
+// GPU (an explicit fused multiply-add), two on the host (x86-64 without -march has no FMA,
+// and ISO C++ mode does not contract). nvcc otherwise fuses a product into an addition where
+// ptxas chooses to, and the choice can differ between two kernels running the same formula
+// (a constant folded away, different register pressure): formulas whose GPU results must
+// not depend on the kernel (HamiltonDirac<Pendulum>, axpy, the accumulators) say where
+// they fuse.
+template <class T>
+CHENS_HD CHENS_FORCEINLINE T fmadd(const T& a, const T& b, const T& c) {
+  return a * b + c;
+}
+CHENS_HD CHENS_FORCEINLINE double fmadd(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __fma_rn(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+CHENS_HD CHENS_FORCEINLINE float fmadd(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+// a * b - c and c - a * b, likewise (the sign flips are free operand modifiers of the FMA).
+template <class T>
+CHENS_HD CHENS_FORCEINLINE T fmsub(const T& a, const T& b, const T& c) {
+  return a * b - c;
+}
+template <class T>
+CHENS_HD CHENS_FORCEINLINE T fnmadd(const T& a, const T& b, const T& c) {
+  return c - a * b;
+}
+#if defined(__CUDA_ARCH__)
+__device__ CHENS_FORCEINLINE double fmsub(double a, double b, double c) { return __fma_rn(a, b, -c); }
+__device__ CHENS_FORCEINLINE float fmsub(float a, float b, float c) { return __fmaf_rn(a, b, -c); }
+__device__ CHENS_FORCEINLINE double fnmadd(double a, double b, double c) { return __fma_rn(-a, b, c); }
+__device__ CHENS_FORCEINLINE float fnmadd(float a, float b, float c) { return __fmaf_rn(-a, b, c); }
+#endif
 
 template <class Real>
 CHENS_HD constexpr Real machine_epsilon() {

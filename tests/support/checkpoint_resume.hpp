@@ -62,6 +62,21 @@ inline void check_resume_is_bitwise(const Backend& run, const Study& s, std::vec
   EnsembleSpec base = ensemble_spec(s, 2);
   base.keep_instances = 100;
   const EnsembleResult whole = run(s, rp, base);
+  {  // Saving after every segment, without stopping, changes nothing (the GPU holds the next
+     // segment back until the state is saved, then goes on).
+    EnsembleSpec spec = base;
+    std::int64_t saves = 0;
+    spec.checkpoint = [](std::int64_t, std::int64_t) {
+      CheckpointRequest q;
+      q.save = true;
+      return q;
+    };
+    spec.save_checkpoint = [&saves](const CheckpointState&) { ++saves; };
+    const EnsembleResult saving = run(s, rp, spec);
+    EXPECT_GT(saves, 0) << what;
+    EXPECT_EQ(saving.stopped_at, 0) << what;
+    expect_bitwise_equal(whole, saving, what + ", saving after every segment");
+  }
 
   TempDir dir;
   const std::string path = dir.str("checkpoint.chk");

@@ -2,7 +2,9 @@
 // minimum and maximum. CPU threads, GPU blocks and (later) MPI ranks reduce the same
 // way and merge in a fixed order, so results do not depend on how an ensemble was split.
 // The mean is kept as a running mean and the sum of squares in LAPACK's scaled form
-// (dlassq), so statistics stay finite for any finite inputs.
+// (dlassq), so statistics stay finite for any finite inputs. No product is fused into an
+// addition (config.hpp's mul_rn): the GPU reduces the same values to the same bits as the
+// CPU, and its block tree (kernels/device_statistics.cu) to the host tree's bits.
 #pragma once
 
 #include <cmath>
@@ -35,10 +37,12 @@ struct Accumulator {
     const double a = fabs(x);
     if (a > 0.0) {
       if (scale < a) {
-        ssq = 1.0 + ssq * (scale / a) * (scale / a);
+        const double r = scale / a;
+        ssq = 1.0 + mul_rn(ssq * r, r);
         scale = a;
       } else {
-        ssq += (a / scale) * (a / scale);
+        const double r = a / scale;
+        ssq = ssq + mul_rn(r, r);
       }
     }
   }
@@ -50,16 +54,18 @@ struct Accumulator {
       return;
     }
     const double n = static_cast<double>(count) + static_cast<double>(o.count);
-    mean += (o.mean - mean) * (static_cast<double>(o.count) / n);
+    mean = mean + mul_rn(o.mean - mean, static_cast<double>(o.count) / n);
     count += o.count;
     min = o.min < min ? o.min : min;
     max = o.max > max ? o.max : max;
     if (o.scale > 0.0) {
       if (scale < o.scale) {
-        ssq = o.ssq + ssq * (scale / o.scale) * (scale / o.scale);
+        const double r = scale / o.scale;
+        ssq = o.ssq + mul_rn(ssq * r, r);
         scale = o.scale;
       } else {
-        ssq += o.ssq * (o.scale / scale) * (o.scale / scale);
+        const double r = o.scale / scale;
+        ssq = ssq + mul_rn(o.ssq * r, r);
       }
     }
   }

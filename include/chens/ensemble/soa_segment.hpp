@@ -24,6 +24,7 @@
 #include <chens/config.hpp>
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/instance.hpp>
+#include <chens/ensemble/lean_steps.hpp>
 
 namespace chens {
 
@@ -63,6 +64,90 @@ struct InstanceWords {
   static constexpr int counters_end = static_cast<int>(offsetof(Inst, energy0) / sizeof(std::uint64_t));
   static constexpr int all = soa_words<Inst>;
 };
+
+// The words holding bytes [offset, offset + size) of an instance.
+template <class Inst>
+struct FieldWords {
+  int first, end;
+  static constexpr FieldWords of(std::size_t offset, std::size_t size) {
+    return {static_cast<int>(offset / sizeof(std::uint64_t)),
+            static_cast<int>((offset + size + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t))};
+  }
+};
+
+// The words the lean step kernel and the measuring kernel touch (a word is loaded and stored
+// whole, so a smaller field sharing it, such as a float run's h beside t, is written back
+// unchanged).
+template <class Inst>
+struct SplitWords {
+  using Words = InstanceWords<Inst>;
+  static constexpr FieldWords<Inst> zt = FieldWords<Inst>::of(offsetof(Inst, z), offsetof(Inst, t) + sizeof(Inst::t));
+  static constexpr FieldWords<Inst> step = FieldWords<Inst>::of(offsetof(Inst, step), sizeof(Inst::step));
+  static constexpr FieldWords<Inst> lost = FieldWords<Inst>::of(offsetof(Inst, lost), sizeof(Inst::lost));
+  static constexpr int counters = Words::stepping_end;  // Counters::steps is the first counter
+  static constexpr int counter(std::size_t offset_in_counters) {
+    return counters + static_cast<int>(offset_in_counters / sizeof(std::uint64_t));
+  }
+  static_assert(offsetof(Inst, z) == 0 && step.first >= zt.end && lost.first >= step.end && lost.end <= counters,
+                "instance layout: z, t, ..., step, lost, then the counters");
+};
+
+// The GPU's split path, one row at a time (kernels/ensemble_kernel.cuh): instance i to sample
+// k through the lean loop, reading and writing only z, t, step, lost and the three counters
+// the loop adds to. Lost instances stay frozen. InlineRhs: formulation.hpp's eval_rhs; r:
+// the loop's working storage, provided by the caller.
+template <LeanPolicy P, bool InlineRhs, class System, class Method, class Inst>
+CHENS_HD CHENS_FORCEINLINE void lean_step_soa(const System& sys, const RunParams<typename System::Real>& rp,
+                                              std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k,
+                                              LeanStepResult<typename System::State>& r) {
+  using W = SplitWords<Inst>;
+  Inst in;
+  soa_load(soa, n, i, in, W::lost.first, W::lost.end);
+  if (in.lost != int(LostReason::none)) return;
+  soa_load(soa, n, i, in, W::zt.first, W::zt.end);
+  soa_load(soa, n, i, in, W::step.first, W::step.end);
+  r.z = in.z;
+  r.step = in.step;
+  lean_advance_to_sample<P, InlineRhs, System, Method>(sys, rp, k, r);
+  in.c = Counters{};
+  commit_lean<Method>(in, r, rp);
+  soa_store(soa, n, i, in, W::zt.first, W::zt.end);
+  soa_store(soa, n, i, in, W::step.first, W::step.end);
+  if (r.lost) soa_store(soa, n, i, in, W::lost.first, W::lost.end);
+  // The counters the loop moves, added in place.
+  soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, steps))) * n + i] += in.c.steps;
+  soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, rhs_evaluations))) * n + i] += in.c.rhs_evaluations;
+  if (in.c.momentum_projections)
+    soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, momentum_projections))) * n + i] +=
+        in.c.momentum_projections;
+}
+
+// The split path's measurement of instance i at sample k (after lean_step_soa): what
+// advance_segment_soa does at a sample, reading z, lost and the diagnostic fields (with an
+// advancing reference, the whole instance), writing back what measuring moved; calls
+// emit(k, measured, metrics, instance).
+template <class System, class Inst, class Emit>
+CHENS_HD CHENS_FORCEINLINE void measure_soa(const System& sys, const RunParams<typename System::Real>& rp,
+                                            std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k,
+                                            Emit&& emit) {
+  using Words = InstanceWords<Inst>;
+  using W = SplitWords<Inst>;
+  constexpr bool advancing = decltype(Inst::ref)::advancing;
+  Inst in;
+  if constexpr (advancing) {
+    soa_load(soa, n, i, in, 0, Words::all);
+  } else {
+    soa_load(soa, n, i, in, W::zt.first, W::zt.end);
+    soa_load(soa, n, i, in, W::lost.first, W::lost.end);
+    soa_load(soa, n, i, in, Words::counters_end, Words::all);
+  }
+  const int lost = in.lost;
+  Metrics<double> m;
+  const bool ok = measure_instance(sys, rp, in, k, m);
+  if constexpr (advancing) soa_store(soa, n, i, in, Words::stepping_end, Words::all);
+  if (in.lost != lost) soa_store(soa, n, i, in, W::lost.first, W::lost.end);
+  emit(k, ok, m, in);
+}
 
 // Instance i (already initialised in soa) through samples k0 .. k1-1: advances to each
 // sample (k > 0), measures it, and calls emit(k, measured, metrics, instance) with the

@@ -21,9 +21,9 @@ struct ExtendedHamiltonian {
                 "chens provides them for the pendulum only");
 };
 
-template <class Real_>
-struct ExtendedHamiltonian<Pendulum<Real_>> {
-  using Model = Pendulum<Real_>;
+template <class Real_, bool Unit>
+struct ExtendedHamiltonian<Pendulum<Real_, Unit>> {
+  using Model = Pendulum<Real_, Unit>;
   using Real = Real_;
   using State = typename Model::State;
   static constexpr FormulationId id = FormulationId::extended;
@@ -32,7 +32,7 @@ struct ExtendedHamiltonian<Pendulum<Real_>> {
 
   CHENS_HD CHENS_FORCEINLINE void rhs(const State& z, State& dz) const {
     const Real x = z[0], y = z[1], px = z[2], py = z[3];
-    const Real m = model.m, mg = model.m * model.g, l2 = model.l * model.l;
+    const Real m = model.mass(), mg = model.mass() * model.gravity(), l2 = model.length() * model.length();
     const Real r2 = x * x + y * y;
     const Real ir2 = Real(1) / r2;
     const Real lam = -((px * px + py * py) / m - mg * y) * ir2;

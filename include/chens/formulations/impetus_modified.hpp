@@ -20,9 +20,9 @@ struct ImpetusModified {
   static_assert(sizeof(Model) == 0, "the modified impetus Hamiltonian (000 eq. 52) is defined for the pendulum only");
 };
 
-template <class Real_>
-struct ImpetusModified<Pendulum<Real_>> {
-  using Model = Pendulum<Real_>;
+template <class Real_, bool Unit>
+struct ImpetusModified<Pendulum<Real_, Unit>> {
+  using Model = Pendulum<Real_, Unit>;
   using Real = Real_;
   using State = typename Model::State;
   static constexpr FormulationId id = FormulationId::impetus_modified;
@@ -31,11 +31,11 @@ struct ImpetusModified<Pendulum<Real_>> {
 
   CHENS_HD CHENS_FORCEINLINE void rhs(const State& z, State& dz) const {
     const Real x = z[0], y = z[1], px = z[2], py = z[3];
-    const Real w = (x * py - y * px) / (model.m * model.l * model.l);
+    const Real w = (x * py - y * px) / (model.mass() * model.length() * model.length());
     dz[0] = -w * y;
     dz[1] = w * x;
     dz[2] = -w * py;
-    dz[3] = w * px - model.m * model.g;
+    dz[3] = w * px - model.mass() * model.gravity();
   }
   CHENS_HD CHENS_FORCEINLINE State physical(const State& z) const { return impetus_to_physical(model, z); }
 };

@@ -22,9 +22,9 @@ struct TotalHamiltonian {
                 "chens provides them for the pendulum only");
 };
 
-template <class Real_>
-struct TotalHamiltonian<Pendulum<Real_>> {
-  using Model = Pendulum<Real_>;
+template <class Real_, bool Unit>
+struct TotalHamiltonian<Pendulum<Real_, Unit>> {
+  using Model = Pendulum<Real_, Unit>;
   using Real = Real_;
   using State = typename Model::State;
   static constexpr FormulationId id = FormulationId::total;
@@ -33,10 +33,10 @@ struct TotalHamiltonian<Pendulum<Real_>> {
 
   CHENS_HD CHENS_FORCEINLINE void rhs(const State& z, State& dz) const {
     const Real x = z[0], y = z[1], px = z[2], py = z[3];
-    const Real m = model.m, mg = model.m * model.g;
+    const Real m = model.mass(), mg = model.mass() * model.gravity();
     const Real r2 = x * x + y * y;
     const Real ir2 = Real(1) / r2;
-    const Real phi = (r2 - model.l * model.l) / Real(2);
+    const Real phi = (r2 - model.length() * model.length()) / Real(2);
     const Real mu = ((px * px + py * py) / m - mg * y) * ir2;
     const Real c = Real(2) * phi * ir2;  // 2 phi / r^2
     dz[0] = px / m + c * px / m;

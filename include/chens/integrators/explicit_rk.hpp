@@ -71,34 +71,71 @@ struct ExplicitRk {
     return st;
   }
 
+  // One step's arithmetic alone, without the status: what step() computes, bit for bit. The
+  // lean fixed-step loop (ensemble/lean_steps.hpp) counts the evaluations itself and tests
+  // finiteness once per segment.
+  template <bool InlineRhs = false, class System>
+  CHENS_HD CHENS_FORCEINLINE static void advance(const System& sys, const typename System::State& z,
+                                                 typename System::Real h, typename System::State& z_new) {
+    advance_lanes<1, InlineRhs>(sys, &z, h, &z_new);
+  }
+
+  // Whether stage i reads only the stage before it (a_ij = 0 for j < i - 1): Euler, RK2 and
+  // RK4. Then one instance needs one stage value at a time (advance_lanes, B = 1).
+  static constexpr bool streams() {
+    for (int i = 0; i < Tableau::stages; ++i)
+      for (int j = 0; j + 1 < i; ++j)
+        if (Tableau::a(i, j) != 0.0) return false;
+    return true;
+  }
+
  private:
   // The stages and the update of B lanes: arithmetic only, for any scalar type (double,
   // float, or D2 holding two lanes).
-  template <int B, class System>
+  template <int B, bool InlineRhs = false, class System>
   CHENS_HD CHENS_FORCEINLINE static void advance_lanes(const System& sys, const typename System::State* z,
                                                        typename System::Real h, typename System::State* z_new) {
     using Real = typename System::Real;
     using State = typename System::State;
     constexpr int S = Tableau::stages;
-    State k[S][B];
-    CHENS_UNROLL
-    for (int i = 0; i < S; ++i) {
-      CHENS_UNROLL
-      for (int l = 0; l < B; ++l) {
-        State zi = z[l];
-        CHENS_UNROLL
-        for (int j = 0; j < i; ++j) {
-          if (Tableau::a(i, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a(i, j)), k[j][l]);
-        }
-        eval_rhs(sys, zi, k[i][l]);
-      }
-    }
-    CHENS_UNROLL
-    for (int l = 0; l < B; ++l) {
-      z_new[l] = z[l];
+    if constexpr (B == 1 && streams()) {
+      // One instance (the GPU's thread, a single CPU instance): the update z_new += h b_i k_i
+      // is taken as soon as k_i exists, and k_i is dropped once stage i + 1 has read it, so
+      // that a state and two stage values are live instead of S + 1 (a seven-atom chain's
+      // RK4 step then fits a GPU thread's registers). The operations and their order are
+      // those of the general loop below: z_new = (((z + h b_0 k_0) + h b_1 k_1) + ...), and
+      // stage i's input is z + h a_{i,i-1} k_{i-1}; results are identical. (z and z_new are
+      // distinct: z is read after z_new is written.)
+      State k;
+      z_new[0] = z[0];
       CHENS_UNROLL
       for (int i = 0; i < S; ++i) {
-        if (Tableau::b(i) != 0.0) z_new[l] = axpy(z_new[l], h * Real(Tableau::b(i)), k[i][l]);
+        State zi = z[0];
+        if (i > 0 && Tableau::a(i, i - 1) != 0.0) zi = axpy(zi, h * Real(Tableau::a(i, i - 1)), k);
+        eval_rhs<InlineRhs>(sys, zi, k);
+        if (Tableau::b(i) != 0.0) z_new[0] = axpy(z_new[0], h * Real(Tableau::b(i)), k);
+      }
+    } else {
+      State k[S][B];
+      CHENS_UNROLL
+      for (int i = 0; i < S; ++i) {
+        CHENS_UNROLL
+        for (int l = 0; l < B; ++l) {
+          State zi = z[l];
+          CHENS_UNROLL
+          for (int j = 0; j < i; ++j) {
+            if (Tableau::a(i, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a(i, j)), k[j][l]);
+          }
+          eval_rhs<InlineRhs>(sys, zi, k[i][l]);
+        }
+      }
+      CHENS_UNROLL
+      for (int l = 0; l < B; ++l) {
+        z_new[l] = z[l];
+        CHENS_UNROLL
+        for (int i = 0; i < S; ++i) {
+          if (Tableau::b(i) != 0.0) z_new[l] = axpy(z_new[l], h * Real(Tableau::b(i)), k[i][l]);
+        }
       }
     }
   }

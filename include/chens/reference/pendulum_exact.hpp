@@ -66,8 +66,8 @@ struct PendulumExact {
   }
 
   // The reference of one ensemble instance, or a disabled one when the run asks for none.
-  template <class RP>
-  CHENS_HD static PendulumExact make(const Pendulum<Real>& model, const Vec<Real, 4>& z_in, const RP& rp) {
+  template <bool Unit, class RP>
+  CHENS_HD static PendulumExact make(const Pendulum<Real, Unit>& model, const Vec<Real, 4>& z_in, const RP& rp) {
     if (rp.reference) return make(model, z_in);
     PendulumExact r{};
     r.on = false;
@@ -75,7 +75,8 @@ struct PendulumExact {
     return r;
   }
 
-  CHENS_HD static PendulumExact make(const Pendulum<Real>& model, const Vec<Real, 4>& z_in) {
+  template <bool Unit>
+  CHENS_HD static PendulumExact make(const Pendulum<Real, Unit>& model, const Vec<Real, 4>& z_in) {
     using std::atan2;
     using std::fabs;
     using std::log;
