@@ -383,8 +383,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   }
 
   // Segment s covers sample rows [k0(s), k1(s)) and uses slot s % 2.
-  const index_t first_k0 = start;
-  auto k0_of = [&](std::int64_t s) { return first_k0 + s * seg; };
+  auto k0_of = [&](std::int64_t s) { return start + s * seg; };
   auto k1_of = [&](std::int64_t s) { return std::min<index_t>(samples + 1, k0_of(s) + seg); };
   const std::int64_t segments = samples + 1 > start ? (samples + 1 - start + seg - 1) / seg : 0;
 

@@ -8,19 +8,32 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build/release
 [[ -x $build/tests/chens_gpu_tests ]] || { echo "gpu-bundle: build first: cmake --preset release && cmake --build --preset release" >&2; exit 2; }
-grep -qx '/.devrun/' .git/info/exclude 2>/dev/null || echo '/.devrun/' >> .git/info/exclude
-rm -rf .devrun && mkdir -p .devrun
+# A fresh, git-ignored bundle folder $1.
+fresh() {
+  grep -qx "/$1/" .git/info/exclude 2>/dev/null || echo "/$1/" >> .git/info/exclude
+  rm -rf "$1" && mkdir -p "$1"
+}
+# Shared libraries from Debian packages that a bare CUDA machine does not have: every
+# library the binaries in $1 load (HDF5, Open MPI, toml++, Google Benchmark and theirs) but
+# the C and C++ runtimes and CUDA's own, which the machine has. gpu-run.sh puts them on
+# LD_LIBRARY_PATH for chens's binaries only (bin/chens, a wrapper), never for its Python.
+copy_libraries() {
+  for b in "$1"/*; do ldd "$b" | awk '/=> \// {print $3}'; done | sort -u |
+    grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|libcudart)\.so' |
+    while read -r lib; do cp -L "$lib" "$1"/; done
+}
+# Every binary embeds the CUDA kernels (~27 MB each): compressed, the bundle fits the
+# device tool's 64 MiB transfer limit.
+pack() {
+  (cd "$1" && tar cf - ./* | xz -T0 -6 > bundle.tar.xz && find . -type f ! -name bundle.tar.xz -delete)
+  du -sh "$1"
+}
+fresh .devrun
 cp $build/chens $build/tests/chens_gpu_tests $build/bench/bench_gpu_instances .devrun/
 # GPU_ONLY=1 leaves the CPU suites out (each binary carries its own copy of the kernels, and
 # the device tool carries 64 MiB in all): run them on the development machine instead.
 [[ ${GPU_ONLY:-0} == 1 ]] || cp $build/tests/chens_tests $build/tests/papers/chens_paper_tests .devrun/
-# Shared libraries from Debian packages that a bare CUDA machine does not have: every
-# library the binaries load (HDF5, Open MPI, toml++, Google Benchmark and theirs) but the C
-# and C++ runtimes and CUDA's own, which the machine has. gpu-run.sh puts them on
-# LD_LIBRARY_PATH for chens's binaries only (bin/chens, a wrapper), never for its Python.
-for b in .devrun/*; do ldd "$b" | awk '/=> \// {print $3}'; done | sort -u |
-  grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|libcudart)\.so' |
-  while read -r lib; do cp -L "$lib" .devrun/; done
+copy_libraries .devrun
 # Open MPI's runtime (mpiexec, orted, its plugins and help texts, PMIx, and the libraries
 # they load), as Debian installs it: gpu-run.sh unpacks it into / without replacing any file
 # there, for the MPI-with-a-GPU-per-rank test.
@@ -40,20 +53,13 @@ mkdir -p .devrun/bin
 printf '%s\n' '#!/bin/sh' 'd=$(dirname "$(readlink -f "$0")")/..' \
   'LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$d/chens" "$@"' > .devrun/bin/chens
 chmod +x .devrun/bin/chens
-# Every binary embeds the CUDA kernels (~27 MB each): compressed, the bundle fits the
-# device tool's 64 MiB transfer limit.
-(cd .devrun && tar cf - ./* | xz -T0 -6 > bundle.tar.xz && find . -type f ! -name bundle.tar.xz -delete)
-du -sh .devrun
+pack .devrun
 # BASE_BUILD=DIR: also the GPU benchmark of another build (an earlier commit's) in .devrun-base/,
 # which gpu-run.sh runs beside this one for before/after ratios on the same card.
 if [[ -n ${BASE_BUILD:-} ]]; then
-  grep -qx '/.devrun-base/' .git/info/exclude 2>/dev/null || echo '/.devrun-base/' >> .git/info/exclude
-  rm -rf .devrun-base && mkdir -p .devrun-base
+  fresh .devrun-base
   cp "$BASE_BUILD/bench/bench_gpu_instances" .devrun-base/
-  ldd .devrun-base/bench_gpu_instances | awk '/=> \// {print $3}' | sort -u |
-    grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|libcudart)\.so' |
-    while read -r lib; do cp -L "$lib" .devrun-base/; done
+  copy_libraries .devrun-base
   strip .devrun-base/bench_gpu_instances
-  (cd .devrun-base && tar cf - ./* | xz -T0 -6 > bundle.tar.xz && find . -type f ! -name bundle.tar.xz -delete)
-  du -sh .devrun-base
+  pack .devrun-base
 fi

@@ -66,7 +66,6 @@ struct InstanceWords {
 };
 
 // The words holding bytes [offset, offset + size) of an instance.
-template <class Inst>
 struct FieldWords {
   int first, end;
   static constexpr FieldWords of(std::size_t offset, std::size_t size) {
@@ -81,9 +80,9 @@ struct FieldWords {
 template <class Inst>
 struct SplitWords {
   using Words = InstanceWords<Inst>;
-  static constexpr FieldWords<Inst> zt = FieldWords<Inst>::of(offsetof(Inst, z), offsetof(Inst, t) + sizeof(Inst::t));
-  static constexpr FieldWords<Inst> step = FieldWords<Inst>::of(offsetof(Inst, step), sizeof(Inst::step));
-  static constexpr FieldWords<Inst> lost = FieldWords<Inst>::of(offsetof(Inst, lost), sizeof(Inst::lost));
+  static constexpr FieldWords zt = FieldWords::of(offsetof(Inst, z), offsetof(Inst, t) + sizeof(Inst::t));
+  static constexpr FieldWords step = FieldWords::of(offsetof(Inst, step), sizeof(Inst::step));
+  static constexpr FieldWords lost = FieldWords::of(offsetof(Inst, lost), sizeof(Inst::lost));
   static constexpr int counters = Words::stepping_end;  // Counters::steps is the first counter
   static constexpr int counter(std::size_t offset_in_counters) {
     return counters + static_cast<int>(offset_in_counters / sizeof(std::uint64_t));

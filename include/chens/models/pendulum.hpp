@@ -36,7 +36,6 @@ struct Pendulum {
   using Coords = Vec<Real, dof>;
   using Multipliers = Vec<Real, constraints>;
 
-  static constexpr bool unit = Unit;
   Real m;  // mass
   Real l;  // length
   Real g;  // gravitational acceleration (gravity acts along -y)
@@ -54,7 +53,6 @@ struct Pendulum {
   // Whether the parameters are the papers' m = l = g = 1 (then as_unit() may be used).
   CHENS_HD bool has_unit_parameters() const { return m == Real(1) && l == Real(1) && g == Real(1); }
   CHENS_HD Pendulum<Real, true> as_unit() const { return Pendulum<Real, true>{Real(1), Real(1), Real(1)}; }
-  CHENS_HD Pendulum<Real, false> as_general() const { return Pendulum<Real, false>{m, l, g}; }
 
   // The same model over another arithmetic type (e.g. D2, two instances per register).
   template <class R>
