@@ -2,6 +2,7 @@
 """Figures of a chens result directory: the implementation of `chens plot DIR`.
 
   plot_study.py DIR [--out PLOTDIR] [--format png,svg] [--metrics m1,m2]
+                    [--runs R1,R2] [--color-by KEY] [--style-by KEY|none]
 
 DIR is either one run (DIR/summary.json, DIR/series.csv, optionally DIR/trajectory.csv and
 DIR/periodogram.csv) or
@@ -11,9 +12,18 @@ docs/study-format.md describes the files. Runs whose status in study.json is not
 
 Written to PLOTDIR (default DIR/plots), each figure in every --format:
 
-  <metric>.{png,svg}     per metric of series.csv, log-log against t > 0, one colour per run:
+  <metric>.{png,svg}     per metric of series.csv, log-log against t > 0, one curve per run:
                          the ensemble median (p50), a band from p10 to p90 and the
-                         maximum dashed (001 Fig. 1; 002 Figs. 1, 2, 4, 5)
+                         maximum (001 Fig. 1; 002 Figs. 1, 2, 4, 5). Exact zeros are not
+                         drawn (log axes); the band only where it has height (p10 > 0,
+                         p90 > p10, both finite)
+  convergence            studies whose runs differ in integrator.h (swept or set per run):
+                         the integration error at t_final (max and median over the
+                         ensemble; the energy error when no run has a reference) against h,
+                         log-log, one pair of lines per combination of the other swept keys,
+                         with the least-squares slope of log error against log h in the
+                         legend and in summary.txt (dopri5 runs are left out: their h is a
+                         trial step)
   periodogram[_<run>]    runs with periodogram.csv (output.periodogram), else pendulum runs
                          with trajectory.csv: amplitude spectrum of instance 0's y(t)
                          (001 §6 periodogram)
@@ -26,28 +36,48 @@ Written to PLOTDIR (default DIR/plots), each figure in every --format:
                          plane (002 Fig. 3)
   summary.txt            per run: p50 and maximum of every metric at t_final, the growth
                          exponents of summary.json (when present) and the periodogram's
-                         peak; the phase-error table of all runs
+                         peak; the phase-error table of all runs; the diverged runs; the
+                         convergence slopes
+
+Studies of several runs: the swept keys are the keys of study.json's "overrides" whose
+values differ between the plotted runs. The legend (outside the axes) names runs by their
+"key = value" pairs (the key's last part when that is unambiguous: "h = 0.05"). Colour
+shows one swept key and line style another: by default the key with the most values gets
+the colour and integrator.h (else the key with the fewest values, at most 8) the line
+style; any further swept keys get markers. A study laid out as a grid gets one legend
+entry per colour and per line style instead of one per run.
+
+Diverged runs (every instance lost, e.g. lost reason "diverged" or "non_finite", or an
+ensemble statistic non-finite or above 1e10 while instances are live) are drawn without
+band or maximum, marked with a triangle on the top edge of the axes where their curve
+leaves them, and named in the legend with the time, the cause and their lost counts by
+reason; the y-range comes from the other runs.
 
 SVG files keep their text as text (searchable, editable).
 
 The _<run> suffix is used for studies of several runs only. Prints the files written.
 Exit codes: 0 success, 2 bad input (DIR missing or holding neither summary.json nor
-study.json, no complete run, unknown metric or format), 1 the plots could not be written.
+study.json, no complete run, unknown metric or format, a --runs pattern matching no run,
+a --color-by/--style-by key that no run overrides), 1 the plots could not be written.
 
 Uses the Python standard library, numpy and matplotlib (Debian python3-numpy and
 python3-matplotlib); run it with /usr/bin/python3.
 """
 import argparse
 import json
+import fnmatch
 import math
 import os
 import re
 import sys
+import textwrap
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+import matplotlib.ticker  # noqa: E402
+import matplotlib.transforms  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.backend_bases import FigureCanvasBase  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
@@ -56,6 +86,7 @@ from matplotlib.patches import Patch  # noqa: E402
 PROG = "plot_study.py"
 matplotlib.rcParams["svg.fonttype"] = "none"
 FIGSIZE = (7.0, 5.0)
+FIGSIZE_STUDY = (10.5, 5.5)  # room for the legend right of the axes
 DPI = 120
 
 # Axis label and title of each metric chens reports (docs/study-format.md, "series.csv";
@@ -83,13 +114,17 @@ class InputError(Exception):
 class Run:
     """One run's results: its summary.json, series.csv and (optional) trajectory.csv.
 
-    name is the run's name in study.json, "" for a single-run directory; the legend label
-    is the name, or for a single run its formulation, method and step size.
+    name is the run's name in study.json, "" for a single-run directory; overrides its
+    "section.key": value pairs there. colour, linestyle, marker and label are set by
+    encode() for studies (a single run: its colour, formulation, method and step size).
     """
 
-    def __init__(self, name, directory, colour):
+    def __init__(self, name, directory, colour, overrides=None):
         self.name = name
-        self.colour = colour
+        self.colour = self.study_colour = colour  # study_colour: by position in study.json
+        self.linestyle = "-"
+        self.marker = None
+        self.overrides = {k: value_text(v) for k, v in (overrides or {}).items()}
         path = os.path.join(directory, "summary.json")
         try:
             with open(path) as f:
@@ -102,6 +137,7 @@ class Run:
         path = os.path.join(directory, "periodogram.csv")
         self.periodogram = read_csv(path) if os.path.isfile(path) else None
         self.label = name or run_label(self.summary)
+        self.divergence = divergence(self)
 
     @property
     def model(self):
@@ -110,6 +146,59 @@ class Run:
     def metrics(self):
         """Metrics of series.csv, in file order (every metric has a _max column)."""
         return [c[: -len("_max")] for c in self.series if c.endswith("_max")]
+
+
+# Above this an ensemble statistic counts as diverged: the systems chens integrates have
+# states and energies of order 1 to 10^3, so 1e10 is no error a working run reaches.
+DIVERGED_ABOVE = 1e10
+
+
+def lost_words(summary):
+    """'256/256 lost: diverged 200, non_finite 56' (reasons with a non-zero count)."""
+    reasons = ", ".join("%s %d" % (k, v) for k, v in sorted((summary.get("lost") or {}).items())
+                        if isinstance(v, (int, float)) and v > 0)
+    words = "%s/%s lost" % (summary.get("lost_instances", "?"), summary.get("instances", "?"))
+    return words + (": " + reasons if reasons else "")
+
+
+def divergence(run):
+    """(t, words) where the run diverged, or None.
+
+    A run diverged when every instance is lost (whatever the reason: "diverged",
+    "non_finite", ...) or when a statistic of a metric is non-finite or above
+    DIVERGED_ABOVE at a sample where instances are live; t is the first such sample (None
+    when every instance was lost before the first sample).
+    """
+    s, series = run.summary, run.series
+    t = series["t"]
+    live = series["live"] > 0 if "live" in series else np.ones(len(t), bool)
+    first = None
+    for m in run.metrics():
+        for col in [c for c in series if c.startswith(m + "_")]:
+            v = series[col]
+            bad = live & (~np.isfinite(v) | (v > DIVERGED_ABOVE))
+            if bad.any():
+                i = int(np.argmax(bad))
+                if first is None or i < first[0]:
+                    what = "non-finite" if not np.isfinite(v[i]) else "> %.0e" % DIVERGED_ABOVE
+                    first = (i, "%s %s" % (col, what))
+    instances, lost = s.get("instances"), s.get("lost_instances")
+    if isinstance(instances, int) and isinstance(lost, int) and instances > 0 and lost >= instances:
+        gone = np.flatnonzero(~live)
+        i = int(gone[0]) if gone.size else None
+        if first is None or (i is not None and i < first[0]):
+            when = "at t = %g, " % t[i] if i is not None else ""
+            return (float(t[i]) if i is not None else None), "%severy instance lost (%s)" % (when, lost_words(s))
+    if first is None:
+        return None
+    i, what = first
+    lost = "; %s" % lost_words(s) if s.get("lost_instances") else ""
+    return float(t[i]), "at t = %g, %s%s" % (t[i], what, lost)
+
+
+def value_text(v):
+    """An override's value as it is written in the legend ('0.1', 'rk4', 'true')."""
+    return v if isinstance(v, str) else json.dumps(v)
 
 
 def read_csv(path):
@@ -143,11 +232,26 @@ def colours(n):
     return [plt.get_cmap("viridis")(x) for x in np.linspace(0.0, 0.95, n)]
 
 
-def load(directory):
-    """(runs to plot, skipped runs as "run NAME: why", whether DIR is a study of several runs).
+def select(entries, patterns, index_path):
+    """The entries of study.json whose name matches one of the --runs patterns (names or
+    shell globs: fnmatch, case-sensitive), in study.json's order. A pattern that matches
+    no run is an error: a typo must not silently drop runs from a comparison."""
+    if patterns is None:
+        return entries
+    names = [e.get("name", "?") for e in entries]
+    unmatched = [p for p in patterns if not fnmatch.filter(names, p)]
+    if unmatched or not patterns:
+        raise InputError("--runs %s: matches no run in %s (its runs: %s)"
+                         % (",".join(unmatched) or "(empty)", index_path, ", ".join(names)))
+    return [e for e, n in zip(entries, names) if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
 
-    A run's colour follows its position in study.json (skipped runs included), so it is
-    the same in every figure and in every plot of the same study.
+
+def load(directory, patterns=None):
+    """(runs to plot, skipped runs as "run NAME: why", whether DIR is a study of several
+    runs, every entry of study.json). patterns: --runs, None for every run.
+
+    Without swept keys a run's colour follows its position in study.json (skipped runs
+    included), so it is the same in every figure and in every plot of the same study.
     """
     if not os.path.exists(directory):
         raise InputError("%s: no such directory" % directory)
@@ -160,8 +264,11 @@ def load(directory):
                 entries = json.load(f).get("runs", [])
         except ValueError as e:
             raise InputError("%s: not valid JSON: %s" % (index_path, e)) from None
+        chosen = select(entries, patterns, index_path)
         runs, skipped = [], []
         for entry, colour in zip(entries, colours(len(entries))):
+            if not any(entry is c for c in chosen):
+                continue
             name = entry.get("name", "?")
             status = entry.get("status", "missing")
             run_dir = os.path.join(directory, entry.get("directory", name))
@@ -174,19 +281,188 @@ def load(directory):
                 skipped.append("run %s: %s lacks %s" % (name, run_dir, " and ".join(missing)))
                 continue
             try:
-                runs.append(Run(name, run_dir, colour))
+                runs.append(Run(name, run_dir, colour, entry.get("overrides")))
             except InputError as e:
                 skipped.append("run %s: %s" % (name, e))
         if not runs:
-            raise InputError("%s: no complete run to plot (%d runs in study.json)" % (index_path, len(entries)))
-        return runs, skipped, True
+            raise InputError("%s: no complete run to plot (%d runs in study.json%s)"
+                             % (index_path, len(entries), "" if patterns is None else ", %d chosen by --runs"
+                                % len(chosen)))
+        return runs, skipped, True, entries
+    if patterns is not None:
+        raise InputError("--runs: %s is one run, not a study of several (it has no study.json)" % directory)
     summary_path = os.path.join(directory, "summary.json")
     if not os.path.isfile(summary_path):
         raise InputError("%s holds neither summary.json (one run) nor study.json (a study of several runs)"
                          % directory)
     if not os.path.isfile(os.path.join(directory, "series.csv")):
         raise InputError("%s: series.csv is missing (summary.json is there)" % directory)
-    return [Run("", directory, colours(1)[0])], [], False
+    return [Run("", directory, colours(1)[0])], [], False, []
+
+
+# Line styles and markers of the swept keys (matplotlib dash patterns): each distinct in
+# a legend at the line widths used here.
+LINESTYLES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 3)), (0, (1, 3)), (0, (3, 1, 1, 1))]
+MARKERS = ["o", "s", "^", "v", "D", "P", "X", "*", "<", ">"]
+UNSET = "(unset)"  # the value of a key a run does not override (a [[run]] study)
+
+
+class Encoding:
+    """How the runs of a study are told apart: colour_keys, style_key, marker_keys (the
+    swept keys: overrides that differ between the plotted runs), the legend's key names,
+    and whether the legend lists colours and styles (a grid) or runs."""
+
+    def __init__(self):
+        self.colour_keys, self.style_key, self.marker_keys = [], None, []
+        self.short = {}
+        self.factorised = False
+        self.colour_of, self.style_of, self.marker_of = {}, {}, {}
+
+    def words(self, keys, values):
+        return ", ".join("%s = %s" % (self.short.get(k, k), v) for k, v in zip(keys, values) if v != UNSET)
+
+    def describe(self):
+        """summary.txt's line on what colour, line style and markers show."""
+        parts = ["colour: " + (", ".join(self.colour_keys) or "one per run")]
+        if self.style_key:
+            parts.append("line style: " + self.style_key)
+        if self.marker_keys:
+            parts.append("markers: " + ", ".join(self.marker_keys))
+        return "; ".join(parts)
+
+
+def resolve_key(option, key, keys):
+    """The override key that --color-by/--style-by KEY names: KEY itself, or the one key
+    whose last part is KEY ('h' for integrator.h)."""
+    if key in keys:
+        return key
+    ends = [k for k in keys if k.split(".")[-1] == key]
+    if len(ends) == 1:
+        return ends[0]
+    raise InputError("%s %s: %s (the runs override %s)" % (
+        option, key, "ambiguous" if ends else "no plotted run overrides this key",
+        ", ".join(keys) or "no key: study.json's runs have no overrides"))
+
+
+def sort_values(values):
+    """Values in numeric order when they are all numbers, else in order of appearance."""
+    try:
+        return sorted(values, key=lambda v: float("inf") if v == UNSET else float(v))
+    except ValueError:
+        return list(values)
+
+
+def encode(runs, entries, color_by=None, style_by=None):
+    """Colour, line style, marker and legend label of every run of a study.
+
+    Colours of a key's values are assigned over every run of study.json (those not plotted
+    included, in numeric order for numbers), so a --runs subset keeps the colours of the
+    whole study.
+    """
+    enc = Encoding()
+    keys = []
+    for e in entries:
+        keys += [k for k in (e.get("overrides") or {}) if k not in keys]
+    plotted_keys = [k for k in keys if any(k in r.overrides for r in runs)]
+    value = lambda r, k: r.overrides.get(k, UNSET)  # noqa: E731
+    distinct = {k: list(dict.fromkeys(value(r, k) for r in runs)) for k in plotted_keys}
+    swept = [k for k in plotted_keys if len(distinct[k]) > 1]
+    colour_key = resolve_key("--color-by", color_by, plotted_keys) if color_by else None
+    style_key = None
+    if style_by and style_by != "none":
+        style_key = resolve_key("--style-by", style_by, plotted_keys)
+        if len(distinct[style_key]) > len(LINESTYLES):
+            raise InputError("--style-by %s: %d values, more than the %d line styles"
+                             % (style_by, len(distinct[style_key]), len(LINESTYLES)))
+        if style_key == colour_key:
+            raise InputError("--style-by %s: the same key as --color-by" % style_by)
+    free = [k for k in swept if k not in (colour_key, style_key)]
+    if style_by is None and (len(free) >= 2 or (colour_key and free)):
+        fits = [k for k in free if len(distinct[k]) <= len(LINESTYLES)]
+        if "integrator.h" in fits:
+            style_key = "integrator.h"
+        elif fits:
+            style_key = min(reversed(fits), key=lambda k: len(distinct[k]))
+        free = [k for k in free if k != style_key]
+    if colour_key is None and free:
+        colour_key = max(free, key=lambda k: len(distinct[k]))
+        free.remove(colour_key)
+    ends = [k.split(".")[-1] for k in keys]
+    enc.short = {k: k.split(".")[-1] if ends.count(k.split(".")[-1]) == 1 else k for k in keys}
+    if colour_key is None:  # no swept key left for colour: a colour per run (its position)
+        for r in runs:
+            r.label = r.name
+            if r.overrides and len(runs) == 1:
+                r.label = enc.words(list(r.overrides), list(r.overrides.values()))
+        if style_key:  # --style-by the only swept key
+            enc.style_key = style_key
+            for i, v in enumerate(sort_values(distinct[style_key])):
+                enc.style_of[v] = LINESTYLES[i]
+            for r in runs:
+                r.linestyle = enc.style_of[value(r, style_key)]
+                r.label = enc.words([style_key], [value(r, style_key)]) or r.name
+        return enc
+    enc.colour_keys, enc.style_key = [colour_key], style_key
+    marker_combos = list(dict.fromkeys(tuple(value(r, k) for k in free) for r in runs))
+    if len(marker_combos) > len(MARKERS):
+        enc.colour_keys += free  # too many for markers: every combination gets its own colour
+    elif len(marker_combos) > 1:
+        enc.marker_keys = free
+    shown = enc.colour_keys + ([style_key] if style_key else []) + enc.marker_keys
+
+    every = [tuple(e.get("overrides", {}).get(k) for k in enc.colour_keys) for e in entries]
+    every = [tuple(UNSET if v is None else value_text(v) for v in c) for c in every]
+    colour_values = list(dict.fromkeys(every + [tuple(value(r, k) for k in enc.colour_keys) for r in runs]))
+    if len(enc.colour_keys) == 1:
+        colour_values = [(v,) for v in sort_values([c[0] for c in colour_values])]
+    numeric = len(enc.colour_keys) == 1 and all(is_number(c[0]) or c[0] == UNSET for c in colour_values)
+    if numeric and len(colour_values) > 2:  # ordered values: a sequential map shows the order
+        palette = [plt.get_cmap("viridis")(x) for x in np.linspace(0.0, 0.85, len(colour_values))]
+    else:
+        palette = colours(len(colour_values))
+    enc.colour_of = dict(zip(colour_values, palette))
+    if style_key:  # over the whole study when it has few enough values, as the colours
+        study_values = list(dict.fromkeys(value_text(e.get("overrides", {}).get(style_key, UNSET)) for e in entries))
+        values = study_values if len(study_values) <= len(LINESTYLES) and set(distinct[style_key]) <= set(
+            study_values) else distinct[style_key]
+        enc.style_of = {v: LINESTYLES[i] for i, v in enumerate(sort_values(values))}
+    enc.marker_of = {c: MARKERS[i] for i, c in enumerate(marker_combos)} if enc.marker_keys else {}
+    for r in runs:
+        r.colour = enc.colour_of[tuple(value(r, k) for k in enc.colour_keys)]
+        if style_key:
+            r.linestyle = enc.style_of[value(r, style_key)]
+        if enc.marker_keys:
+            r.marker = enc.marker_of[tuple(value(r, k) for k in enc.marker_keys)]
+        r.label = enc.words(shown, [value(r, k) for k in shown]) or r.name
+    entries_needed = (len({tuple(value(r, k) for k in enc.colour_keys) for r in runs})
+                      + (len(distinct[style_key]) if style_key else 0) + len(enc.marker_of))
+    enc.factorised = bool(style_key or enc.marker_keys) and entries_needed < len(runs)
+    if len(shown) > 1 and color_by is None and style_by is None and not is_grid(entries):
+        # Not a grid (named [[run]] variants): a colour per run tells them apart best; each
+        # is named by its swept keys.
+        enc.colour_keys, enc.style_key, enc.marker_keys = [], None, []
+        for r in runs:
+            r.colour, r.linestyle, r.marker = r.study_colour, "-", None
+            r.label = enc.words(swept, [value(r, k) for k in swept]) or r.name
+    return enc
+
+
+def is_grid(entries):
+    """Whether study.json's runs are every combination of their overrides' values (a
+    [sweep]), as opposed to named variants that each set their own keys ([[run]])."""
+    keys = list(dict.fromkeys(k for e in entries for k in (e.get("overrides") or {})))
+    combos = {tuple(value_text((e.get("overrides") or {}).get(k, UNSET)) for k in keys) for e in entries}
+    size = 1
+    for k in keys:
+        size *= len({c[keys.index(k)] for c in combos})
+    return len(combos) == len(entries) and size == len(entries)
+
+
+def is_number(v):
+    try:
+        return math.isfinite(float(v))
+    except ValueError:
+        return False
 
 
 def file_stem(kind, run, several):
@@ -202,7 +478,9 @@ def save(fig, outdir, stem, formats, written):
 
 
 def positive(v):
-    """v masked where it is not a finite positive number (not drawable on log axes)."""
+    """v masked where it is not a finite positive number: exact zeros have no place on log
+    axes and are left out (a gap), not clipped to a small number."""
+    v = np.asarray(v, float)
     return np.ma.masked_where(~np.isfinite(v) | (v <= 0), v)
 
 
@@ -220,14 +498,90 @@ def band_columns(series, metric):
     return metric + "_mean", metric + "_min", metric + "_max", "mean (no quantiles in series.csv)", "min–max"
 
 
-def plot_metric(runs, metric, outdir, formats, written):
+def visible_band(bottom, top):
+    """Where a band from bottom to top shows on log axes: both finite, bottom > 0 (a band
+    down to an exact 0 has no bottom on a log axis) and top > bottom (no height, no band)."""
+    bottom, top = np.asarray(bottom, float), np.asarray(top, float)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(bottom) & np.isfinite(top) & (bottom > 0) & (top > bottom)
+
+
+def value_range(arrays):
+    """(lowest, highest) finite positive value of the arrays, or None."""
+    values = [v[np.isfinite(v) & (v > 0)] for v in arrays]
+    values = np.concatenate(values) if values else np.array([])
+    return (values.min(), values.max()) if values.size else None
+
+
+def log_limits(lo, hi):
+    pad = (hi / lo) ** 0.04 if hi > lo else 2.0
+    return lo / pad, hi * pad
+
+
+def mark_diverged(ax, x, run, size=9):
+    """A triangle on the top edge of the axes at x: the run left the y-range there."""
+    ax.plot([x], [1.0], marker="^", ms=size, color=run.colour, mec="k", mew=0.6, ls="none", clip_on=False,
+            zorder=6, transform=matplotlib.transforms.blended_transform_factory(ax.transData, ax.transAxes))
+
+
+def diverged_label(run):
+    """The legend entry of a diverged run, wrapped: a long line would squeeze the axes."""
+    return "\n".join(textwrap.wrap("%s — diverged: %s" % (run.label, run.divergence[1]), 48,
+                                    subsequent_indent="    "))
+
+
+def run_handle(run, **kw):
+    label = "\n".join(textwrap.wrap(run.label, 48, subsequent_indent="    ")) or run.label
+    style = dict(color=run.colour, lw=1.6, ls=run.linestyle, marker=run.marker, ms=5, label=label)
+    style.update(kw)
+    return Line2D([], [], **style)
+
+
+def key_handles(runs, enc):
+    """Legend entries of a grid study: a heading and one entry per colour, line style and
+    marker that the plotted runs use (instead of one entry per run)."""
+    value = lambda r, k: r.overrides.get(k, UNSET)  # noqa: E731
+    handles = [Line2D([], [], lw=0, label="colour: " + ", ".join(enc.short.get(k, k) for k in enc.colour_keys))]
+    used = {tuple(value(r, k) for k in enc.colour_keys) for r in runs}
+    handles += [Line2D([], [], color=c, lw=1.6, label=enc.words(enc.colour_keys, v) or UNSET)
+                for v, c in enc.colour_of.items() if v in used]
+    if enc.style_key:
+        used = {value(r, enc.style_key) for r in runs}
+        handles.append(Line2D([], [], lw=0, label="line style: " + enc.short.get(enc.style_key, enc.style_key)))
+        handles += [Line2D([], [], color="0.25", lw=1.6, ls=ls, label=enc.words([enc.style_key], [v]) or UNSET)
+                    for v, ls in enc.style_of.items() if v in used]
+    if enc.marker_keys:
+        names = ", ".join(enc.short.get(k, k) for k in enc.marker_keys)
+        handles.append(Line2D([], [], lw=0, label="markers: " + names))
+        handles += [Line2D([], [], color="0.25", lw=0, marker=m, label=enc.words(enc.marker_keys, v) or UNSET)
+                    for v, m in enc.marker_of.items()]
+    return handles
+
+
+def place_legend(ax, handles, outside):
+    """Outside the axes on the right for studies (many curves leave no free corner)."""
+    if outside:
+        ncol = 1 + (len(handles) - 1) // 28
+        return ax.legend(handles=handles, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                         borderaxespad=0.0, ncol=ncol, frameon=False)
+    return ax.legend(handles=handles, fontsize="small", loc="best", ncol=1 if len(handles) <= 9 else 2)
+
+
+def new_figure(several):
+    return plt.subplots(figsize=FIGSIZE_STUDY if several else FIGSIZE, dpi=DPI)
+
+
+def draw_metric(runs, metric, enc=None, several=False):
     """Ensemble statistics of one metric against t, log-log (001 Fig. 1; 002 Figs. 1, 2, 4, 5).
 
-    Per run: the median (p50) as a solid line, a translucent band from p10 to p90 and the
-    maximum as a thin dashed line, over the samples with t > 0. Where the band's bottom is
-    0 it extends to the bottom of the axes.
+    Per run: the median (p50) as a thick line, a translucent band from p10 to p90 where it
+    is visible and the maximum as a thin line (dashed, or in the run's line style when line
+    styles show a swept key), over the samples with t > 0. Diverged runs: the median only,
+    a triangle on the top edge where they diverge, and a legend entry saying why; the
+    y-range is that of the other runs. Returns the figure.
     """
-    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    enc = enc or Encoding()
+    fig, ax = new_figure(several)
     chain = any(r.model == "chain" for r in runs)
     ylabel, title = METRIC_LABELS.get(metric, (metric, metric))
     if chain and metric in CHAIN_LABELS:
@@ -240,48 +594,195 @@ def plot_metric(runs, metric, outdir, formats, written):
         keep = t > 0
         centre, bottom, top, centre_word, band_word = band_columns(run.series, metric)
         with_max = top != metric + "_max"
-        styles[(centre_word, band_word)] = with_max
         cols = {k: run.series[c][keep] for k, c in
                 (("centre", centre), ("bottom", bottom), ("top", top), ("max", metric + "_max"))}
+        if run.divergence is None:
+            styles[(centre_word, band_word)] = with_max
         curves.append((run, t[keep], cols, with_max))
-    values = np.concatenate([v[np.isfinite(v) & (v > 0)] for _, _, cols, _ in curves for v in cols.values()])
-    if values.size:
-        lo, hi = values.min(), values.max()
-        pad = (hi / lo) ** 0.04 if hi > lo else 2.0
-        floor = lo / pad
-        for run, t, cols, with_max in curves:
+    healthy = [c for c in curves if c[0].divergence is None]
+    diverged = [c for c in curves if c[0].divergence is not None]
+    span = value_range([v for _, _, cols, _ in healthy for v in cols.values()])
+    if span is None:  # every run diverged: show what is below the divergence threshold
+        span = value_range([np.where(v <= DIVERGED_ABOVE, v, np.nan) for _, _, cols, _ in diverged
+                            for v in cols.values()])
+    alpha = 0.18 if len(healthy) <= 6 else 0.10
+    if span is not None:
+        for run, t, cols, with_max in healthy:
             if not np.any(np.isfinite(cols["max"]) & (cols["max"] > 0)):
                 zero_runs.append(run)
                 continue
-            ax.plot(t, positive(cols["centre"]), color=run.colour, lw=1.6)
-            bottom = np.where(cols["bottom"] > 0, cols["bottom"], floor)
-            ax.fill_between(t, positive(bottom), positive(cols["top"]), color=run.colour, alpha=0.18, lw=0)
+            ax.plot(t, positive(cols["centre"]), color=run.colour, lw=1.6, ls=run.linestyle, marker=run.marker,
+                    markevery=0.1, ms=5)
+            band = visible_band(cols["bottom"], cols["top"])
+            if band.any():
+                ax.fill_between(t, np.where(band, cols["bottom"], 1.0), np.where(band, cols["top"], 1.0),
+                                where=band, color=run.colour, alpha=alpha, lw=0)
             if with_max:
-                ax.plot(t, positive(cols["max"]), color=run.colour, lw=0.7, ls="--")
+                ls = run.linestyle if enc.style_key else "--"
+                ax.plot(t, positive(cols["max"]), color=run.colour, lw=0.7, ls=ls, alpha=0.8)
+        bottom_limit, top_limit = log_limits(*span)
+        for run, t, cols, _ in diverged:
+            ax.plot(t, positive(cols["centre"]), color=run.colour, lw=1.0, ls=run.linestyle, alpha=0.8)
+            # The triangle goes where the curve leaves the axes, else where the run diverged.
+            with np.errstate(invalid="ignore"):
+                off = np.flatnonzero(~(cols["centre"] <= top_limit))
+            t_div = run.divergence[0]
+            x = t[off[0]] if off.size else t_div if t_div is not None and t_div > 0 else t[-1]
+            mark_diverged(ax, x, run)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_ylim(floor, hi * pad)
+        ax.set_ylim(bottom_limit, top_limit)
         # The whole time range, also where every instance is lost (nan) at late times.
         times = np.concatenate([t for _, t, _, _ in curves])
         ax.set_xlim(times.min() / 1.1, times.max() * 1.1)
     else:
-        zero_runs = [run for run, _, _, _ in curves]
+        zero_runs = [run for run, _, _, _ in healthy]
         ax.text(0.5, 0.5, "0 at every sample with t > 0", transform=ax.transAxes, ha="center", va="center")
-    handles = [Line2D([], [], color=r.colour, lw=1.6, label=r.label) for r, _, _, _ in curves if r not in zero_runs]
-    handles += [Line2D([], [], color=r.colour, lw=0, marker="x", label=r.label + ": 0 at every t > 0 (not drawn)")
-                for r in zero_runs]
+    drawn = [r for r, _, _, _ in healthy if r not in zero_runs]
+    if enc.factorised:
+        handles = key_handles([r for r, _, _, _ in curves], enc)
+    else:
+        handles = [run_handle(r) for r in drawn]
+    handles += [run_handle(r, lw=0, marker="x", label=r.label + ": 0 at every t > 0 (not drawn)") for r in zero_runs]
+    handles += [run_handle(r, lw=1.0, marker="^", mec="k", ms=7, label=diverged_label(r)) for r, _, _, _ in diverged]
     for (centre_word, band_word), with_max in styles.items():
         handles.append(Line2D([], [], color="0.35", lw=1.6, label=centre_word))
         handles.append(Patch(color="0.35", alpha=0.25, lw=0, label=band_word + " band"))
         if with_max:
-            handles.append(Line2D([], [], color="0.35", lw=0.7, ls="--", label="max"))
-    ax.legend(handles=handles, fontsize="small", loc="best", ncol=1 if len(handles) <= 9 else 2)
+            handles.append(Line2D([], [], color="0.35", lw=0.7, ls="-" if enc.style_key else "--",
+                                  label="max (thin line)" if enc.style_key else "max"))
+    place_legend(ax, handles, several)
     ax.set_xlabel("t")
     ax.set_ylabel(ylabel)
     ax.set_title("%s — %s" % (title, ensemble_words(runs)))
     ax.grid(True, which="major", lw=0.4, alpha=0.5)
     fig.tight_layout()
-    save(fig, outdir, metric, formats, written)
+    return fig
+
+
+def final_value(run, metric, statistic):
+    """The metric's statistic ("max", "p50") over the ensemble at t_final: summary.json's
+    final_<statistic>, else series.csv's last row; None when neither has it."""
+    block = run.summary.get(metric)
+    if isinstance(block, dict) and block.get("final_" + statistic) is not None:
+        return float(block["final_" + statistic])
+    column = run.series.get("%s_%s" % (metric, statistic))
+    return None if column is None else float(column[-1])
+
+
+def step_size(run):
+    integ = run.summary.get("study", {}).get("integrator", {})
+    try:
+        return float(integ.get("h", run.overrides.get("integrator.h")))
+    except (TypeError, ValueError):
+        return None
+
+
+def convergence_runs(runs):
+    """The runs of a convergence figure (fixed-step methods with a step size h) when they
+    have more than one h and integrator.h is one of their overrides; else []."""
+    runs = [r for r in runs if step_size(r) is not None
+            and r.summary.get("study", {}).get("integrator", {}).get("method") != "dopri5"]
+    if not any("integrator.h" in r.overrides for r in runs) or len({step_size(r) for r in runs}) < 2:
+        return []
+    return runs
+
+
+def slope(h, e):
+    """Least-squares slope of log10 e against log10 h, or None with fewer than two h."""
+    if len(set(h)) < 2:
+        return None
+    return float(np.polyfit(np.log10(h), np.log10(e), 1)[0])
+
+
+def draw_convergence(runs, enc=None):
+    """Error at t_final against h, log-log: per combination of the other swept keys the
+    ensemble maximum (filled circles) and median (open squares) with least-squares lines
+    (dotted), their slopes in the legend. Diverged runs and errors above 1e10 are left out
+    of the fits and marked with a triangle on the top edge; exact zeros are not drawn.
+    Returns (figure, summary.txt lines)."""
+    enc = enc or Encoding()
+    metric = "integration_error" if any(isinstance(r.summary.get("integration_error"), dict)
+                                        or "integration_error_max" in r.series for r in runs) else "energy_error"
+    # Runs without the metric (no reference) have nothing to show; diverged ones get a mark.
+    runs = [r for r in runs if final_value(r, metric, "max") is not None or r.divergence is not None]
+    others = [k for k in dict.fromkeys(k for r in runs for k in r.overrides)
+              if k != "integrator.h" and len({r.overrides.get(k, UNSET) for r in runs}) > 1]
+    groups = {}
+    for r in runs:
+        groups.setdefault(tuple(r.overrides.get(k, UNSET) for k in others), []).append(r)
+    if others == enc.colour_keys:
+        palette = [enc.colour_of.get(g, "k") for g in groups]
+    else:
+        palette = colours(len(groups))
+    fig, ax = new_figure(True)
+    handles, lines, healthy_values, out = [], [], [], []
+    ylabel = METRIC_LABELS.get(metric, (metric, metric))[0]
+    t_final = sorted({number(r.summary.get("t_final"), "%g") for r in runs})
+    lines.append("convergence: %s at t_final = %s against h (least-squares slope of log10 error on log10 h; "
+                 "diverged runs and errors above %.0e left out)" % (metric, "/".join(t_final), DIVERGED_ABOVE))
+    lines.append("  %-36s %6s %10s %10s" % ("runs", "points", "slope max", "slope p50"))
+    for (group, members), colour in zip(groups.items(), palette):
+        members.sort(key=step_size)
+        name = enc.words(others, group) or "all runs"
+        h = np.array([step_size(r) for r in members])
+        row = {"name": name}
+        # Open squares, larger, for the median: the maximum's dots stay visible inside them.
+        for statistic, marker, ms, ls, mfc in (("max", "o", 5, "-", colour), ("p50", "s", 9, "--", "none")):
+            e = np.array([np.nan if final_value(r, metric, statistic) is None else final_value(r, metric, statistic)
+                          for r in members])
+            bad = np.array([r.divergence is not None for r in members]) | ~np.isfinite(e) | (e > DIVERGED_ABOVE)
+            fit = ~bad & (e > 0)
+            k = slope(h[fit], e[fit])
+            row[statistic] = k
+            row["points"] = int(fit.sum())
+            healthy_values.append(e[fit])
+            shown = np.where(bad, np.nan, e)
+            label = "%s — %s: slope %s" % (name, "max" if statistic == "max" else "median (p50)", number(k, "%.2f"))
+            ax.plot(h, positive(shown), ls=ls, marker=marker, color=colour, mfc=mfc, mec=colour, ms=ms, lw=1.2)
+            handles.append(Line2D([], [], ls=ls, marker=marker, color=colour, mfc=mfc, mec=colour, ms=ms, lw=1.2,
+                                  label=label))
+            if k is not None:
+                b = float(np.polyfit(np.log10(h[fit]), np.log10(e[fit]), 1)[1])
+                hh = np.array([h[fit].min(), h[fit].max()])
+                ax.plot(hh, 10 ** (b + k * np.log10(hh)), ls=":", color=colour, lw=1.0)
+        for r, hr in zip(members, h):
+            e = final_value(r, metric, "max")
+            if r.divergence is not None or e is None or not math.isfinite(e) or e > DIVERGED_ABOVE:
+                out.append((r, hr, colour))
+        lines.append("  %-36s %6d %10s %10s" % (name[:36], row["points"], number(row["max"], "%.3f"),
+                                                 number(row["p50"], "%.3f")))
+    span = value_range(healthy_values)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if span is not None:
+        ax.set_ylim(*log_limits(*span))
+    hs = np.array([step_size(r) for r in runs])
+    ax.set_xlim(hs.min() / 1.25, hs.max() * 1.25)
+    if len(set(hs)) <= 12:  # the swept values themselves, not only the decades
+        ax.set_xticks(sorted(set(hs)))
+        ax.set_xticklabels(["%g" % v for v in sorted(set(hs))])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    groups_out = list(dict.fromkeys(colour for _, _, colour in out))
+    for r, hr, colour in out:
+        r_colour, r.colour = r.colour, colour
+        # Side by side where several groups diverge at the same h.
+        mark_diverged(ax, hr * 1.04 ** (groups_out.index(colour) - (len(groups_out) - 1) / 2), r)
+        r.colour = r_colour
+        why = r.divergence[1] if r.divergence is not None else "%s at t_final above %.0e or not finite" % (
+            metric, DIVERGED_ABOVE)
+        lines.append("  diverged, not in the fit: %s (h = %g): %s" % (r.label, hr, why))
+    handles.append(Line2D([], [], ls=":", color="0.35", lw=1.0, label="least-squares fit"))
+    if out:
+        handles.append(Line2D([], [], lw=0, marker="^", color="0.6", mec="k", ms=8,
+                              label="diverged run (top edge; not in the fit)"))
+    place_legend(ax, handles, True)
+    ax.set_xlabel("step size h")
+    ax.set_ylabel("%s at t = %s" % (ylabel, "/".join(t_final)))
+    ax.set_title("Convergence: error at t_final against h — %s" % ensemble_words(runs))
+    ax.grid(True, which="both", lw=0.4, alpha=0.5)
+    fig.tight_layout()
+    return fig, lines
 
 
 def ensemble_words(runs):
@@ -366,13 +867,13 @@ def plot_periodogram(run, stem, outdir, formats, written):
 
 def plot_periodograms(runs, outdir, formats, written):
     """The periodograms of several runs in one figure (001 §6 compares w/o, mom and pos)."""
-    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    fig, ax = new_figure(len(runs) > 4)
     reference = None
     components = set()
     for run in runs:
         component, f, a, ref, n, dt = run_spectrum(run)
         components.add(component)
-        ax.plot(f, a, color=run.colour, lw=1.2, label=run.label)
+        ax.plot(f, a, color=run.colour, lw=1.2, ls=run.linestyle, label=run.label)
         if ref is not None and reference is None:
             reference = (f, ref, run.label)
     if reference is not None:  # on top: the runs' spikes would hide it
@@ -383,7 +884,7 @@ def plot_periodograms(runs, outdir, formats, written):
     ax.set_xlabel("frequency f (cycles per unit time)")
     ax.set_ylabel(r"amplitude $2|Y_k|/N$")
     ax.set_title("Periodograms of %s(t), instance 0" % "/".join(sorted(components)))
-    ax.legend(fontsize="small", loc="best")
+    place_legend(ax, ax.get_legend_handles_labels()[0], len(runs) > 4)
     ax.grid(True, lw=0.4, alpha=0.5)
     fig.tight_layout()
     save(fig, outdir, "periodograms", formats, written)
@@ -400,26 +901,28 @@ def plot_phase_error(runs, outdir, formats, written):
 
     Returns summary.txt's table: one row per run, one column per k.
     """
-    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    fig, ax = new_figure(len(runs) > 4)
     ks = sorted({k for run in runs for k, _, _ in phase_error_rows(run)})
     for run in runs:
         rows = [(k, e) for k, _, e in phase_error_rows(run) if e is not None and e > 0]
         if rows:
-            ax.plot([k for k, _ in rows], [e for _, e in rows], "-o", color=run.colour, ms=5, lw=1.2, label=run.label)
+            ax.plot([k for k, _ in rows], [e for _, e in rows], marker="o", ls=run.linestyle, color=run.colour,
+                    ms=5, lw=1.2, label=run.label)
     ax.set_yscale("log")
     ax.set_xlabel("periods k (t = kT, T the exact period of instance 0)")
     ax.set_ylabel(r"phase error $|y(kT) - y_{exact}(kT)|$")
     ax.set_title("Phase error after k periods, instance 0 (002 Table 1)")
-    ax.legend(fontsize="small", loc="best")
+    place_legend(ax, ax.get_legend_handles_labels()[0], len(runs) > 4)
     ax.grid(True, which="both", lw=0.4, alpha=0.5)
     fig.tight_layout()
     save(fig, outdir, "phase_error", formats, written)
     period = (runs[0].summary.get("phase_error") or {}).get("period")
+    width = max([24] + [len(run.label) for run in runs])
     lines = ["phase error |y(kT) - y_exact(kT)| of instance 0 (002 Table 1), T = %s" % number(period, "%.12g"),
-             "  %-24s" % "run" + "".join("%12s" % ("%dT" % k) for k in ks)]
+             "  %-*s" % (width, "run") + "".join("%12s" % ("%dT" % k) for k in ks)]
     for run in runs:
         errors = {k: e for k, _, e in phase_error_rows(run)}
-        lines.append("  %-24s" % run.label[:24] + "".join("%12s" % number(errors.get(k), "%.3e") for k in ks))
+        lines.append("  %-*s" % (width, run.label) + "".join("%12s" % number(errors.get(k), "%.3e") for k in ks))
     return lines
 
 
@@ -482,6 +985,8 @@ def summary_block(run, metrics, extra_lines):
         lines.append(line)
     if growth is None:
         lines.append("  growth exponents: not in summary.json (written by an older chens)")
+    if run.divergence is not None:
+        lines.append("  diverged: %s" % run.divergence[1])
     return lines + ["  " + e for e in extra_lines]
 
 
@@ -491,6 +996,15 @@ def parse_args(argv):
     ap.add_argument("--out", metavar="PLOTDIR", help="where the figures go (default: DIR/plots)")
     ap.add_argument("--format", default="png,svg", help="comma-separated image formats (default: png,svg)")
     ap.add_argument("--metrics", help="comma-separated metrics to plot (default: every metric in series.csv)")
+    ap.add_argument("--runs", metavar="R1,R2",
+                    help="studies: plot only these runs: comma-separated names of study.json or shell patterns "
+                         "('h=0.1_*'); a pattern matching no run is an error (default: every run)")
+    ap.add_argument("--color-by", metavar="KEY",
+                    help="studies: the swept key (an override of study.json, e.g. integrator.method, or its "
+                         "last part, method) shown by colour (default: the swept key with the most values)")
+    ap.add_argument("--style-by", metavar="KEY",
+                    help="studies: the swept key shown by line style, at most %d values, or none (default: "
+                         "integrator.h when swept, else the swept key with the fewest values)" % len(LINESTYLES))
     return ap.parse_args(argv)
 
 
@@ -504,7 +1018,11 @@ def main(argv):
         if bad or not formats:
             raise InputError("--format %s: not an image format matplotlib writes (%s)"
                              % (",".join(bad) or "(empty)", ", ".join(sorted(supported))))
-        runs, skipped, several = load(args.dir)
+        patterns = None if args.runs is None else [p.strip() for p in args.runs.split(",") if p.strip()]
+        runs, skipped, several, entries = load(args.dir, patterns)
+        if not several and (args.color_by or args.style_by):
+            raise InputError("--color-by/--style-by: %s is one run, not a study of several" % args.dir)
+        enc = encode(runs, entries, args.color_by, args.style_by) if several else Encoding()
         available = []
         for run in runs:
             available += [m for m in run.metrics() if m not in available]
@@ -525,11 +1043,14 @@ def main(argv):
     try:
         os.makedirs(outdir, exist_ok=True)
         for m in metrics:
-            plot_metric(runs, m, outdir, formats, written)
+            save(draw_metric(runs, m, enc, several), outdir, m, formats, written)
         lines = ["chens plot of %s" % os.path.abspath(args.dir)]
         if several:
-            lines.append("study.json: %d runs plotted" % len(runs))
+            lines.append("study.json: %d runs plotted" % len(runs) + (" (--runs %s)" % args.runs if patterns else ""))
+            if enc.describe():
+                lines.append(enc.describe())
         lines += ["skipped: " + s for s in skipped]
+        lines += ["diverged: run %s: %s" % (r.name or r.label, r.divergence[1]) for r in runs if r.divergence]
         for run in runs:
             extra = []
             traj = run.trajectory or {}
@@ -542,6 +1063,11 @@ def main(argv):
         with_spectrum = [r for r in runs if run_spectrum(r) is not None]
         if several and len(with_spectrum) > 1:
             plot_periodograms(with_spectrum, outdir, formats, written)
+        in_convergence = convergence_runs(runs) if several else []
+        if in_convergence:
+            fig, convergence_lines = draw_convergence(in_convergence, enc)
+            save(fig, outdir, "convergence", formats, written)
+            lines += [""] + convergence_lines
         with_phase = [r for r in runs if phase_error_rows(r)]
         if with_phase:
             lines += [""] + plot_phase_error(with_phase, outdir, formats, written)

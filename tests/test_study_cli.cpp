@@ -2,6 +2,9 @@
 // exit code 2 and nothing written; good input writes complete, well-formed results.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -24,10 +27,7 @@ namespace fs = std::filesystem;
 using test::CliResult;
 using test::run_cli;
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-}
+using test::write_file;
 
 struct BadCase {
   const char* name;
@@ -565,6 +565,243 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_EQ(run_cli({"--version"}).out.rfind("chens ", 0), 0u);
   EXPECT_EQ(run_cli({}).code, exit_bad_input);
   EXPECT_EQ(run_cli({"frobnicate"}).code, exit_bad_input);
+}
+
+// ---- Issue 17: input hygiene and help (suite StudyCli) ----
+
+// A directory, /dev/null or a FIFO given as the study file is refused by name (a directory
+// read as an empty study would run the defaults; a FIFO would block).
+TEST(StudyCli, AStudyFileThatIsNotARegularFileIsRefused) {
+  test::TempDir dir;
+  fs::create_directories(dir.str("a-dir"));
+  const std::string fifo = dir.str("a-fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir.str("a-dir"), "is a directory, not a study file"},
+      {"/dev/null", "is a character device, not a study file"},
+      {fifo, "is a FIFO, not a study file"}};
+  for (const auto& [path, what] : cases)
+    for (const char* command : {"run", "check", "validate"}) {
+      std::vector<std::string> args = {command, path};
+      if (std::string(command) == "run") args.insert(args.end(), {"--out", dir.str("out")});
+      const CliResult r = run_cli(args);
+      EXPECT_EQ(r.code, exit_bad_input) << command << " " << path << ": " << r.err;
+      EXPECT_NE(r.err.find("chens " + std::string(command) + ": " + path + ": " + what), std::string::npos)
+          << command << ": " << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out;
+      EXPECT_FALSE(fs::exists(dir.str("out")));
+    }
+}
+
+// An option that takes a value never takes the next option as it (`--set --force` used to
+// read "--force" as the key); the message names the option and points at the command's help.
+TEST(StudyCli, AnOptionValueThatIsAnOptionIsRefused) {
+  test::TempDir dir;
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  // Every case also carries a bad --set so that, should the value check be missing, nothing
+  // is run or written.
+  const std::vector<Case> cases = {
+      {{"run", "--set", "--force"}, "chens run: --set needs a value (got the option --force)"},
+      {{"run", "--set=--force"}, "chens run: --set needs a value (got the option --force)"},
+      {{"run", "--set", "integrator.h=-1", "--out", "--dry-run"}, "chens run: --out needs a value"},
+      {{"run", "--set", "integrator.h=-1", "--backend", "--force"}, "chens run: --backend needs a value"},
+      {{"run", "--set", "integrator.h=-1", "--threads", "--force"}, "chens run: --threads needs a value"},
+      {{"run", "--resume", "--force"}, "chens run: --resume needs a value"},
+      {{"run", "--set", "integrator.h=-1", "--checkpoint-minutes", "--force"}, "chens run: --checkpoint-minutes needs a value"},
+      {{"run", "--set", "integrator.h=-1", "--checkpoint-segments", "--force"},
+       "chens run: --checkpoint-segments needs a value"},
+      {{"run", "--set", "integrator.h=-1", "--set"}, "chens run: --set needs a value"},
+      {{"validate", "--set", "integrator.h=-1", "--rtol", "--atol", "1"}, "chens validate: --rtol needs a value"},
+      {{"validate", "--set", "integrator.h=-1", "--atol", "--set", "x"}, "chens validate: --atol needs a value"},
+      {{"check", "--set", "--backend", "cpu"}, "chens check: --set needs a value"}};
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.args;
+    if (args[0] == "run" && std::find(args.begin(), args.end(), "--out") == args.end())
+      args.insert(args.end() - (args.back() == "--set" ? 1 : 0), {"--out", dir.str("out")});
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.code, exit_bad_input) << c.message << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("see 'chens " + args[0] + " --help'"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("usage:"), std::string::npos) << "a usage error prints no whole usage text: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  EXPECT_FALSE(fs::exists(dir.str("out")));
+  EXPECT_FALSE(fs::exists("--dry-run"));
+  // Negative numbers are values, not options.
+  const CliResult neg = run_cli({"run", "--checkpoint-minutes", "-1", "--out", dir.str("out")});
+  EXPECT_NE(neg.err.find("--checkpoint-minutes -1: must be a finite number of minutes >= 0"), std::string::npos) << neg.err;
+}
+
+// --set 'integrator.h = 0.05' means what it says; "did you mean" never offers the name the
+// user typed, and a name with invisible characters is shown with them escaped.
+TEST(StudyCli, SetTrimsBlanksAndDidYouMeanNeverOffersTheSameName) {
+  test::TempDir dir;
+  const CliResult r = run_cli({"run", "--dry-run", "--set", "integrator.h = 0.05", "--set", " ensemble.size =\t10 ",
+                               "--set", "integrator.method = dopri5 ", "--set", "integrator . t_end=2"});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  EXPECT_NE(r.out.find("\nh = 0.05\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nsize = 10\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nmethod = \"dopri5\"\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nt_end = 2"), std::string::npos) << r.out;
+  // A no-break space pasted after the key.
+  const CliResult nbsp = run_cli({"run", "--set", "integrator.h\xc2\xa0=0.05", "--out", dir.str("out")});
+  EXPECT_EQ(nbsp.code, exit_bad_input);
+  EXPECT_NE(nbsp.err.find("unknown key \"integrator.h\\xc2\\xa0\" (did you mean integrator.h?)"), std::string::npos)
+      << nbsp.err;
+  // A quoted key with a blank in a study file.
+  write_file(dir.str("blank.toml"), "[integrator]\n\"h \" = 0.1\n");
+  const CliResult blank = run_cli({"check", dir.str("blank.toml")});
+  EXPECT_EQ(blank.code, exit_bad_input);
+  EXPECT_NE(blank.err.find("unknown key \"integrator.h \" (did you mean integrator.h?)"), std::string::npos) << blank.err;
+  EXPECT_EQ(blank.err.find("unknown key integrator.h ("), std::string::npos) << blank.err;
+  EXPECT_FALSE(fs::exists(dir.str("out")));
+}
+
+// A study file saved with a UTF-8 byte-order mark reads as without it; UTF-16 and binary
+// files are named as such.
+TEST(StudyCli, AUtf8ByteOrderMarkIsAcceptedOtherEncodingsAreNamed) {
+  test::TempDir dir;
+  write_file(dir.str("bom.toml"), "\xEF\xBB\xBF[integrator]\nh = 0.05\n[ensemble]\nsize = 7\n");
+  const CliResult bom = run_cli({"run", "--dry-run", dir.str("bom.toml")});
+  ASSERT_EQ(bom.code, exit_ok) << bom.err;
+  EXPECT_NE(bom.out.find("\nh = 0.05\n"), std::string::npos) << bom.out;
+  EXPECT_NE(bom.out.find("\nsize = 7\n"), std::string::npos) << bom.out;
+  const CliResult checked = run_cli({"check", dir.str("bom.toml"), "--backend", "cpu"});
+  EXPECT_EQ(checked.code, exit_ok) << checked.err;
+  // A malformed line after the mark keeps its line number.
+  write_file(dir.str("bom-bad.toml"), "\xEF\xBB\xBF[integrator]\nh = = 3\n");
+  const CliResult bad = run_cli({"run", dir.str("bom-bad.toml"), "--out", dir.str("out")});
+  EXPECT_EQ(bad.code, exit_bad_input);
+  EXPECT_NE(bad.err.find("bom-bad.toml:2:"), std::string::npos) << bad.err;
+  // UTF-16 (little-endian, with its mark), as some editors save "Unicode" text.
+  write_file(dir.str("utf16.toml"), std::string("\xFF\xFE[\0i\0", 6));
+  const CliResult u16 = run_cli({"run", dir.str("utf16.toml"), "--out", dir.str("out")});
+  EXPECT_EQ(u16.code, exit_bad_input);
+  EXPECT_NE(u16.err.find("utf16.toml: UTF-16 text (it starts with a UTF-16 byte-order mark)"), std::string::npos)
+      << u16.err;
+  // Binary data (the start of a PNG file).
+  write_file(dir.str("image.toml"), std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  const CliResult png = run_cli({"validate", dir.str("image.toml")});
+  EXPECT_EQ(png.code, exit_bad_input);
+  EXPECT_NE(png.err.find("image.toml: a NUL byte at byte 8: not a text file"), std::string::npos) << png.err;
+  EXPECT_FALSE(fs::exists(dir.str("out")));
+}
+
+// chens check refuses what chens run refuses before running, with the same message and
+// exit code, and prints nothing on stdout then.
+TEST(StudyCli, CheckRefusesWhatRunRefusesBeforeRunning) {
+  test::TempDir dir;
+  const std::vector<std::string> huge = {"--set", "ensemble.size=1000000000000", "--backend", "cpu"};
+  std::vector<std::string> check_args = {"check"}, run_args = {"run", "--out", dir.str("out")};
+  check_args.insert(check_args.end(), huge.begin(), huge.end());
+  run_args.insert(run_args.end(), huge.begin(), huge.end());
+  const CliResult check = run_cli(check_args), run = run_cli(run_args);
+  EXPECT_EQ(run.code, exit_bad_input) << run.err;
+  EXPECT_EQ(check.code, run.code) << check.err;
+  const std::string rule = "ensemble.size = 1000000000000 needs about 3.84e+05 GB for its states, more than 80% of";
+  EXPECT_EQ(run.err.rfind("chens run: " + rule, 0), 0u) << run.err;
+  EXPECT_EQ(check.err.rfind("chens check: " + rule, 0), 0u) << check.err;
+  EXPECT_TRUE(check.out.empty()) << check.out;
+  EXPECT_FALSE(fs::exists(dir.str("out")));
+  // In a study of several runs the message names the run.
+  write_file(dir.str("runs.toml"), "[integrator]\nt_end = 1.0\n[[run]]\nname = \"small\"\n"
+                                   "[[run]]\nname = \"huge\"\nensemble.size = 1000000000000\n");
+  const CliResult several = run_cli({"check", dir.str("runs.toml"), "--backend", "cpu"});
+  EXPECT_EQ(several.code, exit_bad_input);
+  EXPECT_NE(several.err.find("chens check: run \"huge\": " + rule), std::string::npos) << several.err;
+  EXPECT_TRUE(several.out.empty()) << several.out;
+  // --backend cuda without a usable GPU: exit 3, as chens run.
+  const CudaDeviceInfo dev = cuda_device_info();
+  if (!dev.available) {
+    const CliResult cuda = run_cli({"check", "--set", "ensemble.size=10", "--backend", "cuda"});
+    EXPECT_EQ(cuda.code, exit_no_backend) << cuda.err;
+    EXPECT_NE(cuda.err.find("chens check: --backend cuda: " + dev.description), std::string::npos) << cuda.err;
+    EXPECT_TRUE(cuda.out.empty()) << cuda.out;
+  }
+}
+
+// Help: chens COMMAND --help is that command's text (exit 0); chens --help the overview;
+// a usage error one line and where the help is; bare chens what to do first (exit 2).
+TEST(StudyCli, EveryCommandHasItsOwnHelpAndUsageErrorsAreShort) {
+  const std::vector<std::string> commands = {"run", "check", "validate", "plot"};
+  for (const std::string& c : commands) {
+    for (const char* flag : {"--help", "-h"}) {
+      const CliResult r = run_cli({c, flag});
+      EXPECT_EQ(r.code, exit_ok) << c << " " << flag << ": " << r.err;
+      EXPECT_EQ(r.out.rfind("usage: chens " + c + " ", 0), 0u) << c << ": " << r.out;
+      for (const std::string& other : commands) {  // no other command's usage line
+        if (other == c) continue;
+        EXPECT_EQ(r.out.find("usage: chens " + other), std::string::npos) << c << " shows " << other;
+        EXPECT_EQ(r.out.find("\n       chens " + other), std::string::npos) << c << " shows " << other;
+      }
+      EXPECT_TRUE(r.err.empty()) << r.err;
+    }
+    EXPECT_EQ(run_cli({"help", c}).out, run_cli({c, "--help"}).out) << c;
+  }
+  // --help after other options, as one adds it to a command line that failed.
+  EXPECT_EQ(run_cli({"run", "--set", "integrator.h=0.05", "--help"}).out, run_cli({"run", "--help"}).out);
+  EXPECT_NE(run_cli({"run", "--help"}).out.find("--checkpoint-segments N"), std::string::npos);
+  EXPECT_NE(run_cli({"validate", "--help"}).out.find("--rtol R"), std::string::npos);
+  EXPECT_NE(run_cli({"plot", "--help"}).out.find("--metrics M1,M2"), std::string::npos);
+  const CliResult overview = run_cli({"--help"});
+  EXPECT_EQ(overview.code, exit_ok);
+  for (const std::string& c : commands) EXPECT_NE(overview.out.find("chens " + c + " "), std::string::npos) << c;
+  EXPECT_NE(overview.out.find("'chens COMMAND --help'"), std::string::npos) << overview.out;
+  // Usage errors: the message and the pointer, nothing else.
+  const CliResult unknown = run_cli({"run", "--frobnicate"});
+  EXPECT_EQ(unknown.code, exit_bad_input);
+  EXPECT_EQ(unknown.err, "chens run: unknown option --frobnicate\nsee 'chens run --help'\n");
+  EXPECT_EQ(run_cli({"check", "--frobnicate"}).err, "chens check: unknown option --frobnicate\nsee 'chens check --help'\n");
+  EXPECT_EQ(run_cli({"validate", "--out", "x"}).err, "chens validate: unknown option --out\nsee 'chens validate --help'\n");
+  const CliResult plot = run_cli({"plot"});
+  EXPECT_EQ(plot.code, exit_bad_input);
+  EXPECT_EQ(plot.err, "chens plot: needs the directory of a run or a study\nsee 'chens plot --help'\n");
+  const CliResult command = run_cli({"frobnicate"});
+  EXPECT_EQ(command.code, exit_bad_input);
+  EXPECT_EQ(command.err, "chens: unknown command 'frobnicate'\nsee 'chens --help'\n");
+  // Bare chens: what to do, briefly, on stderr.
+  const CliResult bare = run_cli({});
+  EXPECT_EQ(bare.code, exit_bad_input);
+  EXPECT_TRUE(bare.out.empty());
+  EXPECT_NE(bare.err.find("chens run "), std::string::npos) << bare.err;
+  EXPECT_NE(bare.err.find("chens --help"), std::string::npos) << bare.err;
+  EXPECT_LE(std::count(bare.err.begin(), bare.err.end(), '\n'), 6) << bare.err;
+}
+
+// Status lines (which run, where the results are, lost instances) go to stderr; stdout holds
+// the results table only, for a single run as for a study.
+TEST(StudyCli, StatusGoesToStderrAndTheResultsTableToStdout) {
+  test::TempDir dir;
+  const CliResult one = run_cli({"run", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out",
+                                 dir.str("single"), "--no-progress"});
+  ASSERT_EQ(one.code, exit_ok) << one.err;
+  EXPECT_EQ(one.out.rfind("Work and cost", 0), 0u) << one.out;
+  EXPECT_NE(one.out.find("\n  single "), std::string::npos) << "the row is named after the directory: " << one.out;
+  EXPECT_NE(one.out.find("Errors at t_final"), std::string::npos) << one.out;
+  EXPECT_EQ(one.out.find("chens:"), std::string::npos) << one.out;
+  EXPECT_NE(one.err.find("chens: 10 instances of "), std::string::npos) << one.err;
+  EXPECT_NE(one.err.find("results in " + dir.str("single") + "/"), std::string::npos) << one.err;
+  // A study: "run i of n" and where the results are on stderr, the tables on stdout.
+  write_file(dir.str("two.toml"), "[integrator]\nt_end = 1.0\n[ensemble]\nsize = 10\n"
+                                  "[sweep]\nintegrator.formulation = [\"naive\", \"dirac\"]\n");
+  const CliResult two = run_cli({"run", dir.str("two.toml"), "--out", dir.str("two"), "--no-progress"});
+  ASSERT_EQ(two.code, exit_ok) << two.err;
+  EXPECT_EQ(two.out.rfind("Work and cost", 0), 0u) << two.out;
+  EXPECT_NE(two.out.find("formulation=dirac"), std::string::npos) << two.out;
+  EXPECT_EQ(two.out.find("chens:"), std::string::npos) << two.out;
+  EXPECT_NE(two.err.find("chens: run 1 of 2: formulation=naive\n"), std::string::npos) << two.err;
+  EXPECT_NE(two.err.find("chens: results in " + dir.str("two") + "/ (study.json"), std::string::npos) << two.err;
+  // Lost instances: the hint to rerun them is status too.
+  const CliResult lost = run_cli({"run", "--set", "ensemble.size=10", "--set", "integrator.t_end=5", "--set",
+                                  "integrator.formulation=naive", "--set", "ensemble.lost_residual=1e-14", "--out",
+                                  dir.str("lost"), "--no-progress"});
+  ASSERT_EQ(lost.code, exit_ok) << lost.err;
+  EXPECT_NE(lost.err.find("the first lost instances (summary.json lost_examples) can be rerun alone"), std::string::npos)
+      << lost.err;
+  EXPECT_EQ(lost.out.find("chens:"), std::string::npos) << lost.out;
 }
 
 }  // namespace

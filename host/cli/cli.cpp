@@ -23,6 +23,7 @@
 #include "backends/cuda_backend.hpp"
 #include "dispatch/run_study.hpp"
 #include "output/checkpoint_file.hpp"
+#include "output/number_text.hpp"
 #include "output/study_index.hpp"
 #include "output/writer.hpp"
 #include "mpi/mpi_runtime.hpp"
@@ -33,24 +34,50 @@ namespace chens {
 
 namespace {
 
-const char* usage_text =
+// `chens --help`: every command's usage line and what it does; `chens COMMAND --help`: that
+// command's own text below.
+const char* overview_text =
+    "usage: chens run [STUDY.toml] [--set SECTION.KEY=VALUE]... [--out DIR] [OPTIONS]\n"
+    "       chens run --resume DIR [OPTIONS]\n"
+    "       chens check [STUDY.toml] [--set SECTION.KEY=VALUE]... [--backend auto|cpu|cuda] [--threads N]\n"
+    "       chens validate [STUDY.toml] [--set SECTION.KEY=VALUE]... [--threads N] [--rtol R] [--atol A]\n"
+    "       chens plot DIR [--out PLOTDIR] [OPTIONS]\n"
+    "       chens --version | --help | COMMAND --help\n"
+    "\n"
+    "  run       integrate the ensemble a study describes and write its results into DIR\n"
+    "            (without a study file and without --set: the built-in default study, 6 runs)\n"
+    "  check     validate a study without running it; print its memory and a run-time estimate\n"
+    "  validate  run a study on the CPU and on the GPU and compare the results\n"
+    "  plot      draw the figures of a run or study directory into DIR/plots/\n"
+    "\n"
+    "  'chens COMMAND --help' lists the command's options. Study keys: docs/study-format.md.\n"
+    "  Exit codes: 0 ok, 1 the run failed, 2 bad input, 3 backend not available,\n"
+    "  4 validate: CPU and GPU differ, 130/143 interrupted with a checkpoint.\n";
+
+// Bare `chens`: what to do first.
+const char* start_text =
+    "chens: no command given. To start:\n"
+    "  chens run                 run the built-in default study (6 runs, about a second)\n"
+    "  chens run STUDY.toml      run a study file (examples/*.toml)\n"
+    "  chens --help              the commands; chens COMMAND --help: a command's options\n";
+
+const char* run_help =
     "usage: chens run [STUDY.toml] [--set SECTION.KEY=VALUE]... [--out DIR] [--backend auto|cpu|cuda]\n"
     "                 [--threads N] [--force] [--dry-run] [--progress | --no-progress]\n"
     "                 [--checkpoint-minutes M] [--checkpoint-segments N]\n"
     "       chens run --resume DIR [--threads N] [--progress | --no-progress] [--checkpoint-...]\n"
-    "       chens validate [STUDY.toml] [--set SECTION.KEY=VALUE]... [--threads N] [--rtol R] [--atol A]\n"
-    "       chens check [STUDY.toml] [--set SECTION.KEY=VALUE]... [--backend auto|cpu|cuda] [--threads N]\n"
-    "       chens plot DIR [--out PLOTDIR] [--format png,svg] [--metrics M1,M2]\n"
-    "       chens --version | --help\n"
     "\n"
-    "  chens run integrates the ensemble a study describes and writes DIR/summary.json and\n"
+    "  Integrates the ensemble a study describes and writes DIR/summary.json and\n"
     "  DIR/series.csv (and trajectory.csv, periodogram.csv, states.h5 when the study's [output]\n"
-    "  asks). A study with [sweep] or [[run]] writes DIR/<run>/ per run, DIR/study.json and\n"
-    "  DIR/comparison.csv. Without a study file and without --set it runs the built-in default\n"
-    "  study (examples/default_study.toml: 6 runs); with --set alone, one run from the defaults\n"
-    "  of every key. Keys: docs/study-format.md.\n"
+    "  asks), and prints its results table. A study with [sweep] or [[run]] writes DIR/<run>/\n"
+    "  per run, DIR/study.json and DIR/comparison.csv, and prints the comparison tables.\n"
+    "  Without a study file and without --set it runs the built-in default study\n"
+    "  (examples/default_study.toml: 6 runs); with --set alone, one run from the defaults of\n"
+    "  every key. Tables go to stdout, progress and status lines to stderr. Keys:\n"
+    "  docs/study-format.md.\n"
     "\n"
-    "  --set SECTION.KEY=VALUE  override one key (VALUE is a TOML value; a bare word is a string)\n"
+    "  --set SECTION.KEY=VALUE  override one key (VALUE is a TOML value; a bare word is a string;\n"
+    "                           quote it for the shell: --set 'ensemble.only=[3,5]')\n"
     "  --out DIR                output directory (default: chens-output)\n"
     "  --backend B              auto (default), cpu or cuda\n"
     "  --threads N              CPU threads (default: all)\n"
@@ -64,24 +91,55 @@ const char* usage_text =
     "  --resume DIR             continue the interrupted run or study in DIR from its checkpoints;\n"
     "                           the result is bitwise that of an uninterrupted run. SIGINT and\n"
     "                           SIGTERM stop a run after its current segment with a checkpoint\n"
-    "                           (exit 130 / 143); docs/checkpoints.md\n"
+    "                           (exit 130 / 143); docs/checkpoints.md\n";
+
+const char* check_help =
+    "usage: chens check [STUDY.toml] [--set SECTION.KEY=VALUE]... [--backend auto|cpu|cuda] [--threads N]\n"
     "\n"
-    "  chens validate runs the study on the CPU and on the GPU and reports, per metric, the\n"
-    "  largest relative difference of the statistics and of the instances' final states;\n"
-    "  exit 4 above the tolerance (--rtol, default max(1e-8, 1e-11 * steps); differences below\n"
-    "  --atol, default max(1e-12, 1e-15 * steps), count as 0), exit 3 without a usable GPU.\n"
-    "  Nothing is written.\n"
-    "\n"
-    "  chens check validates a study without running it (exit 2 and the message on bad input)\n"
-    "  and prints every run's resolved study, its memory and an estimate of its run time from a\n"
+    "  Validates a study without running it and refuses what chens run would refuse before\n"
+    "  running (exit 2 and the message; exit 3 for --backend cuda without a usable GPU), then\n"
+    "  prints every run's resolved study, its memory and an estimate of its run time from a\n"
     "  short calibration run on the backend it would use. Nothing is written.\n"
     "\n"
-    "  chens plot draws the figures of a run or a study directory (one curve per run): each\n"
-    "  metric against t (log-log, median with a p10-p90 band and the maximum), the\n"
-    "  periodogram of instance 0 (output.periodogram, or y of a pendulum's trajectory.csv),\n"
-    "  the phase error |y(kT)| (output.phase_error), the end atom's path (chains), and\n"
-    "  DIR/plots/summary.txt (final values, growth exponents, phase-error table); PNG and SVG\n"
-    "  in DIR/plots/.\n";
+    "  --set SECTION.KEY=VALUE  override one key, as for chens run\n"
+    "  --backend B              the backend to estimate for: auto (default), cpu or cuda\n"
+    "  --threads N              CPU threads of the calibration run (default: all)\n";
+
+const char* validate_help =
+    "usage: chens validate [STUDY.toml] [--set SECTION.KEY=VALUE]... [--threads N] [--rtol R] [--atol A]\n"
+    "\n"
+    "  Runs the study on the CPU and on the GPU and reports, per metric, the largest relative\n"
+    "  difference of the statistics and of the instances' final states; exit 4 above the\n"
+    "  tolerance, exit 3 without a usable GPU. Nothing is written.\n"
+    "\n"
+    "  --set SECTION.KEY=VALUE  override one key, as for chens run\n"
+    "  --threads N              CPU threads (default: all)\n"
+    "  --rtol R                 relative tolerance (default max(1e-8, 1e-11 * steps))\n"
+    "  --atol A                 differences below it count as 0 (default max(1e-12, 1e-15 * steps))\n";
+
+const char* plot_help =
+    "usage: chens plot DIR [--out PLOTDIR] [--format png,svg] [--metrics M1,M2]\n"
+    "                      [--runs R1,R2] [--color-by KEY] [--style-by KEY|none]\n"
+    "\n"
+    "  Draws the figures of a run or a study directory (one curve per run): each metric\n"
+    "  against t (log-log, median with a p10-p90 band and the maximum), the error against h\n"
+    "  (studies over integrator.h), the periodogram of instance 0 (output.periodogram, or y\n"
+    "  of a pendulum's trajectory.csv), the phase error |y(kT)| (output.phase_error), the end\n"
+    "  atom's path (chains), and DIR/plots/summary.txt (final values, growth exponents,\n"
+    "  phase-error table); PNG and SVG in DIR/plots/. docs/study-format.md, \"chens plot\".\n"
+    "\n"
+    "  --out PLOTDIR            where the figures go (default: DIR/plots)\n"
+    "  --format png,svg         the file formats (default: both)\n"
+    "  --metrics M1,M2          the metrics to draw (default: every metric in series.csv)\n"
+    "  --runs R1,R2             studies: only these runs, by name or shell pattern (quote it:\n"
+    "                           --runs 'h=0.1_*')\n"
+    "  --color-by KEY           studies: the swept key shown by colour\n"
+    "  --style-by KEY|none      studies: the swept key shown by line style\n";
+
+// A usage error: the message and where the command's options are, not the whole help.
+std::string see_help(const std::string& command) {
+  return "see 'chens " + (command.empty() ? std::string() : command + " ") + "--help'\n";
+}
 
 struct RunArgs {
   std::optional<std::string> study;
@@ -125,14 +183,23 @@ std::optional<long> whole_long(const std::string& v) {
   return std::nullopt;
 }
 
+
 // Options of `run` and `validate`; `validate` takes --set, --threads, --rtol, --atol.
 RunArgs parse_run_args(const std::vector<std::string>& a, bool validate = false) {
   RunArgs r;
+  // An option's value: --opt=V or --opt V. A value beginning with "--" is the next option,
+  // not a value (`--set --force` would otherwise swallow --force as a key).
   auto value = [&](std::size_t& i, const std::string& opt) -> std::string {
     const std::string& s = a[i];
-    if (s.size() > opt.size() && s.compare(0, opt.size() + 1, opt + "=") == 0) return s.substr(opt.size() + 1);
-    if (i + 1 >= a.size()) throw UsageError(opt + " needs a value");
-    return a[++i];
+    std::string v;
+    if (s.size() > opt.size() && s.compare(0, opt.size() + 1, opt + "=") == 0) {
+      v = s.substr(opt.size() + 1);
+    } else {
+      if (i + 1 >= a.size()) throw UsageError(opt + " needs a value");
+      v = a[++i];
+    }
+    if (v.compare(0, 2, "--") == 0) throw UsageError(opt + " needs a value (got the option " + v + ")");
+    return v;
   };
   auto is = [&](const std::string& s, const std::string& opt) {
     return s == opt || s.compare(0, opt.size() + 1, opt + "=") == 0;
@@ -218,7 +285,7 @@ std::optional<int> parse_command(const std::vector<std::string>& args, bool vali
     p.study = load_study(p.args.study, p.args.sets);
     p.rp = resolve(p.study);
   } catch (const UsageError& e) {
-    err << cmd << e.what() << "\n" << usage_text;
+    err << cmd << e.what() << "\n" << see_help(validate ? "validate" : "run");
     return exit_bad_input;
   } catch (const StudyError& e) {
     err << cmd << e.what() << "\n";
@@ -260,6 +327,33 @@ void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArg
       << "\n# steps per instance: " << (rp.fixed_step ? std::to_string(rp.total_steps) : std::string("adaptive"))
       << ", sample times: " << rp.samples + 1 << "\n"
       << to_toml(study, rp);
+}
+
+// Why `chens run` refuses to start this study on this machine (on the GPU when `gpu`), or
+// "": the one rule for `chens run` and `chens check`, so that a study check passes is not
+// refused by run.
+std::string run_refusal(const Study& study, bool gpu) {
+  // Instances live in memory for the whole run (at most bytes_per_instance each, checked at
+  // compile time in the dispatch): refuse ensembles that cannot fit instead of being killed.
+  // (On the GPU the backend compares with the device's free memory before launch.)
+  if (!gpu) {
+    const double phys = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+    const double need = static_cast<double>(study.size) * static_cast<double>(bytes_per_instance(study));
+    if (phys > 0 && need > 0.8 * phys)
+      return "ensemble.size = " + std::to_string(study.size) + " needs about " + number_text(need / 1e9) +
+             " GB for its states, more than 80% of this machine's " + number_text(phys / 1e9) + " GB; use a smaller ensemble";
+  }
+  if (mpi_world().active && !study.only.empty())
+    return "ensemble.only runs a handful of instances alone: not under mpirun (run it as one process)";
+  if (mpi_world().active) {
+    // Every rank needs at least one block of cpu_block_size instances (docs/scaling.md).
+    const std::uint64_t blocks = (static_cast<std::uint64_t>(study.size) + cpu_block_size - 1) / cpu_block_size;
+    if (blocks < static_cast<std::uint64_t>(mpi_world().size))
+      return "ensemble.size = " + std::to_string(study.size) + " is " + std::to_string(blocks) + " block(s) of " +
+             std::to_string(cpu_block_size) + " instances, fewer than the " + std::to_string(mpi_world().size) +
+             " MPI ranks; use at least " + std::to_string(cpu_block_size) + " instances per rank or fewer ranks";
+  }
+  return "";
 }
 
 // SIGINT and SIGTERM during `chens run` (docs/checkpoints.md): the first one is noted and
@@ -384,11 +478,28 @@ long env_long(const char* name) {
 // One run: integrate, write its files into dir (checked first), print one line. The
 // result is left in *result. Returns the exit code. `resume_json` (single runs): written to
 // dir/resume.json before the run starts and removed when its results are written. With
-// ra.resume the run continues from dir/checkpoint.chk where there is one.
+// ra.resume the run continues from dir/checkpoint.chk where there is one. lock_dir: take
+// dir's lock (a study's runs run under the lock of the study's directory).
 int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& ra, const std::string& dir,
                 std::ostream& out, std::ostream& err, EnsembleResult& result, const std::string& progress_label = "",
-                const std::string& resume_json = "") {
+                const std::string& resume_json = "", bool lock_dir = true) {
   namespace fs = std::filesystem;
+  static_cast<void>(out);  // a run's own lines are status (stderr); stdout is the caller's tables
+  // One chens per directory (docs/checkpoints.md), before anything in dir is read, written
+  // or removed. Under mpirun rank 0, the only rank that writes, holds it.
+  std::optional<OutputLock> lock;
+  if (lock_dir && mpi_root()) {
+    try {
+      lock.emplace(dir);
+    } catch (const std::exception& e) {
+      err << "chens run: " << e.what() << "\n";
+      // The other ranks cannot be told (no broadcast here): leaving without MPI_Finalize
+      // makes mpirun end the job.
+      if (mpi_world().active) std::exit(exit_bad_input);
+      return exit_bad_input;
+    }
+    if (!lock->note().empty()) err << "chens run: " << lock->note() << "\n";
+  }
   RunInfo info;
   bool gpu = false;
   const bool checkpoints = !mpi_world().active;
@@ -413,10 +524,10 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
           return exit_no_backend;
         }
       }
-      out << "chens: " << progress_label << "resuming " << dir << " at t = " << rp.sample_time(from->done - 1) << " ("
+      err << "chens: " << progress_label << "resuming " << dir << " at t = " << rp.sample_time(from->done - 1) << " ("
           << from->done << " of " << rp.samples + 1 << " sample times done, " << from->wall_seconds << " s computed)\n";
     } else if (fs::exists(dir, ec)) {
-      out << "chens: " << progress_label << "no checkpoint in " << dir << ": the run starts again from t = 0\n";
+      err << "chens: " << progress_label << "no checkpoint in " << dir << ": the run starts again from t = 0\n";
     }
   }
   if (const auto code = choose_backend(study, ra, err, info, gpu)) return *code;
@@ -431,16 +542,9 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
     err << "chens run: " << e.what() << "\n";
     return exit_bad_input;
   }
-  // Instances live in memory for the whole run (at most bytes_per_instance each, checked at
-  // compile time in the dispatch): refuse ensembles that cannot fit instead of being killed.
-  if (!gpu) {
-    const double phys = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-    const double need = static_cast<double>(study.size) * static_cast<double>(bytes_per_instance(study));
-    if (phys > 0 && need > 0.8 * phys) {
-      err << "chens run: ensemble.size = " << study.size << " needs about " << need / 1e9 << " GB for its states, more than 80% of this machine's " << phys / 1e9
-          << " GB; use a smaller ensemble\n";
-      return exit_bad_input;
-    }
+  if (const std::string why = run_refusal(study, gpu); !why.empty()) {
+    err << "chens run: " << why << "\n";
+    return exit_bad_input;
   }
   EnsembleSpec spec = ensemble_spec(study, ra.threads);
   if (ra.progress == 1 || (ra.progress < 0 && ::isatty(STDERR_FILENO))) {
@@ -468,20 +572,6 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
       err << (tty ? "\r" : "") << buf << (tty && done < total ? "" : "\n") << std::flush;
     };
   }
-  if (mpi_world().active && !study.only.empty()) {
-    err << "chens run: ensemble.only runs a handful of instances alone: not under mpirun (run it as one process)\n";
-    return exit_bad_input;
-  }
-  if (mpi_world().active) {
-    // Every rank needs at least one block of cpu_block_size instances (docs/scaling.md).
-    const std::uint64_t blocks = (static_cast<std::uint64_t>(study.size) + cpu_block_size - 1) / cpu_block_size;
-    if (blocks < static_cast<std::uint64_t>(mpi_world().size)) {
-      err << "chens run: ensemble.size = " << study.size << " is " << blocks << " block(s) of " << cpu_block_size
-          << " instances, fewer than the " << mpi_world().size << " MPI ranks; use at least " << cpu_block_size
-          << " instances per rank or fewer ranks\n";
-      return exit_bad_input;
-    }
-  }
   // Checkpoints (docs/checkpoints.md): after the segment that ends checkpoint_minutes after
   // the last one, after every checkpoint_segments segments, and when interrupted (then the
   // run stops). Not under MPI: ranks would have to agree on when, and write shards.
@@ -489,17 +579,35 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
   std::string save_error;
   std::error_code exists_ec;
   const bool created_dir = !fs::exists(dir, exists_ec);
+  if (ra.force && !ra.resume && mpi_root()) {
+    // What the replaced run wrote (plots/, a checkpoint, files this run does not write) must
+    // not outlive it next to the new results.
+    try {
+      const std::vector<std::string> left = remove_earlier_results(dir);
+      if (!left.empty()) {
+        std::string names;
+        for (const std::string& n : left) names += (names.empty() ? "" : ", ") + n;
+        err << "chens run: --force: kept in " << dir << " what chens did not write there: " << names << "\n";
+      }
+    } catch (const std::exception& e) {
+      err << "chens run: " << e.what() << "\n";
+      return exit_bad_input;
+    }
+  }
   if (checkpoints) {
     try {
       fs::create_directories(dir);
-      if (ra.force && !ra.resume) {  // a replaced run's checkpoint must not outlive it
-        std::error_code ec;
-        fs::remove(ck_path, ec);
-      }
-      if (!resume_json.empty() && !ra.resume) write_file_atomically((fs::path(dir) / resume_file_name).string(), resume_json);
     } catch (const std::exception& e) {
       err << "chens run: --out " << dir << ": " << e.what() << "\n";
       return exit_bad_input;
+    }
+    if (!resume_json.empty() && !ra.resume) {
+      try {
+        write_file_atomically((fs::path(dir) / resume_file_name).string(), resume_json);
+      } catch (const std::exception& e) {  // a full disk: nothing computed yet, nothing lost
+        err << "chens run: " << e.what() << "\n";
+        return exit_failure;
+      }
     }
     spec.resume_from = from ? &*from : nullptr;
     const long test_at = env_long("CHENS_TEST_INTERRUPT_AT");  // tests: interrupt once this many samples are done
@@ -580,26 +688,42 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
   } catch (const std::exception& e) {
     // Never lose a computed result: put it somewhere writable and say where.
     err << "chens run: could not write the results to " << dir << ": " << e.what() << "\n";
-    const std::string rescue =
-        (std::filesystem::temp_directory_path() / ("chens-rescue-" + std::to_string(::getpid()))).string();
+    // A new directory of its own each time: a study (or an in-process caller) may rescue
+    // more than once, and must not replace what it rescued before.
+    std::error_code ec;
+    const fs::path tmp = fs::temp_directory_path(ec);
+    fs::path rescue;
+    for (int k = 0; !ec && rescue.empty() && k < 1000; ++k) {
+      const fs::path p = tmp / ("chens-rescue-" + std::to_string(::getpid()) + (k ? "-" + std::to_string(k) : ""));
+      if (fs::create_directory(p, ec)) rescue = p;
+    }
     try {
-      write_outputs(rescue, study, rp, result, info);
-      err << "chens run: the results were saved to " << rescue << "/ instead\n";
+      if (rescue.empty())
+        throw std::runtime_error("no directory can be made in " + tmp.string() + (ec ? ": " + ec.message() : ""));
+      write_outputs(rescue.string(), study, rp, result, info);
+      err << "chens run: the results were saved to " << rescue.string() << "/ instead\n";
       retire_checkpoint();
     } catch (const std::exception& e2) {
-      err << "chens run: saving them to " << rescue << " failed too: " << e2.what() << "\n";
+      if (!rescue.empty()) fs::remove(rescue, ec);  // write_outputs left it empty
+      err << "chens run: saving them to the temporary directory (TMPDIR) failed too: " << e2.what()
+          << "\nchens run: the results of this run are lost; make room";
+      if (checkpoints)
+        err << ", then chens run --resume " << ra.out
+            << (fs::exists(ck_path, ec) ? " continues from its last checkpoint" : " runs it again from t = 0");
+      err << "\n";
     }
+    if (created_dir && fs::is_empty(dir, ec)) fs::remove(dir, ec);  // a study's run directory
     return exit_failure;
   }
   retire_checkpoint();
-  out << "chens: " << result.instances << " instances of " << formulation_name(study.formulation) << " + "
+  err << "chens: " << result.instances << " instances of " << formulation_name(study.formulation) << " + "
       << method_name(study.method) << " to t = " << rp.t_end << " on " << result.device << " in " << result.wall_seconds
       << " s; lost " << result.lost_total() << "; results in " << dir << "/\n";
   if (!result.lost_examples.empty()) {  // summary.json's lost_examples, ready to rerun alone
     std::string list;
     for (std::size_t q = 0; q < result.lost_examples.size(); ++q)
       list += (q ? ", " : "") + std::to_string(result.lost_examples[q]);
-    out << "chens: the first lost instances (summary.json lost_examples) can be rerun alone with --set "
+    err << "chens: the first lost instances (summary.json lost_examples) can be rerun alone with --set "
         << "'ensemble.only=[" << list << "]' (and output.record to follow them)\n";
   }
   return exit_ok;
@@ -650,6 +774,19 @@ int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostre
   nlohmann::json index;
   // Rank 0 keeps the index; every rank runs every run (its shard).
   const bool root = mpi_root();
+  // One chens per directory: the study's for the whole study (its runs take none of their
+  // own), before anything in it is read, written or removed.
+  std::optional<OutputLock> lock;
+  if (root) {
+    try {
+      lock.emplace(ra.out);
+    } catch (const std::exception& e) {
+      err << "chens run: " << e.what() << "\n";
+      if (mpi_world().active) std::exit(exit_bad_input);  // as in execute_run
+      return exit_bad_input;
+    }
+    if (!lock->note().empty()) err << "chens run: " << lock->note() << "\n";
+  }
   if (ra.resume) {
     // The interrupted study's index: complete runs stay as they are, the others run again
     // from their checkpoints.
@@ -672,12 +809,28 @@ int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostre
       return exit_bad_input;
     }
     try {
+      // --force: the earlier study's run directories, index and figures go (or a single
+      // run's files), so that no stale result stands next to the new ones.
+      if (ra.force && root) {
+        const std::vector<std::string> left = remove_earlier_results(ra.out);
+        if (!left.empty()) {
+          std::string names;
+          for (const std::string& n : left) names += (names.empty() ? "" : ", ") + n;
+          err << "chens run: --force: kept in " << ra.out << " what chens did not write there: " << names << "\n";
+        }
+      }
+      check_output_dir(ra.out, ra.force);  // a single run's results are not mixed with a study's
       for (const StudyRun& r : runs) check_output_dir((dir / r.name).string(), ra.force);
       fs::create_directories(dir);
-      if (!mpi_world().active) write_file_atomically((dir / resume_file_name).string(), resume_record(runs, rps, ra, true));
     } catch (const std::exception& e) {
       err << "chens run: " << e.what() << "\n";
       return exit_bad_input;
+    }
+    try {
+      if (!mpi_world().active) write_file_atomically((dir / resume_file_name).string(), resume_record(runs, rps, ra, true));
+    } catch (const std::exception& e) {  // a full disk: nothing computed yet, nothing lost
+      err << "chens run: " << e.what() << "\n";
+      return exit_failure;
     }
     mpi_barrier();  // every rank has checked DIR before rank 0 writes study.json
     index["chens_version"] = CHENS_VERSION_STRING;
@@ -698,18 +851,19 @@ int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostre
     save_index();
     for (std::size_t i = 0; i < runs.size(); ++i) {
       if (ra.resume && index["runs"][i].value("status", "") == "complete" && index["runs"][i].contains("results")) {
-        out << "chens: run " << i + 1 << " of " << runs.size() << ": " << runs[i].name << " (complete)\n";
+        err << "chens: run " << i + 1 << " of " << runs.size() << ": " << runs[i].name << " (complete)\n";
         digests.push_back(index["runs"][i]["results"]);
         continue;
       }
-      out << "chens: run " << i + 1 << " of " << runs.size() << ": " << runs[i].name << "\n";
+      err << "chens: run " << i + 1 << " of " << runs.size() << ": " << runs[i].name << "\n";
       // "running" stays in study.json if the process dies: the run is marked incomplete.
       index["runs"][i]["status"] = "running";
       save_index();
       EnsembleResult result;
       const std::string label = "run " + std::to_string(i + 1) + " of " + std::to_string(runs.size()) + " (" +
                                 runs[i].name + "): ";
-      const int code = execute_run(runs[i].study, rps[i], ra, (dir / runs[i].name).string(), out, err, result, label);
+      const int code =
+          execute_run(runs[i].study, rps[i], ra, (dir / runs[i].name).string(), out, err, result, label, "", false);
       if (code == exit_interrupted_int || code == exit_interrupted_term) {
         index["runs"][i]["status"] = "interrupted";
         save_index();
@@ -723,19 +877,37 @@ int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostre
             << "/ (study.json says which)\n";
         return code;
       }
-      digests.push_back(run_digest(runs[i].name, runs[i].study, rps[i], result));
+      digests.push_back(run_digest(runs[i].name, runs[i].study, rps[i], result, runs[i].overrides));
       index["runs"][i]["status"] = "complete";
       index["runs"][i]["results"] = digests.back();
       save_index();
     }
     const std::string table = comparison_table(digests);
-    if (root) write_file_atomically((dir / "comparison.csv").string(), comparison_csv(digests));
-    index["complete"] = true;
-    save_index();
+    // The study's tables stand only next to a study.json marked complete: on a failure none
+    // stays (--resume writes them all).
+    try {
+      if (root) {
+        write_file_atomically((dir / "comparison.csv").string(), comparison_csv(digests));
+        write_file_atomically((dir / "series_long.csv").string(), series_long_csv(dir.string(), index));
+      }
+      index["complete"] = true;
+      save_index();
+    } catch (...) {
+      for (const char* f : {"comparison.csv", "series_long.csv"}) fs::remove(dir / f, ec);
+      throw;
+    }
     fs::remove(dir / resume_file_name, ec);
-    out << "\n" << table << "results in " << ra.out << "/ (study.json, comparison.csv, one directory per run)\n";
+    // The tables are the result (stdout); where the files are is status (stderr).
+    out << table << std::flush;
+    err << "chens: results in " << ra.out << "/ (study.json, comparison.csv, series_long.csv, one directory per run)\n";
   } catch (const std::exception& e) {
     err << "chens run: could not write the study index in " << ra.out << ": " << e.what() << "\n";
+    if (!fs::exists(dir / "study.json", ec)) {
+      fs::remove(dir / resume_file_name, ec);  // no run has started: nothing to resume
+    } else if (!mpi_world().active) {
+      err << "chens run: the runs that study.json marks complete are in " << ra.out
+          << "/; make room, then chens run --resume " << ra.out << " finishes the study\n";
+    }
     return exit_failure;
   }
   return exit_ok;
@@ -753,11 +925,27 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
     runs = !ra.study && ra.sets.empty() ? load_default_runs() : load_runs(ra.study, ra.sets);
     rps = resolve_runs(runs);
   } catch (const UsageError& e) {
-    err << "chens check: " << e.what() << "\n" << usage_text;
+    err << "chens check: " << e.what() << "\n" << see_help("check");
     return exit_bad_input;
   } catch (const StudyError& e) {
     err << "chens check: " << e.what() << "\n";
     return exit_bad_input;
+  }
+  // What chens run would refuse before running, refused here with its exit code and message.
+  for (const StudyRun& r : runs) {
+    RunInfo info;
+    bool gpu = false;
+    std::ostringstream why;
+    if (const auto code = choose_backend(r.study, ra, why, info, gpu, r.name)) {
+      std::string m = why.str();
+      if (m.rfind("chens run: ", 0) == 0) m = "chens check: " + m.substr(11);
+      err << m;
+      return *code;
+    }
+    if (const std::string refusal = run_refusal(r.study, gpu); !refusal.empty()) {
+      err << "chens check: " << (r.name.empty() ? "" : "run \"" + r.name + "\": ") << refusal << "\n";
+      return exit_bad_input;
+    }
   }
   const std::string what = ra.study ? *ra.study : ra.sets.empty() ? builtin_default_study_name : "the defaults with --set";
   out << "# chens check: " << what << ": valid, " << runs.size() << " run" << (runs.size() == 1 ? "" : "s") << "\n";
@@ -833,7 +1021,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       several = runs.size() != 1 || !runs[0].name.empty();
     }
   } catch (const UsageError& e) {
-    err << "chens run: " << e.what() << "\n" << usage_text;
+    err << "chens run: " << e.what() << "\n" << see_help("run");
     return exit_bad_input;
   } catch (const StudyError& e) {
     err << "chens run: " << e.what() << "\n";
@@ -865,7 +1053,16 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       record = resume_record(runs, {rp}, ra, false);
     }
   }
-  return execute_run(study, rp, ra, ra.out, out, err, result, "", record);
+  const int code = execute_run(study, rp, ra, ra.out, out, err, result, "", record);
+  // A single run's result on stdout as a study prints its runs': the same tables, one row
+  // named after its directory.
+  if (code == exit_ok && mpi_root()) {
+    const std::filesystem::path dir = std::filesystem::path(ra.out).lexically_normal();
+    std::string name = (dir.has_filename() ? dir.filename() : dir.parent_path().filename()).string();
+    if (name.empty() || name == "." || name == "..") name = "run";
+    out << comparison_table({run_digest(name, study, rp, result)}) << std::flush;
+  }
+  return code;
 }
 
 // |a - b| relative to the larger of |a|, |b| and `scale`; differences up to atol count as 0
@@ -979,7 +1176,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
       const Accumulator &a = cpu.series[k].metric[m], &b = gpu.series[k].metric[m];
       if (a.count != b.count) {
         worst = INFINITY;
-        where = "live counts differ at t = " + std::to_string(cpu.series[k].t);
+        where = "live counts differ at t = " + number_text(cpu.series[k].t, "%.6g");
         break;
       }
       const double stats[4][2] = {{a.mean, b.mean}, {a.rms(), b.rms()}, {a.min, b.min}, {a.max, b.max}};
@@ -988,7 +1185,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
         const double d = relative_difference(stats[q][0], stats[q][1], atol, state_size);
         if (d > worst) {
           worst = d;
-          where = std::string(names[q]) + " at t = " + std::to_string(cpu.series[k].t) + pair_text(stats[q][0], stats[q][1]);
+          where = std::string(names[q]) + " at t = " + number_text(cpu.series[k].t, "%.6g") + pair_text(stats[q][0], stats[q][1]);
         }
       }
     }
@@ -1008,7 +1205,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
         const double d = std::fabs(a - b) <= atol ? 0.0 : std::fabs(a - b) / std::min(std::fabs(a), std::fabs(b));
         if (d > worst || d != d) {
           worst = d != d ? INFINITY : d;
-          where = std::string(quantile_name[q]) + " at t = " + std::to_string(cpu.series[k].t) + pair_text(a, b);
+          where = std::string(quantile_name[q]) + " at t = " + number_text(cpu.series[k].t, "%.6g") + pair_text(a, b);
         }
       }
     row(std::string(metric_name(m)) + " quantiles", worst, where, bin_tol);
@@ -1030,9 +1227,13 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
 // Debian's /usr/bin/python3 with matplotlib); its exit code is passed on.
 int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   namespace fs = std::filesystem;
-  if (args.size() < 2 || args[1] == "--help" || args[1] == "-h") {
-    (args.size() < 2 ? err : out) << usage_text;
-    return args.size() < 2 ? exit_bad_input : exit_ok;
+  if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) {
+    out << plot_help;
+    return exit_ok;
+  }
+  if (args.size() < 2) {
+    err << "chens plot: needs the directory of a run or a study\n" << see_help("plot");
+    return exit_bad_input;
   }
   const char* python = "/usr/bin/python3";
   const fs::path script = CHENS_PLOT_SCRIPT;
@@ -1067,26 +1268,46 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
 }
 
 int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (args.size() < 2 || args[1] == "--help" || args[1] == "-h" || args[1] == "help") {
-    (args.size() < 2 ? err : out) << usage_text;
-    return args.size() < 2 ? exit_bad_input : exit_ok;
+  if (args.size() < 2) {
+    err << start_text;
+    return exit_bad_input;
+  }
+  if (args[1] == "--help" || args[1] == "-h" || (args[1] == "help" && args.size() == 2)) {
+    out << overview_text;
+    return exit_ok;
   }
   if (args[1] == "--version") {
     out << "chens " << CHENS_VERSION_STRING << "\n";
     return exit_ok;
   }
+  const auto help_of = [](const std::string& command) -> const char* {
+    if (command == "run") return run_help;
+    if (command == "check") return check_help;
+    if (command == "validate") return validate_help;
+    if (command == "plot") return plot_help;
+    return nullptr;
+  };
+  if (args[1] == "help") {  // chens help COMMAND
+    if (const char* text = help_of(args[2])) {
+      out << text;
+      return exit_ok;
+    }
+    err << "chens help: unknown command '" << args[2] << "'\n" << see_help("");
+    return exit_bad_input;
+  }
   if (args[1] == "plot") return plot_command(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
-  if (args[1] == "check") return check_command(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
-  if (args[1] == "run" || args[1] == "validate") {
+  if (args[1] == "run" || args[1] == "validate" || args[1] == "check") {
+    // --help anywhere among the options asks for this command's help, not a run.
     for (std::size_t i = 2; i < args.size(); ++i)
       if (args[i] == "--help" || args[i] == "-h") {
-        out << usage_text;
+        out << help_of(args[1]);
         return exit_ok;
       }
     const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[1] == "check") return check_command(rest, out, err);
     return args[1] == "run" ? run_command(rest, out, err) : validate_command(rest, out, err);
   }
-  err << "chens: unknown command '" << args[1] << "'\n" << usage_text;
+  err << "chens: unknown command '" << args[1] << "'\n" << see_help("");
   return exit_bad_input;
 }
 

@@ -61,9 +61,10 @@ struct Checksum {
 
 class Writer {
  public:
-  explicit Writer(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd_ < 0) throw CheckpointError("cannot create " + path + ": " + std::strerror(errno));
+  // path: the temporary file written; shown: the checkpoint it becomes, for messages.
+  Writer(const std::string& path, const std::string& shown) : path_(shown) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw CheckpointError("cannot create " + shown + ": " + std::strerror(errno));
   }
   ~Writer() {
     if (fd_ >= 0) ::close(fd_);
@@ -186,7 +187,7 @@ void write_checkpoint(const std::string& path, std::uint64_t key, const Checkpoi
   const fs::path target(path);
   const fs::path tmp = target.parent_path() / (".chens-partial-" + std::to_string(::getpid()) + "-" + target.filename().string());
   try {
-    Writer w(tmp.string());
+    Writer w(tmp.string(), path);
     w.bytes(magic, sizeof magic);
     w.value(format_version);
     w.value(key);

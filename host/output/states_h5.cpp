@@ -18,8 +18,8 @@ namespace chens {
 
 #ifndef CHENS_HAVE_HDF5
 
-void write_states_h5(const std::string& path, const Study&, const RunParams<double>&, const EnsembleResult&) {
-  throw std::runtime_error("cannot write " + path + ": this build of chens has no HDF5 (install libhdf5-dev and configure again)");
+std::string states_h5_image(const Study&, const RunParams<double>&, const EnsembleResult&) {
+  throw std::runtime_error("cannot write states.h5: this build of chens has no HDF5 (install libhdf5-dev and configure again)");
 }
 
 #else
@@ -67,10 +67,14 @@ H5::DataSet dataset(H5::Group& g, const char* name, const std::vector<hsize_t>& 
 
 }  // namespace
 
-void write_states_h5(const std::string& path, const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
+std::string states_h5_image(const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
   try {
-    H5::Exception::dontPrint();
-    H5::H5File file(path, H5F_ACC_TRUNC);
+    H5::Exception::dontPrint();  // errors become the exception's message, not a printed stack
+    H5::FileAccPropList memory;
+    memory.setCore(std::size_t{1} << 20, false);  // grows in 1 MiB steps; nothing on disk
+    // The name is HDF5's only: before creating, it tries to open the name as an existing file,
+    // so it must name nothing that can exist (a states.h5 in the working directory would be read).
+    H5::H5File file("/dev/null/chens-states.h5", H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, memory);
     H5::Group root = file.openGroup("/");
     string_attribute(root, "chens_version", CHENS_VERSION_STRING);
     string_attribute(root, "study", to_json(s, rp).dump());
@@ -169,9 +173,16 @@ void write_states_h5(const std::string& path, const Study& s, const RunParams<do
         for (hsize_t q = 0; q < R; ++q) measured[q * K + k] = rec.measured[k * R + q];
       dataset(g, "measured", {R, K}, measured);
     }
+    file.flush(H5F_SCOPE_GLOBAL);
+    const ssize_t size = H5Fget_file_image(file.getId(), nullptr, 0);
+    if (size < 0) throw H5::FileIException("H5Fget_file_image", "cannot get the size of the file image");
+    std::string image(static_cast<std::size_t>(size), '\0');
+    if (H5Fget_file_image(file.getId(), image.data(), image.size()) != size)
+      throw H5::FileIException("H5Fget_file_image", "cannot copy the file image");
     file.close();
+    return image;
   } catch (const H5::Exception& e) {
-    throw std::runtime_error("cannot write " + path + ": HDF5: " + e.getFuncName() + ": " + e.getDetailMsg());
+    throw std::runtime_error("cannot make states.h5: HDF5: " + e.getFuncName() + ": " + e.getDetailMsg());
   }
 }
 

@@ -11,9 +11,12 @@
 
 namespace chens {
 
-// Writes the file at path (a new file; an existing one is replaced). Throws
-// std::runtime_error naming the path and HDF5's message; throws when the build has no
-// HDF5 (resolve() refuses such studies before they run).
-void write_states_h5(const std::string& path, const Study& s, const RunParams<double>& rp, const EnsembleResult& r);
+// The bytes of states.h5. HDF5 builds the file in memory (its core driver, no backing
+// store) and the caller writes the bytes like any other output: a full disk is then an
+// ordinary write error, never a failing H5Fclose that leaves HDF5 holding a file it cannot
+// close (which crashed its shutdown). Costs the file's size in memory once more. Throws
+// std::runtime_error with HDF5's message; throws when the build has no HDF5 (resolve()
+// refuses such studies before they run).
+std::string states_h5_image(const Study& s, const RunParams<double>& rp, const EnsembleResult& r);
 
 }  // namespace chens

@@ -1,11 +1,15 @@
 #include "output/study_index.hpp"
 
-#include "output/writer.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <stdexcept>
+
+#include "output/growth.hpp"
+#include "output/writer.hpp"
 
 namespace chens {
 
@@ -14,6 +18,13 @@ namespace {
 // Final median and maximum of the metrics a comparison shows; wedge_error (output.wedge)
 // only where some run reports it.
 const char* const compared_metrics[] = {"integration_error", "energy_error", "phi", "psi", "wedge_error"};
+
+// The sections of a study in the order of the study file (docs/study-format.md).
+const char* const section_order[] = {"model", "integrator", "projection", "ensemble", "output"};
+
+// A field of a digest, null where it is missing (digests of runs completed by an earlier
+// chens come back from study.json on --resume).
+nlohmann::json field(const nlohmann::json& d, const char* key) { return d.contains(key) ? d[key] : nlohmann::json(); }
 
 bool wedge_reported(const std::vector<nlohmann::json>& digests) {
   for (const auto& d : digests)
@@ -35,22 +46,83 @@ nlohmann::json final_stats(const EnsembleResult& r, int m) {
   return {{"p50", number_or_null(fin.quantile[m][quantile_p50])}, {"max", number_or_null(fin.metric[m].max)}};
 }
 
-// A number for the table (4 significant digits) or the CSV file (every digit).
-std::string cell(const nlohmann::json& v, bool full = false) {
-  if (v.is_null()) return "-";
-  if (v.is_number_float()) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, full ? "%.17g" : "%.3e", v.get<double>());
-    return buf;
-  }
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump();
+// Every key of the resolved study, "section.key": value, typed as in summary.json's study.
+nlohmann::json resolved_keys(const Study& s, const RunParams<double>& rp) {
+  nlohmann::json flat = nlohmann::json::object();
+  const nlohmann::json study = to_json(s, rp);
+  for (const auto& [section, keys] : study.items())
+    for (const auto& [key, value] : keys.items()) flat[section + "." + key] = value;
+  return flat;
 }
 
-std::string fixed(double x, const char* format) {
-  char buf[32];
+// An override's value as the study file wrote it (TOML's numbers, booleans and arrays are
+// JSON's), for a key that the resolved study does not list.
+nlohmann::json typed(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return text;
+  }
+}
+
+// Union of the keys of a digest object field over the runs, in the order of the sections
+// and then alphabetically; except: keys left out.
+std::vector<std::string> keys_of(const std::vector<nlohmann::json>& digests, const char* what,
+                                 const std::vector<std::string>& except = {}) {
+  std::vector<std::string> keys;
+  for (const char* section : section_order)
+    for (const auto& d : digests)
+      if (d.contains(what))
+        for (const auto& [k, v] : d[what].items())
+          if (k.rfind(std::string(section) + ".", 0) == 0 && std::find(keys.begin(), keys.end(), k) == keys.end() &&
+              std::find(except.begin(), except.end(), k) == except.end())
+            keys.push_back(k);
+  // Keys of no known section last (none today).
+  for (const auto& d : digests)
+    if (d.contains(what))
+      for (const auto& [k, v] : d[what].items())
+        if (std::find(keys.begin(), keys.end(), k) == keys.end() &&
+            std::find(except.begin(), except.end(), k) == except.end())
+          keys.push_back(k);
+  return keys;
+}
+
+nlohmann::json value_of(const nlohmann::json& d, const char* what, const std::string& key) {
+  return d.contains(what) && d[what].contains(key) ? d[what][key] : nlohmann::json();
+}
+
+// Text in a CSV cell, quoted where it holds a separator, a quote or a line break (RFC 4180).
+std::string csv_text(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+// A typed CSV cell: numbers as the shortest text that reads back to the same double,
+// booleans true / false, text as is, arrays as JSON text; null as null_text.
+std::string csv_cell(const nlohmann::json& v, const char* null_text) {
+  if (v.is_null()) return null_text;
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number()) return v.dump();
+  if (v.is_string()) return csv_text(v.get<std::string>());
+  return csv_text(v.dump());
+}
+
+std::string printf_cell(const char* format, double x) {
+  char buf[40];
   std::snprintf(buf, sizeof buf, format, x);
   return buf;
+}
+
+// A cell of the stdout tables: errors to 4 significant digits, other real numbers
+// (tolerances, step sizes) to 3, exactly as they are in the CSV file otherwise.
+std::string table_cell(const nlohmann::json& v, const char* real_format = "%.3g") {
+  if (v.is_null()) return "-";
+  if (v.is_number_float()) return printf_cell(real_format, v.get<double>());
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
 }
 
 // Wall time relative to the fastest run (002 §6 compares formulations' computing time so).
@@ -78,33 +150,67 @@ nlohmann::json phase_error_at(const nlohmann::json& d, std::int64_t k) {
   return nullptr;
 }
 
-// comparison.csv: one row per run, every number in full precision.
+nlohmann::json growth_of(const nlohmann::json& d, const char* m) {
+  return d.contains("growth_of_max") && d["growth_of_max"].contains(m) ? d["growth_of_max"][m] : nlohmann::json();
+}
+
+std::string growth_reason_of(const nlohmann::json& d, const char* m) {
+  const nlohmann::json r = value_of(d, "growth_of_max_reason", m);
+  return r.is_string() ? r.get<std::string>() : std::string();
+}
+
+// The table's word for a withheld exponent (assess_growth's reasons).
+std::string growth_tag(const std::string& reason) {
+  if (reason.rfind("at rounding level", 0) == 0) return "rounding";
+  if (reason.rfind("saturated", 0) == 0) return "saturated";
+  if (reason.rfind("growth stops", 0) == 0) return "stops";
+  if (reason.rfind("no live", 0) == 0) return "lost";
+  return "-";
+}
+
+bool any_reference_work(const std::vector<nlohmann::json>& digests) {
+  for (const auto& d : digests)
+    if (field(d, "reference_rhs_evaluations").is_number() && d["reference_rhs_evaluations"].get<double>() > 0) return true;
+  return false;
+}
+
+// The keys of summary.json's study that the Work table already shows under its own name.
+const std::vector<std::string> shown_in_work = {"integrator.formulation", "integrator.method", "integrator.h"};
+
+// comparison.csv: one row per run.
 std::vector<std::vector<std::string>> rows_of(const std::vector<nlohmann::json>& digests) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> head = {"run",   "formulation", "method",      "h",      "lost",
-                                   "steps", "rhs_evals",   "projections", "wall_s", "wall_relative"};
+  const std::vector<std::string> varied = keys_of(digests, "varied");
+  const std::vector<std::string> resolved = keys_of(digests, "resolved", varied);
   const std::vector<const char*> metrics = shown_metrics(digests);
-  for (const char* m : metrics) {
-    head.push_back(std::string(m) + "_p50");
-    head.push_back(std::string(m) + "_max");
-    head.push_back(std::string(m) + "_growth");
-  }
   const std::vector<std::int64_t> ks = phase_periods(digests);
+  std::vector<std::string> head = {"run"};
+  head.insert(head.end(), varied.begin(), varied.end());
+  for (const char* c : {"formulation", "method", "h", "lost", "steps", "rhs_evals", "reference_rhs_evals", "projections",
+                        "wall_s", "wall_relative", "device_s", "setup_s", "finish_s"})
+    head.push_back(c);
+  for (const char* m : metrics)
+    for (const char* what : {"_p50", "_max", "_growth", "_growth_reason"}) head.push_back(std::string(m) + what);
   for (std::int64_t k : ks) head.push_back("phase_error_" + std::to_string(k) + "T");
-  rows.push_back(head);
+  head.insert(head.end(), resolved.begin(), resolved.end());
+  std::vector<std::vector<std::string>> rows = {head};
   for (const auto& d : digests) {
-    std::vector<std::string> row = {d["name"].get<std::string>(), d["formulation"].get<std::string>(),
-                                    d["method"].get<std::string>(), cell(d["h"], true), cell(d["lost"]), cell(d["steps"]),
-                                    cell(d["rhs_evaluations"]), cell(d["projections"]), cell(d["wall_seconds"], true),
-                                    cell(relative_cost(digests, d), true)};
+    std::vector<std::string> row = {csv_cell(d["name"], "")};
+    for (const auto& k : varied) row.push_back(csv_cell(value_of(d, "varied", k), ""));
+    for (const char* c : {"formulation", "method"}) row.push_back(csv_cell(field(d, c), ""));
+    for (const char* c : {"h", "lost", "steps", "rhs_evaluations", "reference_rhs_evaluations", "projections",
+                          "wall_seconds"})
+      row.push_back(csv_cell(field(d, c), "nan"));
+    row.push_back(csv_cell(relative_cost(digests, d), "nan"));
+    for (const char* c : {"device_seconds", "setup_seconds", "finish_seconds"}) row.push_back(csv_cell(field(d, c), "nan"));
     for (const char* m : metrics) {
-      const auto& st = d["final"][m];
-      row.push_back(st.is_null() ? "-" : cell(st["p50"], true));
-      row.push_back(st.is_null() ? "-" : cell(st["max"], true));
-      const auto& g = d["growth_of_max"];
-      row.push_back(g.contains(m) && g[m].is_number() ? cell(g[m], true) : "-");
+      const nlohmann::json st = value_of(d, "final", m);
+      row.push_back(csv_cell(st.is_null() ? st : field(st, "p50"), "nan"));
+      row.push_back(csv_cell(st.is_null() ? st : field(st, "max"), "nan"));
+      row.push_back(csv_cell(growth_of(d, m), "nan"));
+      row.push_back(csv_text(growth_reason_of(d, m)));
     }
-    for (std::int64_t k : ks) row.push_back(cell(phase_error_at(d, k), true));
+    for (std::int64_t k : ks) row.push_back(csv_cell(phase_error_at(d, k), "nan"));
+    for (const auto& k : resolved) row.push_back(csv_cell(value_of(d, "resolved", k), ""));
     rows.push_back(row);
   }
   return rows;
@@ -124,9 +230,21 @@ void aligned(std::ostringstream& os, const std::vector<std::vector<std::string>>
   }
 }
 
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t at = line.find(',', from);
+    out.push_back(line.substr(from, at == std::string::npos ? std::string::npos : at - from));
+    if (at == std::string::npos) return out;
+    from = at + 1;
+  }
+}
+
 }  // namespace
 
-nlohmann::json run_digest(const std::string& name, const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
+nlohmann::json run_digest(const std::string& name, const Study& s, const RunParams<double>& rp, const EnsembleResult& r,
+                          const std::vector<std::pair<std::string, std::string>>& overrides) {
   nlohmann::json d;
   d["name"] = name;
   d["formulation"] = formulation_name(s.formulation);
@@ -138,15 +256,33 @@ nlohmann::json run_digest(const std::string& name, const Study& s, const RunPara
   d["lost"] = r.lost_total();
   d["steps"] = r.totals.steps;
   d["rhs_evaluations"] = r.totals.rhs_evaluations;
+  // The reference solution's work: wall_seconds includes it, and the drivers do not time it
+  // apart (a closed-form reference counts no evaluations).
+  d["reference_steps"] = r.totals.reference_steps;
+  d["reference_rhs_evaluations"] = r.totals.reference_rhs_evaluations;
   d["projections"] = r.totals.momentum_projections + r.totals.position_projections;
   d["wall_seconds"] = r.wall_seconds;
+  // The GPU's split of wall_seconds (ensemble_result.hpp); the CPU does not measure one.
+  const bool gpu = r.backend == "cuda";
+  d["device_seconds"] = gpu ? nlohmann::json(r.device_seconds) : nlohmann::json();
+  d["setup_seconds"] = gpu ? nlohmann::json(r.setup_seconds) : nlohmann::json();
+  d["finish_seconds"] = gpu ? nlohmann::json(r.finish_seconds) : nlohmann::json();
   d["backend"] = r.backend;
-  const nlohmann::json growth = growth_exponents(r);
+  const nlohmann::json resolved = resolved_keys(s, rp);
+  d["varied"] = nlohmann::json::object();
+  for (const auto& [key, text] : overrides) d["varied"][key] = resolved.contains(key) ? resolved[key] : typed(text);
+  d["resolved"] = resolved;
+  const nlohmann::json growth = growth_summary(r, s);
   d["growth_window"] = growth["window"];
+  d["growth_limits"] = growth["limits"];
   if (!s.phase_error.empty()) d["phase_error"] = phase_error_table(s, rp, r)["rows"];
   d["growth_of_max"] = nlohmann::json::object();
-  for (const char* c : compared_metrics)
-    if (growth.contains(c)) d["growth_of_max"][c] = growth[c]["max"];
+  d["growth_of_max_reason"] = nlohmann::json::object();
+  for (const char* c : compared_metrics) {
+    if (!growth.contains(c)) continue;
+    d["growth_of_max"][c] = growth[c]["max"];
+    if (growth[c].contains("max_reason")) d["growth_of_max_reason"][c] = growth[c]["max_reason"];
+  }
   d["final"] = nlohmann::json::object();
   for (int m = 0; m < metric_count; ++m)
     for (const char* c : compared_metrics)
@@ -159,16 +295,30 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
   const std::string window =
       digests.empty() || !digests[0].contains("growth_window")
           ? std::string()
-          : " over t in [" + fixed(digests[0]["growth_window"][0].get<double>(), "%.4g") + ", " +
-                fixed(digests[0]["growth_window"][1].get<double>(), "%.4g") + "]";
-  os << "Work and cost (wall time relative to the fastest run):\n";
-  std::vector<std::vector<std::string>> work = {
-      {"run", "formulation", "method", "h", "lost", "steps", "rhs_evals", "projections", "wall_s", "relative"}};
-  for (const auto& d : digests)
-    work.push_back({d["name"].get<std::string>(), d["formulation"].get<std::string>(), d["method"].get<std::string>(),
-                    fixed(d["h"].get<double>(), "%.6g"), cell(d["lost"]), cell(d["steps"]), cell(d["rhs_evaluations"]),
-                    cell(d["projections"]), fixed(d["wall_seconds"].get<double>(), "%.3g"),
-                    relative_cost(digests, d).is_null() ? "-" : fixed(relative_cost(digests, d).get<double>(), "%.2f")});
+          : " over t in [" + printf_cell("%.4g", digests[0]["growth_window"][0].get<double>()) + ", " +
+                printf_cell("%.4g", digests[0]["growth_window"][1].get<double>()) + "]";
+  const std::vector<std::string> varied = keys_of(digests, "varied", shown_in_work);
+  const bool reference_work = any_reference_work(digests);
+  os << "Work and cost (wall time, the reference solution's included, relative to the fastest run):\n";
+  std::vector<std::vector<std::string>> work = {{"run"}};
+  work[0].insert(work[0].end(), varied.begin(), varied.end());
+  for (const char* c : {"formulation", "method", "h", "lost", "steps", "rhs_evals"}) work[0].push_back(c);
+  if (reference_work) work[0].push_back("ref_rhs_evals");
+  for (const char* c : {"projections", "wall_s", "relative"}) work[0].push_back(c);
+  for (const auto& d : digests) {
+    std::vector<std::string> row = {d["name"].get<std::string>()};
+    for (const auto& k : varied) row.push_back(table_cell(value_of(d, "varied", k)));
+    row.push_back(table_cell(field(d, "formulation")));
+    row.push_back(table_cell(field(d, "method")));
+    row.push_back(table_cell(field(d, "h"), "%.6g"));
+    for (const char* c : {"lost", "steps", "rhs_evaluations"}) row.push_back(table_cell(field(d, c)));
+    if (reference_work) row.push_back(table_cell(field(d, "reference_rhs_evaluations")));
+    row.push_back(table_cell(field(d, "projections")));
+    row.push_back(table_cell(field(d, "wall_seconds")));
+    const nlohmann::json rel = relative_cost(digests, d);
+    row.push_back(rel.is_null() ? "-" : printf_cell("%.2f", rel.get<double>()));
+    work.push_back(row);
+  }
   aligned(os, work);
   os << "\nErrors at t_final over the ensemble: median (p50), maximum, and the growth exponent of the maximum"
      << window << ":\n";
@@ -176,14 +326,17 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
   const std::vector<const char*> metrics = shown_metrics(digests);
   for (const char* m : metrics)
     for (const char* what : {"p50", "max", "growth"}) errors[0].push_back(std::string(m) + " " + what);
+  bool withheld = false;
   for (const auto& d : digests) {
     std::vector<std::string> row = {d["name"].get<std::string>()};
     for (const char* m : metrics) {
-      const auto& st = d["final"][m];
-      row.push_back(st.is_null() ? "-" : cell(st["p50"]));
-      row.push_back(st.is_null() ? "-" : cell(st["max"]));
-      const auto& g = d["growth_of_max"];
-      row.push_back(g.contains(m) && g[m].is_number() ? fixed(g[m].get<double>(), "%.2f") : "-");
+      const nlohmann::json st = value_of(d, "final", m);
+      row.push_back(st.is_null() ? "-" : table_cell(field(st, "p50"), "%.3e"));
+      row.push_back(st.is_null() ? "-" : table_cell(field(st, "max"), "%.3e"));
+      const nlohmann::json g = growth_of(d, m);
+      const std::string tag = growth_tag(growth_reason_of(d, m));
+      withheld = withheld || tag != "-";
+      row.push_back(g.is_number() ? printf_cell("%.2f", g.get<double>()) : tag);
     }
     errors.push_back(row);
   }
@@ -196,6 +349,10 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
     }
   }
   aligned(os, errors);
+  if (withheld)
+    os << "  (growth withheld: rounding = the maximum stays at round-off level, saturated = it reaches the size of the "
+          "state, stops = it stops growing within the window, lost = no live instance at t_final; the reasons in "
+          "study.json and comparison.csv)\n";
   const std::vector<std::int64_t> ks = phase_periods(digests);
   if (!ks.empty()) {
     os << "\nPhase error |y(kT) - y_exact(kT)| of instance 0 (002 Table 1):\n";
@@ -203,7 +360,7 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
     for (std::int64_t k : ks) phase[0].push_back(std::to_string(k) + "T");
     for (const auto& d : digests) {
       std::vector<std::string> row = {d["name"].get<std::string>()};
-      for (std::int64_t k : ks) row.push_back(cell(phase_error_at(d, k)));
+      for (std::int64_t k : ks) row.push_back(table_cell(phase_error_at(d, k), "%.3e"));
       phase.push_back(row);
     }
     aligned(os, phase);
@@ -214,8 +371,42 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
 std::string comparison_csv(const std::vector<nlohmann::json>& digests) {
   std::ostringstream os;
   for (const auto& row : rows_of(digests)) {
-    for (std::size_t c = 0; c < row.size(); ++c) os << (c ? "," : "") << (row[c] == "-" ? "nan" : row[c]);
+    for (std::size_t c = 0; c < row.size(); ++c) os << (c ? "," : "") << row[c];
     os << '\n';
+  }
+  return os.str();
+}
+
+std::string series_long_csv(const std::string& dir, const nlohmann::json& index) {
+  std::ostringstream os;
+  os << "run,time,metric,statistic,value\n";
+  for (const auto& run : index.at("runs")) {
+    if (run.value("status", "") != "complete") continue;
+    const std::string name = run.at("name").get<std::string>();
+    const std::filesystem::path path = std::filesystem::path(dir) / run.value("directory", name) / "series.csv";
+    std::ifstream in(path);
+    std::string line;
+    if (!in || !std::getline(in, line)) throw std::runtime_error(path.string() + ": cannot be read (run \"" + name + "\")");
+    // Columns t, live, then <metric>_<statistic> (writer.cpp's make_series_csv); a
+    // statistic name holds no '_'.
+    const std::vector<std::string> head = split(line);
+    std::vector<std::pair<std::string, std::string>> what(head.size());
+    for (std::size_t c = 1; c < head.size(); ++c) {
+      const std::size_t cut = head[c].rfind('_');
+      what[c] = head[c] == "live" ? std::pair<std::string, std::string>{"live", "count"}
+                : cut == std::string::npos ? std::pair<std::string, std::string>{head[c], ""}
+                                           : std::pair<std::string, std::string>{head[c].substr(0, cut), head[c].substr(cut + 1)};
+    }
+    const std::string run_cell = csv_text(name);
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      const std::vector<std::string> cells = split(line);
+      if (cells.size() != head.size())
+        throw std::runtime_error(path.string() + ": a row has " + std::to_string(cells.size()) + " cells, the header " +
+                                 std::to_string(head.size()));
+      for (std::size_t c = 1; c < cells.size(); ++c)
+        os << run_cell << ',' << cells[0] << ',' << what[c].first << ',' << what[c].second << ',' << cells[c] << '\n';
+    }
   }
   return os.str();
 }

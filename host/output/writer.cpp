@@ -1,8 +1,12 @@
 #include "output/writer.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +17,7 @@
 #include <chens/version.hpp>
 
 #include "output/growth.hpp"
+#include "output/output_lock.hpp"
 #include "output/periodogram.hpp"
 #include "output/states_h5.hpp"
 
@@ -118,30 +123,6 @@ std::string make_periodogram_csv(const Instance0Spectrum& sp) {
   return os.str();
 }
 
-nlohmann::json growth_exponents(const EnsembleResult& r) {
-  nlohmann::json g;
-  const double t_final = r.series.empty() ? 0.0 : r.series.back().t;
-  const double t0 = t_final / 10, t1 = t_final;
-  g["window"] = {t0, t1};
-  g["statistic"] = "least-squares slope of log(running maximum) against log t, points weighted by their share of log t";
-  std::vector<double> t;
-  for (const auto& st : r.series) t.push_back(st.t);
-  for (int m = 0; m < metric_count; ++m) {
-    if (!r.metric_reported(m)) continue;
-    std::vector<double> mx, p50;
-    for (const auto& st : r.series) {
-      const bool live = st.metric[m].count > 0;
-      mx.push_back(live ? st.metric[m].max : NAN);
-      p50.push_back(live ? st.quantile[m][quantile_p50] : NAN);
-    }
-    const auto fm = growth_exponent(t, mx, t0, t1), fp = growth_exponent(t, p50, t0, t1);
-    g[metric_name(m)] = {{"max", fm ? number_or_null(fm->exponent) : nullptr},
-                         {"p50", fp ? number_or_null(fp->exponent) : nullptr},
-                         {"points", fm ? fm->points : 0}};
-  }
-  return g;
-}
-
 nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info,
                             const Instance0Spectrum* spectrum) {
   nlohmann::json j;
@@ -205,7 +186,7 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
     for (int q = 0; q < quantile_count; ++q)
       j[name][std::string("final_") + quantile_name[q]] = live ? number_or_null(r.series.back().quantile[m][q]) : nullptr;
   }
-  j["growth_exponents"] = growth_exponents(r);
+  j["growth_exponents"] = growth_summary(r, s);
   if (!s.phase_error.empty()) j["phase_error"] = phase_error_table(s, rp, r);
   if (!s.periodogram.empty())
     j["periodogram"] = periodogram_summary(s, rp, spectrum ? *spectrum : instance0_spectrum(s, rp, r));
@@ -277,55 +258,152 @@ void check_output_dir(const std::string& dir, bool force) {
   }
 }
 
+namespace {
+
+// Writes bytes to path (created or truncated), flushed to the disk: write(2) and fsync(2)
+// and close(2) checked, because a full disk or a quota can show first at any of them (NFS
+// reports at close). On failure the file is removed and the message names `shown`, the
+// file the user asked for, not the temporary name it is written under.
+void write_file_checked(const fs::path& path, const std::string& bytes, const std::string& shown) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot write " + shown + ": " + std::strerror(errno));
+  const char* p = bytes.data();
+  std::size_t n = bytes.size();
+  int error = 0;
+  while (n > 0 && error == 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      error = w < 0 ? errno : EIO;
+      break;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    ::unlink(path.c_str());
+    throw std::runtime_error("cannot write " + shown + ": " + std::strerror(error));
+  }
+}
+
+// The rename of a complete file (or of a directory's files) reaches the disk with the directory.
+void sync_directory(const fs::path& dir) {
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+bool plain_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
+}
+
+}  // namespace
+
 void write_file_atomically(const std::string& path, const std::string& text) {
   const fs::path target(path);
   const fs::path tmp = target.parent_path() / (".chens-partial-" + std::to_string(::getpid()) + "-" + target.filename().string());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw std::runtime_error("cannot write " + tmp.string());
-    }
+  write_file_checked(tmp, text, path);
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw std::runtime_error("cannot write " + path + ": renaming the complete file into place failed: " + ec.message());
   }
-  fs::rename(tmp, target);
+  sync_directory(target.parent_path());
+}
+
+std::vector<std::string> remove_earlier_results(const std::string& dir) {
+  const fs::path d(dir);
+  std::error_code ec;
+  if (!fs::is_directory(d, ec)) return {};
+  std::vector<fs::path> doomed, files;
+  // A study: the run directories its index lists, and nothing it does not list.
+  if (fs::exists(d / "study.json", ec)) {
+    nlohmann::json index;
+    try {
+      std::ifstream in(d / "study.json");
+      index = nlohmann::json::parse(in);
+      for (const auto& run : index.at("runs")) {
+        const std::string name = run.at("directory").get<std::string>();
+        if (!plain_name(name)) throw std::runtime_error("run directory \"" + name + "\" is not a name inside it");
+        if (fs::is_directory(d / name, ec)) doomed.push_back(d / name);
+      }
+    } catch (const std::exception& e) {
+      throw std::runtime_error("--force: " + (d / "study.json").string() + " cannot be read (" + e.what() +
+                               "), so chens cannot tell which of " + dir +
+                               "'s directories the earlier study wrote; remove them yourself or choose another --out");
+    }
+    for (const char* f : {"study.json", "comparison.csv", "series_long.csv"}) files.push_back(d / f);
+  }
+  // A single run's files, its checkpoint and resume record, and the figures of either.
+  for (const char* f : output_files) files.push_back(d / f);
+  for (const char* f : {"checkpoint.chk", "resume.json"}) files.push_back(d / f);
+  // chens writes these as files: a directory of that name is someone else's.
+  for (const fs::path& f : files)
+    if (fs::symlink_status(f, ec).type() != fs::file_type::directory) doomed.push_back(f);
+  doomed.push_back(d / "plots");
+  // Temporary files of a process that was killed while writing.
+  for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind(".chens-partial-", 0) == 0) doomed.push_back(it->path());
+  for (const fs::path& p : doomed) {
+    fs::remove_all(p, ec);
+    if (ec) throw std::runtime_error("--force: cannot remove " + p.string() + " of the earlier results: " + ec.message());
+  }
+  // What chens did not write stays; the caller names it.
+  std::vector<std::string> left;
+  for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec))
+    if (!is_output_lock_file(it->path())) left.push_back(it->path().filename().string());
+  std::sort(left.begin(), left.end());
+  return left;
 }
 
 void write_outputs(const std::string& dir, const Study& s, const RunParams<double>& rp, const EnsembleResult& r,
                    const RunInfo& info) {
-  fs::create_directories(dir);
   const fs::path partial = fs::path(dir) / (".chens-partial-" + std::to_string(::getpid()));
-  fs::create_directories(partial);
   // summary.json goes last: its presence marks a complete result.
-  std::vector<std::pair<std::string, std::string>> files = {{"series.csv", make_series_csv(r)}};
+  std::vector<std::pair<std::string, std::string>> files;
+  if (s.states || !s.record.empty()) files.emplace_back("states.h5", states_h5_image(s, rp, r));
+  files.emplace_back("series.csv", make_series_csv(r));
   if (s.trajectory) files.emplace_back("trajectory.csv", make_trajectory_csv(r));
   // The periodogram once for periodogram.csv and summary.json (a direct DFT, O(N^2)).
   const Instance0Spectrum spectrum = s.periodogram.empty() ? Instance0Spectrum{} : instance0_spectrum(s, rp, r);
   if (!s.periodogram.empty()) files.emplace_back("periodogram.csv", make_periodogram_csv(spectrum));
-  const bool states = s.states || !s.record.empty();
   files.emplace_back("summary.json", make_summary(s, rp, r, info, &spectrum).dump(2) + "\n");
+  std::vector<fs::path> placed;  // this run's files already renamed into dir
+  std::error_code ec;
+  const bool created = !fs::exists(dir, ec);
   try {
-    if (states) write_states_h5((partial / "states.h5").string(), s, rp, r);
-    for (const auto& [name, text] : files) {
-      std::ofstream out(partial / name, std::ios::binary);
-      out << text;
-      out.close();
-      if (!out) throw std::runtime_error("cannot write " + (partial / name).string());
+    fs::create_directories(partial);
+    for (auto& [name, bytes] : files) {
+      write_file_checked(partial / name, bytes, (fs::path(dir) / name).string());
+      std::string().swap(bytes);  // written: its memory back before the next file's write
     }
-    if (states) files.insert(files.begin(), {"states.h5", ""});  // renamed with the others, before summary.json
     // Remove stale files of an earlier run (--force) that this run does not produce.
     for (const char* f : output_files) {
       bool produced = false;
-      for (const auto& p : files) produced = produced || p.first == f;  // (states.h5 included)
+      for (const auto& p : files) produced = produced || p.first == f;
       if (!produced) fs::remove(fs::path(dir) / f);
     }
-    for (const auto& [name, text] : files) fs::rename(partial / name, fs::path(dir) / name);
+    for (const auto& [name, bytes] : files) {
+      fs::rename(partial / name, fs::path(dir) / name, ec);
+      if (ec)
+        throw std::runtime_error("cannot write " + (fs::path(dir) / name).string() +
+                                 ": renaming the complete file into place failed: " + ec.message());
+      placed.push_back(fs::path(dir) / name);
+    }
     fs::remove_all(partial);
+    sync_directory(dir);
   } catch (...) {
-    std::error_code ec;
-    fs::remove_all(partial, ec);
+    // Nothing of this run stays: a set of files without its summary.json would look like a
+    // result (the caller saves the result elsewhere).
+    std::error_code ignored;
+    for (const fs::path& p : placed) fs::remove(p, ignored);
+    fs::remove_all(partial, ignored);
+    if (created && fs::is_empty(dir, ignored)) fs::remove(dir, ignored);
     throw;
   }
 }

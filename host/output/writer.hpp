@@ -1,7 +1,8 @@
 // summary.json, series.csv and (on request) trajectory.csv, periodogram.csv and states.h5 of
-// one run. Files are first written under DIR/.chens-partial-<pid>/ and renamed into DIR
-// only when all of them are complete (summary.json last), so a failed or interrupted write
-// never leaves a partial result.
+// one run. Files are first written under DIR/.chens-partial-<pid>/, each flushed to the
+// disk, and renamed into DIR only when all of them are complete (summary.json last), so a
+// failed or interrupted write (a full disk) never leaves a partial result: write_outputs
+// throws with the file that failed and leaves DIR as it was but for --force's removals.
 #pragma once
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/ensemble_result.hpp"
+#include "output/output_lock.hpp"  // (for the CLI: one writer per output directory)
 #include "output/periodogram.hpp"
 #include "study/study.hpp"
 
@@ -29,9 +31,6 @@ struct Instance0Spectrum;
 nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info,
                             const Instance0Spectrum* spectrum = nullptr);
 std::string make_series_csv(const EnsembleResult& r);
-// Growth exponents (output/growth.hpp) of each metric's ensemble maximum and median over
-// the last decade of the run, [t_final / 10, t_final].
-nlohmann::json growth_exponents(const EnsembleResult& r);
 std::string make_trajectory_csv(const EnsembleResult& r);
 
 // One physical component of instance 0's recorded trajectory (and of its reference), at the
@@ -61,9 +60,16 @@ inline const char* const output_files[] = {"summary.json", "series.csv", "trajec
 
 // Throws std::runtime_error when DIR holds results of an earlier run and !force.
 void check_output_dir(const std::string& dir, bool force);
-// Writes text to path through a temporary file in the same directory, then a rename: the
-// file is either the old one or complete.
+// Writes text to path through a temporary file in the same directory, flushed to the disk,
+// then a rename: the file is either the old one or complete. Throws std::runtime_error
+// "cannot write PATH: <why>" (a full disk: "No space left on device"), the temporary removed.
 void write_file_atomically(const std::string& path, const std::string& text);
+// `--force` (docs/checkpoints.md): removes what an earlier run or study wrote into dir — the
+// run directories its study.json lists, study.json, comparison.csv, a run's output files,
+// checkpoint.chk, resume.json, plots/ and temporary files of a killed process — and
+// nothing else. Returns the names of what is left in dir (not written by chens). Throws
+// when study.json cannot be read (its run directories cannot be told from others).
+std::vector<std::string> remove_earlier_results(const std::string& dir);
 
 void write_outputs(const std::string& dir, const Study& s, const RunParams<double>& rp, const EnsembleResult& r,
                    const RunInfo& info);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -425,6 +427,7 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
   std::string best;
   std::size_t best_d = std::max<std::size_t>(2, name.size() / 3) + 1;
   for (const auto& c : candidates) {
+    if (c == name) continue;  // "did you mean X?" for X itself helps nobody
     const std::size_t d = edit_distance(name, c);
     if (d < best_d) {
       best_d = d;
@@ -433,7 +436,7 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
   }
   if (best.empty())
     for (const auto& c : candidates)
-      if (std::min(c.size(), name.size()) >= 3 && (c.rfind(name, 0) == 0 || name.rfind(c, 0) == 0)) best = c;
+      if (c != name && std::min(c.size(), name.size()) >= 3 && (c.rfind(name, 0) == 0 || name.rfind(c, 0) == 0)) best = c;
   return best.empty() ? "" : " (did you mean " + prefix + best + "?)";
 }
 
@@ -455,15 +458,38 @@ std::string key_suggestion(const std::string& section, const std::string& key) {
   return did_you_mean(key, names, section + ".");
 }
 
+// A section or key name as a message shows it: as it is when it is a plain name (letters,
+// digits, _ - .), else quoted with invisible and non-ASCII bytes escaped, so that
+// "integrator.h\xc2\xa0" (a no-break space pasted from a web page) cannot look like the
+// integrator.h that "did you mean" offers.
+std::string shown_name(const std::string& name) {
+  bool plain = !name.empty();
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') plain = false;
+  if (plain) return name;
+  std::string out = "\"";
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 // Checks that a key exists; `origin` says where it came from.
 const KeySpec& lookup(const std::string& section, const std::string& key, const std::string& origin) {
   const auto* keys = find_section(section);
   if (!keys)
-    throw StudyError(origin + ": unknown section [" + section + "]" + section_suggestion(section) +
+    throw StudyError(origin + ": unknown section [" + shown_name(section) + "]" + section_suggestion(section) +
                      "; allowed sections: " + section_names());
   const auto* spec = find_key(*keys, key);
   if (!spec)
-    throw StudyError(origin + ": unknown key " + section + "." + key + key_suggestion(section, key) +
+    throw StudyError(origin + ": unknown key " + shown_name(section + "." + key) + key_suggestion(section, key) +
                      "; allowed keys in [" + section + "]: " + key_names(*keys));
   return *spec;
 }
@@ -545,8 +571,19 @@ std::string ascii_toml(const std::string& text, const std::string& origin) {
   return out;
 }
 
-// TOML text (from `origin`, a file or --set) as a table.
-toml::table parse_toml(const std::string& text, const std::string& origin) {
+// TOML text (from `origin`, a file or --set) as a table. A UTF-8 byte-order mark (which
+// some Windows editors write) is dropped; UTF-16 text and binary data are named as such
+// rather than reported as a stray character at 1:1.
+toml::table parse_toml(const std::string& raw, const std::string& origin) {
+  const bool bom = raw.compare(0, 3, "\xEF\xBB\xBF") == 0;
+  const std::string text = bom ? raw.substr(3) : raw;
+  if (text.compare(0, 2, "\xFF\xFE") == 0 || text.compare(0, 2, "\xFE\xFF") == 0)
+    throw StudyError(origin + ": UTF-16 text (it starts with a UTF-16 byte-order mark); study files are ASCII or "
+                     "UTF-8 TOML: save it as UTF-8");
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    throw StudyError(origin + ": a NUL byte at byte " + std::to_string(nul + (bom ? 3 : 0)) +
+                     ": not a text file (binary data, or UTF-16 text); a study file is ASCII or UTF-8 TOML "
+                     "(docs/study-format.md)");
   try {
     return toml::parse(ascii_toml(text, origin), std::string_view(origin));
   } catch (const toml::parse_error& e) {
@@ -560,6 +597,20 @@ toml::table parse_toml(const std::string& text, const std::string& origin) {
 // The study file's table (empty without a file).
 toml::table read_root(const std::optional<std::string>& path) {
   if (!path) return {};
+  // Only a regular file (or a link to one): a directory would read as empty text, and a
+  // FIFO or a device could block or never end.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(*path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    const char* what = fs::is_directory(st)        ? "a directory"
+                       : fs::is_fifo(st)           ? "a FIFO"
+                       : fs::is_character_file(st) ? "a character device"
+                       : fs::is_block_file(st)     ? "a block device"
+                       : fs::is_socket(st)         ? "a socket"
+                                                   : "something other than a regular file";
+    throw StudyError(*path + ": is " + std::string(what) + ", not a study file; give the path of a .toml file");
+  }
   std::ifstream in(*path, std::ios::binary);
   if (!in) throw StudyError(*path + ": cannot open study file");
   std::ostringstream text;
@@ -580,17 +631,26 @@ void check_sections(const toml::table& root) {
   }
 }
 
-// --set SECTION.KEY=VALUE: VALUE is read as a TOML value; a bare word is a string.
+// s without the blanks (spaces, tabs, line ends) at either end.
+std::string trimmed(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r\n\v\f");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r\n\v\f") - first + 1);
+}
+
+// --set SECTION.KEY=VALUE: VALUE is read as a TOML value; a bare word is a string. Blanks
+// around SECTION, KEY and VALUE are dropped: --set 'integrator.h = 0.05' is what it looks like.
 void apply_sets(toml::table& root, const std::vector<std::string>& sets) {
   for (const std::string& s : sets) {
     const auto eq = s.find('=');
     const std::string lhs = s.substr(0, eq);
     const auto period = lhs.find('.');
-    if (eq == std::string::npos || period == std::string::npos || period == 0 || period + 1 == lhs.size())
+    const std::string sec = period == std::string::npos ? "" : trimmed(lhs.substr(0, period));
+    const std::string key = period == std::string::npos ? "" : trimmed(lhs.substr(period + 1));
+    if (eq == std::string::npos || sec.empty() || key.empty())
       throw StudyError("--set " + s + ": expected SECTION.KEY=VALUE, e.g. --set integrator.h=0.05");
-    const std::string sec = lhs.substr(0, period), key = lhs.substr(period + 1);
     lookup(sec, key, "--set " + s);
-    const std::string value = s.substr(eq + 1);
+    const std::string value = trimmed(s.substr(eq + 1));
     toml::table parsed;
     try {
       parsed = toml::parse(ascii_toml("v = " + value, "--set " + s), std::string_view("--set"));

@@ -119,7 +119,7 @@ with tempfile.TemporaryDirectory() as tmp:
           "a new run into the interrupted directory is refused and points to --resume")
     p = resume(d)
     check(p.returncode == 0, "resumed: exit 0 " + p.stderr[-300:])
-    check("resuming " + d in p.stdout, "resumed: says where it resumes from")
+    check("resuming " + d in p.stderr, "resumed: says where it resumes from (stderr: status)")
     check(same_outputs(ref, d), "resumed once: every output identical to the uninterrupted run")
     check(leftovers(d) == [], "resumed: checkpoint and resume.json removed")
     p = resume(d)
@@ -209,7 +209,7 @@ with tempfile.TemporaryDirectory() as tmp:
     mtime = os.path.getmtime(first)
     p = resume(s2)
     idx = json.load(open(os.path.join(s2, "study.json")))
-    check(p.returncode == 0 and idx["complete"] and "(complete)" in p.stdout, "study resumed: complete " + p.stderr[-200:])
+    check(p.returncode == 0 and idx["complete"] and "(complete)" in p.stderr, "study resumed: complete " + p.stderr[-200:])
     check(os.path.getmtime(first) == mtime, "study resumed: the complete run was not run again")
     for r in idx["runs"]:
         check(same_outputs(os.path.join(s1, r["directory"]), os.path.join(s2, r["directory"]), ("series.csv",)),

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace chens::test {
@@ -30,5 +31,11 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A test's input file, written whole.
+inline void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+}
 
 }  // namespace chens::test

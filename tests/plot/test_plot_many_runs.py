@@ -1,0 +1,360 @@
+#!/usr/bin/python3
+"""Tests of scripts/plot_study.py's figures of studies of many runs (`chens plot`).
+
+  /usr/bin/python3 tests/plot/test_plot_many_runs.py [-v]
+
+Synthetic studies with known content (docs/study-format.md's files): a grid of
+integrator.method x integrator.h whose final errors are exactly C h^p, runs that diverge,
+and a run whose statistics are exactly 0 or have no spread at known times. The figures
+are drawn in-process (plot_study's draw_* functions) so that their artists and pixels can
+be measured in data coordinates; the command line (--runs, --color-by, exit codes, files,
+summary.txt) is run as a subprocess. Needs Debian's python3-numpy and python3-matplotlib;
+standard-library unittest (pytest runs it too).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.colors  # noqa: E402
+import matplotlib.image  # noqa: E402
+import numpy as np  # noqa: E402
+
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
+SCRIPT = os.path.join(SCRIPTS, "plot_study.py")
+sys.path.insert(0, SCRIPTS)
+import plot_study  # noqa: E402
+
+STATS = ("mean", "rms", "min", "max", "p10", "p50", "p90", "p99")
+TIMES = np.linspace(0.0, 10.0, 21)
+ORDERS = {"euler": 1, "rk2": 2, "rk4": 4}
+CONSTANTS = {"euler": 3.0, "rk2": 0.7, "rk4": 0.05}
+STEPS = ("0.1", "0.05", "0.025", "0.0125")
+
+
+def write_run(directory, metrics, method="rk4", h=0.1, formulation="dirac", times=TIMES, instances=256,
+              lost=None, live=None):
+    """One run: series.csv with metrics = {name: {statistic: array over times}} (missing
+    statistics: the p50), summary.json with final values from the last row."""
+    os.makedirs(directory)
+    header = ["t", "live"]
+    columns = [times, live if live is not None else np.full(len(times), instances)]
+    for m, stats in metrics.items():
+        for s in STATS:
+            header.append("%s_%s" % (m, s))
+            columns.append(stats.get(s, stats["p50"]))
+    with open(os.path.join(directory, "series.csv"), "w") as f:
+        f.write(",".join(header) + "\n")
+        for row in zip(*columns):
+            f.write(",".join("%.17g" % v for v in row) + "\n")
+    lost = lost or {}
+    summary = {
+        "study": {"model": {"kind": "pendulum"},
+                  "integrator": {"formulation": formulation, "method": method, "h": h, "t_end": float(times[-1])}},
+        "instances": instances, "lost_instances": sum(lost.values()),
+        "lost": dict({"non_finite": 0, "max_steps": 0}, **lost),
+        "t_final": float(times[-1]), "samples": len(times),
+    }
+    for m, stats in metrics.items():
+        last = {s: float(stats.get(s, stats["p50"])[-1]) for s in STATS}
+        summary[m] = {"final_" + s: (v if np.isfinite(v) else None) for s, v in last.items()}
+    with open(os.path.join(directory, "summary.json"), "w") as f:
+        json.dump(summary, f)
+
+
+def write_study(root, runs):
+    """runs: [(name, overrides, write_run keyword arguments)]; all complete."""
+    os.makedirs(root)
+    for name, _, kw in runs:
+        write_run(os.path.join(root, name), **kw)
+    entries = [{"name": n, "directory": n, "overrides": o, "status": "complete"} for n, o, _ in runs]
+    with open(os.path.join(root, "study.json"), "w") as f:
+        json.dump({"chens_version": "0.1.0", "study_file": "s.toml", "complete": True, "runs": entries}, f)
+
+
+def grid_runs():
+    """method x h, the runs named as chens names them ('h=0.1_method=rk4'). Integration error
+    p50 = C h^p t/10, p10 = p50/2, p90 = 3/2 p50, max = 2 p50: at t_final the maximum is
+    2 C h^p and the median C h^p, so the convergence slopes are p exactly."""
+    runs = []
+    for method in ORDERS:
+        for h in STEPS:
+            p50 = CONSTANTS[method] * float(h) ** ORDERS[method] * TIMES / 10.0
+            stats = {"p50": p50, "p10": 0.5 * p50, "p90": 1.5 * p50, "max": 2.0 * p50}
+            runs.append(("h=%s_method=%s" % (h, method), {"integrator.h": h, "integrator.method": method},
+                         dict(metrics={"integration_error": stats, "energy_error": stats}, method=method,
+                              h=float(h))))
+    return runs
+
+
+def plot(*args):
+    return subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True, timeout=300)
+
+
+def rendered(fig):
+    """The figure's pixels (rows from the top, RGB in [0, 1])."""
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba())[:, :, :3] / 255.0
+
+
+def pixel_columns(fig, ax, t0, t1):
+    """Image columns of the data range t0 <= t <= t1 and image rows inside the axes."""
+    height = fig.canvas.get_width_height()[1]
+    x0 = ax.transData.transform((t0, 1.0))[0]
+    x1 = ax.transData.transform((t1, 1.0))[0]
+    box = ax.get_window_extent()
+    return slice(int(np.ceil(x0)) + 1, int(np.floor(x1)) - 1), slice(int(height - box.y1) + 2, int(height - box.y0) - 2)
+
+
+def legend_texts(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+class ManyRunsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="chens-plot-many-")
+        cls.grid = os.path.join(cls.tmp.name, "grid")
+        write_study(cls.grid, grid_runs())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def load(self, directory, patterns=None, color_by=None, style_by=None):
+        runs, _, several, entries = plot_study.load(directory, patterns)
+        self.assertTrue(several)
+        return runs, plot_study.encode(runs, entries, color_by, style_by)
+
+    def median_lines(self, ax, runs):
+        """{run name: its median line} matched by the line's data (each run's is distinct)."""
+        found = {}
+        for run in runs:
+            p50 = run.series["integration_error_p50"][run.series["t"] > 0]
+            for line in ax.get_lines():
+                y = np.ma.filled(np.ma.asarray(line.get_ydata(orig=True), float), np.nan)
+                if line.get_linewidth() == 1.6 and y.shape == p50.shape and np.allclose(y, p50):
+                    found[run.name] = line
+        return found
+
+    def test_grid_colour_by_method_style_by_h(self):
+        runs, enc = self.load(self.grid)
+        self.assertEqual(enc.colour_keys, ["integrator.method"])
+        self.assertEqual(enc.style_key, "integrator.h")
+        self.assertTrue(enc.factorised)
+        fig = plot_study.draw_metric(runs, "integration_error", enc, several=True)
+        ax = fig.axes[0]
+        lines = self.median_lines(ax, runs)
+        self.assertEqual(len(lines), 12)
+        # One colour per method, one line style per h: 12 distinct pairs.
+        colour = {m: set() for m in ORDERS}
+        style = {h: set() for h in STEPS}
+        for run in runs:
+            line = lines[run.name]
+            colour[run.overrides["integrator.method"]].add(matplotlib.colors.to_hex(line.get_color()))
+            style[run.overrides["integrator.h"]].add(line.get_linestyle())
+        self.assertTrue(all(len(c) == 1 for c in colour.values()), colour)
+        self.assertEqual(len(set.union(*colour.values())), 3)
+        self.assertTrue(all(len(s) == 1 for s in style.values()), style)
+        self.assertEqual(len(set.union(*style.values())), 4)
+        # The legend: outside the axes, key = value entries, not the run directories' names.
+        fig.canvas.draw()
+        self.assertGreaterEqual(ax.get_legend().get_window_extent().x0, ax.get_window_extent().x1)
+        texts = legend_texts(ax)
+        for words in ("colour: method", "line style: h", "method = euler", "method = rk4", "h = 0.0125", "h = 0.1"):
+            self.assertIn(words, texts)
+        self.assertFalse([t for t in texts if "h=0.1_method" in t], texts)
+        # Both curves and bands are on the figure: every method's colour is drawn.
+        image = rendered(fig)
+        for hexes in colour.values():
+            rgb = np.array(matplotlib.colors.to_rgb(hexes.pop()))
+            self.assertGreater((np.abs(image - rgb).max(axis=2) < 0.02).sum(), 200)
+        # --color-by h --style-by method swaps them (h has 4 values: a sequential map).
+        _, swapped = self.load(self.grid, color_by="h", style_by="integrator.method")
+        self.assertEqual(swapped.colour_keys, ["integrator.h"])
+        self.assertEqual(swapped.style_key, "integrator.method")
+
+    def test_runs_filter(self):
+        out = os.path.join(self.tmp.name, "subset")
+        r = plot(self.grid, "--out", out, "--runs", "h=0.1_*,h=0.05_method=rk4", "--format", "png,svg")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "summary.txt")) as f:
+            text = f.read()
+        plotted = sorted(line.split(":")[0][4:] for line in text.splitlines() if line.startswith("run "))
+        self.assertEqual(plotted, ["h=0.05_method=rk4", "h=0.1_method=euler", "h=0.1_method=rk2", "h=0.1_method=rk4"])
+        with open(os.path.join(out, "integration_error.svg")) as f:
+            svg = f.read()
+        self.assertIn("method = rk4, h = 0.05", svg)
+        self.assertNotIn("h = 0.025", svg)
+        image = matplotlib.image.imread(os.path.join(out, "integration_error.png"))
+        inked = (image[:, :, :3].min(axis=2) < 0.98).mean()
+        self.assertTrue(0.005 <= inked <= 0.6, inked)
+        # A subset keeps the colours and line styles of the whole study.
+        whole, _ = self.load(self.grid)
+        part, _ = self.load(self.grid, ["h=0.1_*", "h=0.05_method=rk4"])
+        self.assertEqual(len(part), 4)
+        by_name = {run.name: run for run in whole}
+        for run in part:
+            self.assertEqual(run.colour, by_name[run.name].colour, run.name)
+            self.assertEqual(run.linestyle, by_name[run.name].linestyle, run.name)
+        # A pattern that matches nothing is an error and writes nothing.
+        bad = os.path.join(self.tmp.name, "no-subset")
+        r = plot(self.grid, "--out", bad, "--runs", "h=0.1_*,h=0.3_*")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--runs h=0.3_*: matches no run", r.stderr)
+        self.assertFalse(os.path.exists(bad))
+        r = plot(os.path.join(self.grid, "h=0.1_method=rk4"), "--out", bad, "--runs", "x")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no study.json", r.stderr)
+        r = plot(self.grid, "--out", bad, "--color-by", "integrator.tol")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--color-by integrator.tol", r.stderr)
+        self.assertFalse(os.path.exists(bad))
+
+    def test_convergence_slopes(self):
+        runs, enc = self.load(self.grid)
+        members = plot_study.convergence_runs(runs)
+        self.assertEqual(len(members), 12)
+        fig, lines = plot_study.draw_convergence(members, enc)
+        ax = fig.axes[0]
+        texts = legend_texts(ax)
+        for method, p in ORDERS.items():
+            self.assertIn("method = %s — max: slope %.2f" % (method, p), texts)
+            self.assertIn("method = %s — median (p50): slope %.2f" % (method, p), texts)
+        row = [line for line in lines if line.strip().startswith("method = rk4")][0].split()
+        self.assertEqual(row[-3:], ["4", "4.000", "4.000"])
+        # Every point is inside the axes: 2 C h^p from euler at h = 0.1 to rk4 at h = 0.0125.
+        lo, hi = ax.get_ylim()
+        self.assertLess(lo, CONSTANTS["rk4"] * 0.0125 ** 4)
+        self.assertGreater(hi, 2 * CONSTANTS["euler"] * 0.1)
+        self.assertLess(hi, 10 * CONSTANTS["euler"] * 0.1)
+        self.assertEqual(sorted(ax.get_xticks()), sorted(float(h) for h in STEPS))
+        # The command line writes it, with the slopes in summary.txt; without a swept h no figure.
+        out = os.path.join(self.tmp.name, "grid-plots")
+        r = plot(self.grid, "--out", out, "--format", "png")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(os.path.join(out, "convergence.png"), r.stdout.splitlines())
+        with open(os.path.join(out, "summary.txt")) as f:
+            self.assertRegex(f.read(), r"\n\s+method = euler\s+4\s+1\.000\s+1\.000\n")
+        # A run without a reference (no integration error) is neither a point nor "diverged".
+        mixed = os.path.join(self.tmp.name, "mixed")
+        p50 = lambda h: CONSTANTS["rk4"] * h ** 4 * TIMES / 10  # noqa: E731
+        write_study(mixed, [("h=%g" % h, {"integrator.h": str(h)}, dict(metrics={m: {"p50": p50(h)}}, h=h))
+                            for h, m in ((0.1, "integration_error"), (0.05, "integration_error"),
+                                         (0.025, "energy_error"))])
+        runs, enc = self.load(mixed)
+        fig, lines = plot_study.draw_convergence(plot_study.convergence_runs(runs), enc)
+        self.assertFalse([line for line in lines if "diverged, not in the fit" in line], lines)
+        self.assertIn("all runs — max: slope 4.00", legend_texts(fig.axes[0]))
+        one_h = os.path.join(self.tmp.name, "one-h")
+        r = plot(self.grid, "--out", one_h, "--format", "png", "--runs", "h=0.1_*")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(one_h, "convergence.png")))
+
+    def test_diverged_runs_keep_the_axes(self):
+        root = os.path.join(self.tmp.name, "diverging")
+        def healthy(s):
+            return {"p50": s * (1 + TIMES), "p10": 0.5 * s * (1 + TIMES), "p90": 2 * s * (1 + TIMES)}
+        blowup = 1e-6 * np.exp(6.0 * TIMES)  # 1e-6 at t = 0, above 1e10 from t = 6.2 on
+        gone = np.where(TIMES < 5, blowup / 10, np.nan)  # every instance lost at t = 5 (reason diverged)
+        runs = [("a", {"integrator.formulation": "naive"}, dict(metrics={"energy_error": healthy(1e-6)})),
+                ("b", {"integrator.formulation": "dirac"}, dict(metrics={"energy_error": healthy(1e-5)})),
+                ("c", {"integrator.formulation": "extended"}, dict(metrics={"energy_error": {"p50": blowup}})),
+                ("d", {"integrator.formulation": "total"},
+                 dict(metrics={"energy_error": {"p50": gone}}, lost={"diverged": 256},
+                      live=np.where(TIMES < 5, 256, 0)))]
+        write_study(root, runs)
+        loaded, enc = self.load(root)
+        status = {r.name: r.divergence for r in loaded}
+        self.assertIsNone(status["a"])
+        self.assertIsNone(status["b"])
+        self.assertAlmostEqual(status["c"][0], 6.5)
+        self.assertIn("> 1e+10", status["c"][1])
+        self.assertAlmostEqual(status["d"][0], 5.0)
+        self.assertIn("every instance lost (256/256 lost: diverged 256)", status["d"][1])
+        fig = plot_study.draw_metric(loaded, "energy_error", enc, several=True)
+        ax = fig.axes[0]
+        # The y-range is that of a and b: up to 2e-5 * 11, not 1e20.
+        lo, hi = ax.get_ylim()
+        self.assertLess(hi, 1e-3)
+        self.assertGreater(lo, 1e-8)
+        texts = " ".join(legend_texts(ax))
+        self.assertIn("formulation = extended — diverged", texts)
+        self.assertIn("diverged 256", texts)
+        # A triangle on the top edge per diverged run, where its curve leaves the axes.
+        marks = [line for line in ax.get_lines() if line.get_marker() == "^"]
+        self.assertEqual(len(marks), 2)
+        image = rendered(fig)
+        height = image.shape[0]
+        for line in marks:
+            x, y = line.get_transform().transform((line.get_xdata()[0], line.get_ydata()[0]))
+            self.assertAlmostEqual(y, ax.get_window_extent().y1, places=3)
+            t = ax.transData.inverted().transform((x, 1.0))[0]
+            self.assertGreater(t, 0.5)
+            self.assertLess(t, 3.0)  # 1e-6 e^(6t) passes 2.2e-4 at t = 0.9, 1e-7 e^(6t) at t = 1.3
+            # The marker is drawn: its colour around the point.
+            rgb = np.array(matplotlib.colors.to_rgb(line.get_color()))
+            patch = image[int(height - y) - 6:int(height - y) + 6, int(x) - 6:int(x) + 6]
+            self.assertGreater((np.abs(patch - rgb).max(axis=2) < 0.05).sum(), 10)
+        r = plot(root, "--out", os.path.join(self.tmp.name, "diverging-plots"), "--format", "png")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "diverging-plots", "summary.txt")) as f:
+            text = f.read()
+        self.assertIn("diverged: run c: at t = 6.5", text)
+        self.assertIn("diverged: run d: at t = 5, every instance lost", text)
+        self.assertNotIn("diverged: run a", text)
+
+    def test_zeros_masked_and_bands_only_where_visible(self):
+        # Times 0.1 ... 1000 (log-spaced). p50: exactly 0 before t = 10; the band: p10 = 0
+        # on [10, 50), no height (p10 = p90 = p50) on [50, 200), a decade each way from 200 on.
+        t = np.concatenate([[0.0], np.logspace(-1, 3, 401)])
+        p50 = np.where(t < 10, 0.0, 1e-6 * t)
+        p10 = np.where(t < 50, 0.0, np.where(t < 200, p50, p50 / 10))
+        p90 = np.where(t < 200, p50, p50 * 10)
+        root = os.path.join(self.tmp.name, "zeros")
+        write_study(root, [("z", {"integrator.h": "0.1"},
+                            dict(metrics={"phi": {"p50": p50, "p10": p10, "p90": p90, "max": p90}}, times=t)),
+                           ("other", {"integrator.h": "0.05"},
+                            dict(metrics={"phi": {"p50": 1e-3 + 0 * t}}, times=t))])
+        runs, enc = self.load(root)
+        z = [r for r in runs if r.name == "z"][0]
+        fig = plot_study.draw_metric(runs, "phi", enc, several=True)
+        ax = fig.axes[0]
+        # Artists: the median line is masked (not clipped) where it is 0; the band's
+        # polygons start at t = 200.
+        zline = [ln for ln in ax.get_lines() if ln.get_linewidth() == 1.6
+                 and matplotlib.colors.same_color(ln.get_color(), z.colour)][0]
+        y = np.ma.asarray(zline.get_ydata(orig=True))
+        tx = np.asarray(zline.get_xdata())
+        self.assertTrue(np.ma.getmaskarray(y)[tx < 10].all())
+        self.assertFalse(np.ma.getmaskarray(y)[tx >= 10].any())
+        zbands = [c for c in ax.collections if matplotlib.colors.same_color(c.get_facecolor()[0][:3], z.colour[:3])]
+        self.assertTrue(zbands)
+        band_t = np.concatenate([p.vertices[:, 0] for c in zbands for p in c.get_paths()])
+        self.assertGreaterEqual(band_t.min(), 200 * (1 - 1e-9))
+        # Pixels: nothing of run z left of t = 10 (no line, no band, no max); on [12, 180]
+        # the median line alone (a few pixels per column: a band would fill the column to
+        # the bottom); from 250 on a band a decade each way of the line.
+        image = rendered(fig)
+        colour = np.array(matplotlib.colors.to_rgb(z.colour))
+        other = np.array(matplotlib.colors.to_rgb([r for r in runs if r.name == "other"][0].colour))
+        hue = colour - colour.mean()
+        tinted = (image - image.mean(axis=2, keepdims=True)) @ hue > 0.25 * hue @ hue * 0.18
+        # Exclude the other run's horizontal line (its own hue).
+        tinted &= np.abs(image - other).max(axis=2) > 0.3
+        cols, rows = pixel_columns(fig, ax, 0.12, 8.0)
+        self.assertEqual(tinted[rows, cols].sum(), 0)
+        cols, rows = pixel_columns(fig, ax, 12.0, 180.0)
+        self.assertLessEqual(tinted[rows, cols].sum(axis=0).max(), 8)
+        self.assertGreater(tinted[rows, cols].sum(axis=0).min(), 0)
+        cols, rows = pixel_columns(fig, ax, 250.0, 900.0)
+        self.assertGreater(tinted[rows, cols].sum(axis=0).min(), 30)
+
+
+if __name__ == "__main__":
+    unittest.main()
