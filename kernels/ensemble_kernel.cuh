@@ -5,8 +5,12 @@
 // loads and stores are coalesced, and a thread holds in registers only what stepping needs
 // (ensemble/soa_segment.hpp).
 //
-// The run is cut into segments of sample times (segment_rows, backends/ensemble_spec.hpp).
-// A segment's rows are integrated on the compute stream by one of two paths:
+// The run is cut into segments of sample times, and long sample intervals into passes, as
+// backends/segment_plan.hpp says (the CPU backend follows the same plan). A pass moves
+// every instance part of the way into the next interval (the lean step kernel up to a step
+// index, then advance_partial for what the general path and numerical references need)
+// and measures nothing; the host waits for it, so that a checkpoint or an interrupt can
+// follow. A segment's rows are integrated on the compute stream by one of two paths:
 //   - the lean path, for explicit Runge-Kutta methods under the common settings
 //     (ensemble/lean_steps.hpp: projection policy fixed at compile time, integer finiteness
 //     test, counters from the trip count): per sample row a step kernel that holds only the
@@ -34,6 +38,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -54,6 +59,7 @@
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
 #include "backends/instance_records.hpp"
+#include "backends/segment_plan.hpp"
 #include "device_buffer.cuh"
 #include "device_statistics.cuh"
 
@@ -147,11 +153,22 @@ template <LeanPolicy P, bool InlineRhs, class StepSystem, class Method, class In
 __global__ __launch_bounds__(Threads, lean_min_blocks<Threads>) void lean_step(StepSystem sys,
                                                                                 RunParams<typename StepSystem::Real> rp,
                                                                                 std::uint64_t n, std::uint64_t* inst,
-                                                                                index_t k) {
+                                                                                index_t k, index_t until) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   LeanStepResult<typename StepSystem::State> work;
-  lean_step_soa<P, InlineRhs, StepSystem, Method, Inst>(sys, rp, inst, n, i, k, work);
+  lean_step_soa<P, InlineRhs, StepSystem, Method, Inst>(sys, rp, inst, n, i, k, work, until);
+}
+
+// A pass into sample interval k (segment_plan.hpp): every instance within `limit` by the
+// general path (after the lean step kernel, only numerical references still move here);
+// counts the instances not yet at sample k.
+template <class System, class Method, class Inst>
+__global__ void advance_partial(System sys, Method method, RunParams<typename System::Real> rp, std::uint64_t n,
+                                std::uint64_t* inst, index_t k, StepLimit limit, unsigned long long* short_of) {
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  if (!advance_partial_soa<System, Method, Inst>(sys, method, rp, inst, n, i, k, limit)) atomicAdd(short_of, 1ull);
 }
 
 // The lean path's measuring kernel: every instance at sample k, row k - k0 of the slot.
@@ -264,10 +281,13 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     const double need = static_cast<double>(n) * static_cast<double>(device_bytes_per_instance<Inst>(seg)) +
                         2.0 * static_cast<double>(seg) * static_cast<double>(hist_row * sizeof(std::uint32_t) + snap_row) +
                         static_cast<double>(keep) * metric_count * sizeof(double);
-    if (need > 0.9 * static_cast<double>(free_b))
-      throw DeviceMemoryError("ensemble.size = " + std::to_string(n) + " needs about " + std::to_string(need / 1e9) +
-                              " GB of device memory, more than 90% of the " + std::to_string(free_b / 1e9) +
-                              " GB free on " + dev.description + "; use a smaller ensemble");
+    if (need > 0.9 * static_cast<double>(free_b)) {
+      char gb[96];
+      std::snprintf(gb, sizeof gb, "%.3g GB of device memory, more than 90%% of the %.3g GB free on ", need / 1e9,
+                    static_cast<double>(free_b) / 1e9);
+      throw DeviceMemoryError("ensemble.size = " + std::to_string(n) + " needs about " + gb + dev.description +
+                              "; use a smaller ensemble");
+    }
   }
 
   // The path (see the top of this file).
@@ -382,14 +402,53 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     for (std::uint64_t i = 0; i < keep; ++i) keep_initial(res.kept, sys, i, instance(words, keep, i));
   }
 
-  // Segment s covers sample rows [k0(s), k1(s)) and uses slot s % 2.
-  auto k0_of = [&](std::int64_t s) { return start + s * seg; };
-  auto k1_of = [&](std::int64_t s) { return std::min<index_t>(samples + 1, k0_of(s) + seg); };
-  const std::int64_t segments = samples + 1 > start ? (samples + 1 - start + seg - 1) / seg : 0;
+  // Every instance toward sample k, stopping at step `until`, by the lean step kernel.
+  auto lean_step_to = [&](index_t k, index_t until) {
+    if constexpr (lean_capable_v<System, Method>) {
+      auto step = [&](auto policy_c, const auto& step_sys) {
+        using StepSys = std::decay_t<decltype(step_sys)>;
+        constexpr LeanPolicy Pc = decltype(policy_c)::value;
+        // Large states (chains) inline their right-hand side here, in double: a call would
+        // pass the state through the stack at every stage.
+        constexpr bool inline_rhs = S > inline_rhs_max_state && std::is_same_v<typename System::Real, double>;
+        if constexpr (Pc == LeanPolicy::none || !StepSys::has_impetus) {
+          lean_step<Pc, inline_rhs, StepSys, Method, Inst, threads_for<S>>
+              <<<grid, threads, 0, compute>>>(step_sys, rp, n, raw(d_inst), k, until);
+        }
+      };
+      auto with_system = [&](auto policy_c) {
+        if constexpr (!std::is_same_v<UnitSystem, System>) {
+          if (use_unit) return step(policy_c, *unit);
+        }
+        step(policy_c, sys);
+      };
+      if (policy == LeanPolicy::momentum) {
+        with_system(std::integral_constant<LeanPolicy, LeanPolicy::momentum>{});
+      } else {
+        with_system(std::integral_constant<LeanPolicy, LeanPolicy::none>{});
+      }
+      check(cudaGetLastError(), "lean_step launch");
+    }
+  };
+
+  // Rows segment s (planned by `plan`) uses slot s % 2 and covers rows [works[s % 2].k0, .k1).
+  SegmentPlan plan(samples, seg, rp.fixed_step, rp.steps_per_sample, rp.total_steps, spec.segment_rows, host_tree,
+                   spec.pass_steps, spec.stop_seconds);
+  SegmentWork works[2];
+  if (from) {  // fixed step: live instances may be part of the way into sample interval `start`
+    index_t step = rp.sample_step(start - 1);
+    const auto* words = reinterpret_cast<const std::uint64_t*>(from->instances.data());
+    for (std::uint64_t i = 0; i < n; ++i) {
+      Inst in;
+      soa_load(words, n, i, in, 0, W);
+      if (in.lost == int(LostReason::none)) step = std::max(step, in.step);
+    }
+    plan.start_at(start, step);
+  }
 
   auto launch = [&](std::int64_t s) {
     Slot& sl = *slots[s % 2];
-    const index_t k0 = k0_of(s), k1 = k1_of(s);
+    const index_t k0 = works[s % 2].k0, k1 = works[s % 2].k1;
     const std::int64_t rows = k1 - k0;
     if (s >= 2) sl.stats_done.wait_in(compute);  // the slot's rows have been reduced and copied
     sl.begin.record(compute);
@@ -399,32 +458,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
       if (lean && n > 0) {
         launched = true;
         for (index_t k = k0; k < k1; ++k) {
-          if (k > 0) {
-            auto step = [&](auto policy_c, const auto& step_sys) {
-              using StepSys = std::decay_t<decltype(step_sys)>;
-              constexpr LeanPolicy Pc = decltype(policy_c)::value;
-              // Large states (chains) inline their right-hand side here, in double: a call
-              // would pass the state through the stack at every stage.
-              constexpr bool inline_rhs =
-                  S > inline_rhs_max_state && std::is_same_v<typename System::Real, double>;
-              if constexpr (Pc == LeanPolicy::none || !StepSys::has_impetus) {
-                lean_step<Pc, inline_rhs, StepSys, Method, Inst, threads_for<S>>
-                    <<<grid, threads, 0, compute>>>(step_sys, rp, n, raw(d_inst), k);
-              }
-            };
-            auto with_system = [&](auto policy_c) {
-              if constexpr (!std::is_same_v<UnitSystem, System>) {
-                if (use_unit) return step(policy_c, *unit);
-              }
-              step(policy_c, sys);
-            };
-            if (policy == LeanPolicy::momentum) {
-              with_system(std::integral_constant<LeanPolicy, LeanPolicy::momentum>{});
-            } else {
-              with_system(std::integral_constant<LeanPolicy, LeanPolicy::none>{});
-            }
-            check(cudaGetLastError(), "lean_step launch");
-          }
+          if (k > 0) lean_step_to(k, INT64_MAX);
           measure_row<System, Inst><<<grid, threads, 0, compute>>>(sys, rp, n, raw(d_inst), k, k0,
                                                                    spec.first_instance, only, out);
           check(cudaGetLastError(), "measure_row launch");
@@ -472,7 +506,7 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
     Slot& sl = *slots[s % 2];
     sl.stats_done.sync("ensemble segment");
     res.device_seconds += sl.end.seconds_since(sl.begin);
-    const index_t k0 = k0_of(s), k1 = k1_of(s);
+    const index_t k0 = works[s % 2].k0, k1 = works[s % 2].k1;
     for (index_t k = k0; k < k1; ++k) res.series[static_cast<std::size_t>(k)].t = rp.reference_time(k);
     if (host_tree) {
       spec.reduce_segment(k0, k1, sl.h_acc(), blocks, sl.h_hist(), res.series);
@@ -495,30 +529,91 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
 
   compute.sync("init_instances");  // set-up done: allocation and initial data (EnsembleResult::setup_seconds)
   res.setup_seconds = wall() - earlier_wall;
-  if (segments > 0) launch(0);
-  for (std::int64_t s = 0; s < segments; ++s) {
-    const bool more = s + 1 < segments;
-    // Whether to save or stop after this segment is decided before the next is launched, so
-    // that a saved state is this segment's end; otherwise the next segment runs while the
-    // host collects this one.
-    CheckpointRequest q;
-    if (more && spec.checkpoint) q = spec.checkpoint(k1_of(s), samples + 1);
-    if (more && !q.save && !q.stop) launch(s + 1);
-    collect(s);
-    if (q.save && spec.save_checkpoint) {
-      std::vector<unsigned char> bytes(inst_bytes);
-      check(cudaMemcpyAsync(bytes.data(), raw(d_inst), inst_bytes, cudaMemcpyDeviceToHost, compute), "cudaMemcpyAsync");
-      compute.sync("checkpoint copy");
-      CheckpointState c = checkpoint_of(res, "cuda", W * sizeof(std::uint64_t), n, samples, k1_of(s), wall());
-      c.instances_view = bytes.data();
-      spec.save_checkpoint(c);
+
+  // A pass into sample interval w.k0; whether every instance (and reference) got there.
+  DeviceArray<unsigned long long> d_short_of(1);
+  Event pass_begin{true}, pass_end{true};
+  auto run_pass = [&](const SegmentWork& w) {
+    if (n == 0) return true;
+    check(cudaMemsetAsync(raw(d_short_of), 0, sizeof(unsigned long long), compute), "cudaMemsetAsync");
+    pass_begin.record(compute);
+    if constexpr (lean_capable_v<System, Method>) {
+      if (lean) lean_step_to(w.k0, w.limit.until_step);  // the general kernel then finds the integration done
     }
+    advance_partial<System, Method, Inst>
+        <<<grid, threads, 0, compute>>>(sys, method, rp, n, raw(d_inst), w.k0, w.limit, raw(d_short_of));
+    check(cudaGetLastError(), "advance_partial launch");
+    pass_end.record(compute);
+    unsigned long long short_of = 0;
+    check(cudaMemcpyAsync(&short_of, raw(d_short_of), sizeof short_of, cudaMemcpyDeviceToHost, compute),
+          "cudaMemcpyAsync");
+    compute.sync("advance_partial");
+    res.device_seconds += pass_end.seconds_since(pass_begin);
+    return short_of == 0;
+  };
+  // The instances' state after `done` sample times to save_checkpoint (nothing in flight).
+  auto save_state = [&](index_t done) {
+    std::vector<unsigned char> bytes(inst_bytes);
+    check(cudaMemcpyAsync(bytes.data(), raw(d_inst), inst_bytes, cudaMemcpyDeviceToHost, compute), "cudaMemcpyAsync");
+    compute.sync("checkpoint copy");
+    CheckpointState c = checkpoint_of(res, "cuda", W * sizeof(std::uint64_t), n, samples, done, wall());
+    c.instances_view = bytes.data();
+    spec.save_checkpoint(c);
+  };
+
+  // Rows segments are pipelined: the next is launched before the last is collected, unless
+  // the last one's end must be saved or stopped at first, or the next is a pass.
+  std::int64_t segments_launched = 0;
+  std::optional<std::int64_t> inflight;
+  for (;;) {
+    if (!inflight) {
+      if (plan.finished()) break;
+      const SegmentWork w = plan.next();
+      plan.take(w);
+      if (!w.partial) {
+        works[segments_launched % 2] = w;
+        launch(segments_launched);
+        inflight = segments_launched++;
+        continue;
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      const bool there = run_pass(w);
+      plan.measured(w, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), there);
+      const CheckpointRequest q = spec.checkpoint ? spec.checkpoint(w.k0, samples + 1) : CheckpointRequest{};
+      if (q.save && spec.save_checkpoint) save_state(w.k0);
+      if (q.stop) {
+        res.stopped_at = w.k0;
+        res.stopped_inside_interval = true;
+        res.wall_seconds = wall();
+        return res;
+      }
+      continue;
+    }
+    const std::int64_t s = *inflight;
+    const SegmentWork w = works[s % 2];
+    const bool more = w.k1 <= samples;
+    // Whether to save or stop after this segment is decided before the next is launched, so
+    // that a saved state is this segment's end.
+    CheckpointRequest q;
+    if (more && spec.checkpoint) q = spec.checkpoint(w.k1, samples + 1);
+    inflight.reset();
+    if (more && !q.save && !q.stop) {
+      const SegmentWork nw = plan.next();
+      if (!nw.partial) {
+        plan.take(nw);
+        works[segments_launched % 2] = nw;
+        launch(segments_launched);
+        inflight = segments_launched++;
+      }
+    }
+    collect(s);
+    plan.measured(w, slots[s % 2]->end.seconds_since(slots[s % 2]->begin), true);
+    if (q.save && spec.save_checkpoint) save_state(w.k1);
     if (q.stop) {
-      res.stopped_at = k1_of(s);
+      res.stopped_at = w.k1;
       res.wall_seconds = wall();
       return res;
     }
-    if (more && q.save) launch(s + 1);  // held back until segment s's end state was saved
   }
 
   const double integrated = wall();

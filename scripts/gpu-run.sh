@@ -91,7 +91,7 @@ stamp validate $t
 # context creation included), GPU and CPU backends.
 for be in cuda cpu; do
   t0=$(date +%s.%N)
-  "$chens" run --set ensemble.size=1000 --backend $be --no-progress --out "$out/ttfr-$be" > "$out/ttfr-$be.log" 2>&1
+  "$chens" run --single --set ensemble.size=1000 --backend $be --no-progress --out "$out/ttfr-$be" > "$out/ttfr-$be.log" 2>&1
   rc=$?
   t1=$(date +%s.%N)
   result[ttfr_$be]=$(awk -v a="$t0" -v b="$t1" -v rc=$rc 'BEGIN { printf "%.3f s (exit %d)", b - a, rc }')
@@ -102,7 +102,7 @@ t=$(date +%s)
 if command -v ncu > /dev/null; then
   fg timeout 120 ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
     --section ComputeWorkloadAnalysis --metrics smsp__inst_executed_pipe_fp64.sum,smsp__inst_executed.sum,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active \
-    -k regex:lean_step --launch-skip 4 -c 1 "$chens" run --set ensemble.size=1000000 --set integrator.h=0.01 \
+    -k regex:lean_step --launch-skip 4 -c 1 "$chens" run --single --set ensemble.size=1000000 --set integrator.h=0.01 \
     --set integrator.t_end=10 --set output.sample_dt=1 --set projection.momentum=true --set output.reference=none \
     --backend cuda --no-progress --out "$out/ncu-run" > "$out/ncu_lean_step.txt" 2>&1 && result[ncu]=pass || result[ncu]="FAIL (see ncu_lean_step.txt)"
   rm -rf "$out/ncu-run"

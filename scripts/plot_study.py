@@ -982,6 +982,10 @@ def summary_block(run, metrics, extra_lines):
         if growth is not None:
             g = growth.get(m) or {}
             line += " %12s %12s" % (number(g.get("p50"), "%.3f"), number(g.get("max"), "%.3f"))
+            # A withheld exponent says why (summary.json's max_reason / p50_reason).
+            why = [("%s: %s" % (q, g[q + "_reason"])) for q in ("max", "p50") if g.get(q + "_reason")]
+            if why:
+                line += "  (" + "; ".join(why) + ")"
         lines.append(line)
     if growth is None:
         lines.append("  growth exponents: not in summary.json (written by an older chens)")

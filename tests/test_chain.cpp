@@ -319,7 +319,7 @@ using test::run_cli;
 TEST(ChainCli, RunReportsMomentumErrorsAndTheChainState) {
   test::TempDir dir;
   const std::string out = dir.str("out");
-  const CliResult r = run_cli({"run", "--set", "model.kind=chain", "--set", "integrator.t_end=2", "--set", "ensemble.size=3",
+  const CliResult r = run_cli({"run", "--single", "--set", "model.kind=chain", "--set", "integrator.t_end=2", "--set", "ensemble.size=3",
                         "--set", "output.trajectory=true", "--set", "output.reference=auto", "--out", out});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   std::ifstream f(out + "/summary.json");
@@ -340,7 +340,7 @@ TEST(ChainCli, RunReportsMomentumErrorsAndTheChainState) {
 
 TEST(ChainCli, PendulumSummaryHasNoMomentumErrorsAndReferenceNoneDropsTheIntegrationError) {
   test::TempDir dir;
-  const CliResult r = run_cli({"run", "--set", "ensemble.size=2", "--set", "integrator.t_end=1", "--set",
+  const CliResult r = run_cli({"run", "--single", "--set", "ensemble.size=2", "--set", "integrator.t_end=1", "--set",
                         "output.reference=none", "--out", dir.str("p")});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   std::ifstream f(dir.str("p") + "/summary.json");
@@ -358,7 +358,7 @@ namespace {
 
 TEST(ChainCli, AnUnbuiltSizeIsRefusedWithTheBuiltSizesAndHowToAddOne) {
   test::TempDir dir;
-  const CliResult r = run_cli({"run", "--set", "model.kind=chain", "--set", "model.atoms=5", "--out", dir.str("out")});
+  const CliResult r = run_cli({"run", "--single", "--set", "model.kind=chain", "--set", "model.atoms=5", "--out", dir.str("out")});
   EXPECT_EQ(r.code, exit_bad_input);
   std::string sizes;
   for (int n : compiled_chain_sizes()) sizes += (sizes.empty() ? "" : ", ") + std::to_string(n);

@@ -27,6 +27,13 @@ TEST_P(CheckpointCpu, AResumedRunEndsBitwiseWhereTheUninterruptedOneEnds) {
   }
 }
 
+// Issue 17: a run whose sample interval is long stops, saves and resumes between sample
+// times, bit for bit. Passes of 7 steps (DOPRI5: 7 trial steps) over 4 sample intervals.
+TEST_P(CheckpointCpu, StopPointsInsideSampleIntervalsChangeNothing) {
+  const auto [name, study] = test::resume_studies()[GetParam()];
+  test::check_stop_points_are_bitwise(run_study_cpu, study, 4, 7, {3, 9, 10}, name);
+}
+
 INSTANTIATE_TEST_SUITE_P(Studies, CheckpointCpu, ::testing::Range<std::size_t>(0, test::resume_studies().size()),
                          [](const auto& p) { return test::resume_studies()[p.param].first; });
 

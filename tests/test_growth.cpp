@@ -67,7 +67,7 @@ TEST(GrowthExponent, TooFewPositivePointsGiveNoExponent) {
 TEST(GrowthExponent, SummaryReportsThemOverTheLastDecade) {
   test::TempDir dir;
   const std::string out = dir.str("out");
-  const auto r = test::run_cli({"run", "--set", "ensemble.size=20", "--set", "integrator.t_end=50", "--out", out,
+  const auto r = test::run_cli({"run", "--single", "--set", "ensemble.size=20", "--set", "integrator.t_end=50", "--out", out,
                                 "--no-progress"});
   ASSERT_EQ(r.code, 0) << r.err;
   std::ifstream f(out + "/summary.json");

@@ -45,8 +45,9 @@ std::map<std::string, std::string> snapshot(const fs::path& dir) {
   return m;
 }
 
+// One small run from the defaults (--single: not the built-in default study).
 std::vector<std::string> small(std::vector<std::string> args) {
-  for (const char* a : {"--no-progress", "--set", "ensemble.size=64", "--set", "integrator.t_end=1"}) args.push_back(a);
+  for (const char* a : {"--single", "--no-progress", "--set", "ensemble.size=64", "--set", "integrator.t_end=1"}) args.push_back(a);
   return args;
 }
 
@@ -134,7 +135,7 @@ TEST(OutputDirLock, ARefusedRunLeavesNoDirectoryAndNoLockFile) {
   test::TempDir tmp;
   const fs::path out = tmp.path() / "out";
   // Refused in execute_run, after the lock: too large for this machine's memory.
-  const CliResult r = run_cli({"run", "--out", out.string(), "--no-progress", "--set", "ensemble.size=1000000000000"});
+  const CliResult r = run_cli({"run", "--single", "--out", out.string(), "--no-progress", "--set", "ensemble.size=1000000000000"});
   EXPECT_NE(r.err.find("ensemble.size = 1000000000000"), std::string::npos) << r.err;
   EXPECT_EQ(r.code, exit_bad_input) << r.err;
   EXPECT_FALSE(fs::exists(out));

@@ -43,6 +43,12 @@ TEST_P(BadInput, IsRefusedWithAMessageNamingTheKeyAndNothingIsWritten) {
   test::TempDir dir;
   const std::string out = dir.str("out");
   std::vector<std::string> args = {"run"};
+  // Without a study file (and without --resume) a case is one run from the defaults, as the
+  // messages it expects name no run of the built-in default study.
+  const bool study_file = std::any_of(c.args.begin(), c.args.end(), [](const std::string& a) {
+    return a == "STUDY" || a == "--resume" || (a.size() > 5 && a.compare(a.size() - 5, 5, ".toml") == 0);
+  });
+  if (!study_file) args.push_back("--single");
   for (const std::string& a : c.args) {
     if (a == "STUDY") {
       write_file(dir.str("study.toml"), c.study);
@@ -266,8 +272,9 @@ TEST(Cli, CudaBackendWithoutAGpuIsAClearErrorWithItsOwnExitCode) {
   EXPECT_EQ(r.code, exit_no_backend);
   EXPECT_NE(r.err.find("--backend cuda: " + dev.description), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir.str("out")));
-  // The same for a single run (--set) and for a study file of several runs.
-  const CliResult one = run_cli({"run", "--backend", "cuda", "--set", "ensemble.size=10", "--out", dir.str("one")});
+  // The same for a single run (--single) and for a study file of several runs.
+  const CliResult one =
+      run_cli({"run", "--single", "--backend", "cuda", "--set", "ensemble.size=10", "--out", dir.str("one")});
   EXPECT_EQ(one.code, exit_no_backend);
   EXPECT_FALSE(fs::exists(dir.str("one")));
   EXPECT_NE(r.err.find("run \"formulation=naive_momentum=false\": --backend cuda: "), std::string::npos) << r.err;
@@ -278,7 +285,7 @@ TEST(Cli, CudaBackendWithoutAGpuIsAClearErrorWithItsOwnExitCode) {
 
 TEST(Cli, AutoBackendSaysWhereItRanAndWhy) {
   test::TempDir dir;
-  const CliResult r = run_cli({"run", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out", dir.str("out")});
+  const CliResult r = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out", dir.str("out")});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   std::ifstream f(dir.str("out") + "/summary.json");
   const nlohmann::json j = nlohmann::json::parse(f);
@@ -292,7 +299,7 @@ TEST(Cli, AutoBackendSaysWhereItRanAndWhy) {
 TEST(Cli, RunWritesACompleteSummaryAndSeries) {
   test::TempDir dir;
   const std::string out = dir.str("out");
-  const CliResult r = run_cli({"run", "--backend", "cpu", "--set", "ensemble.size=100", "--set", "integrator.t_end=10",
+  const CliResult r = run_cli({"run", "--single", "--backend", "cpu", "--set", "ensemble.size=100", "--set", "integrator.t_end=10",
                                "--set", "projection.momentum=true", "--set", "output.sample_dt=0.5", "--set",
                                "output.trajectory=true", "--out", out});
   ASSERT_EQ(r.code, exit_ok) << r.err;
@@ -356,13 +363,13 @@ TEST(Cli, RunWritesACompleteSummaryAndSeries) {
   for (const auto& e : fs::directory_iterator(out)) EXPECT_NE(e.path().filename().string().rfind(".chens-partial", 0), 0u);
 
   // A second run into the same directory must not overwrite silently...
-  const CliResult again = run_cli({"run", "--set", "ensemble.size=10", "--out", out});
+  const CliResult again = run_cli({"run", "--single", "--set", "ensemble.size=10", "--out", out});
   EXPECT_EQ(again.code, exit_bad_input);
   EXPECT_NE(again.err.find("--force"), std::string::npos) << again.err;
   std::ifstream f2(out + "/summary.json");
   EXPECT_EQ(nlohmann::json::parse(f2)["instances"], 100);
   // ...but may with --force, and then leaves no stale trajectory of the earlier run.
-  const CliResult forced = run_cli({"run", "--set", "ensemble.size=10", "--out", out, "--force"});
+  const CliResult forced = run_cli({"run", "--single", "--set", "ensemble.size=10", "--out", out, "--force"});
   EXPECT_EQ(forced.code, exit_ok) << forced.err;
   std::ifstream f3(out + "/summary.json");
   EXPECT_EQ(nlohmann::json::parse(f3)["instances"], 10);
@@ -486,7 +493,7 @@ TEST(Cli, RunNamesCannotLeaveTheOutputDirectory) {
 
 TEST(Cli, DryRunPrintsAStudyThatReadsBackToTheSameRun) {
   test::TempDir dir;
-  const CliResult r = run_cli({"run", "--dry-run", "--set", "integrator.method=dopri5", "--set", "integrator.rtol=1e-9",
+  const CliResult r = run_cli({"run", "--single", "--dry-run", "--set", "integrator.method=dopri5", "--set", "integrator.rtol=1e-9",
                                "--set", "ensemble.seed=99", "--out", dir.str("out")});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   EXPECT_FALSE(fs::exists(dir.str("out")));
@@ -505,7 +512,7 @@ TEST(Cli, ResultsThatCannotBeWrittenWhereAskedAreRescuedNotLost) {
   // A directory that cannot be made is refused before anything is computed (the run's
   // checkpoints and resume.json go there, docs/checkpoints.md).
   write_file(dir.str("a-file"), "not a directory");
-  const CliResult early = run_cli({"run", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out",
+  const CliResult early = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out",
                                    dir.str("a-file/out")});
   EXPECT_EQ(early.code, exit_bad_input);
   EXPECT_NE(early.err.find("--out " + dir.str("a-file/out")), std::string::npos) << early.err;
@@ -514,7 +521,7 @@ TEST(Cli, ResultsThatCannotBeWrittenWhereAskedAreRescuedNotLost) {
   // with something in it, so the rename over it fails): the results go elsewhere, and the
   // message says where.
   fs::create_directories(dir.str("out/series.csv/blocker"));
-  const CliResult r = run_cli({"run", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--force", "--out",
+  const CliResult r = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--force", "--out",
                                dir.str("out")});
   EXPECT_EQ(r.code, exit_failure);
   const std::string marker = "the results were saved to ";
@@ -531,7 +538,7 @@ TEST(Cli, ResultsThatCannotBeWrittenWhereAskedAreRescuedNotLost) {
 // calibration run, nothing is written; bad ones are refused as chens run refuses them.
 TEST(Cli, CheckValidatesAndEstimatesWithoutRunning) {
   test::TempDir dir;
-  const CliResult r = run_cli({"check", "--set", "ensemble.size=20000", "--set", "integrator.t_end=500", "--backend",
+  const CliResult r = run_cli({"check", "--single", "--set", "ensemble.size=20000", "--set", "integrator.t_end=500", "--backend",
                                "cpu", "--out", dir.str("never")});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   EXPECT_NE(r.out.find(": valid, 1 run"), std::string::npos) << r.out;
@@ -639,7 +646,7 @@ TEST(StudyCli, AnOptionValueThatIsAnOptionIsRefused) {
 // user typed, and a name with invisible characters is shown with them escaped.
 TEST(StudyCli, SetTrimsBlanksAndDidYouMeanNeverOffersTheSameName) {
   test::TempDir dir;
-  const CliResult r = run_cli({"run", "--dry-run", "--set", "integrator.h = 0.05", "--set", " ensemble.size =\t10 ",
+  const CliResult r = run_cli({"run", "--single", "--dry-run", "--set", "integrator.h = 0.05", "--set", " ensemble.size =\t10 ",
                                "--set", "integrator.method = dopri5 ", "--set", "integrator . t_end=2"});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   EXPECT_NE(r.out.find("\nh = 0.05\n"), std::string::npos) << r.out;
@@ -694,7 +701,7 @@ TEST(StudyCli, AUtf8ByteOrderMarkIsAcceptedOtherEncodingsAreNamed) {
 // exit code, and prints nothing on stdout then.
 TEST(StudyCli, CheckRefusesWhatRunRefusesBeforeRunning) {
   test::TempDir dir;
-  const std::vector<std::string> huge = {"--set", "ensemble.size=1000000000000", "--backend", "cpu"};
+  const std::vector<std::string> huge = {"--single", "--set", "ensemble.size=1000000000000", "--backend", "cpu"};
   std::vector<std::string> check_args = {"check"}, run_args = {"run", "--out", dir.str("out")};
   check_args.insert(check_args.end(), huge.begin(), huge.end());
   run_args.insert(run_args.end(), huge.begin(), huge.end());
@@ -716,7 +723,7 @@ TEST(StudyCli, CheckRefusesWhatRunRefusesBeforeRunning) {
   // --backend cuda without a usable GPU: exit 3, as chens run.
   const CudaDeviceInfo dev = cuda_device_info();
   if (!dev.available) {
-    const CliResult cuda = run_cli({"check", "--set", "ensemble.size=10", "--backend", "cuda"});
+    const CliResult cuda = run_cli({"check", "--single", "--set", "ensemble.size=10", "--backend", "cuda"});
     EXPECT_EQ(cuda.code, exit_no_backend) << cuda.err;
     EXPECT_NE(cuda.err.find("chens check: --backend cuda: " + dev.description), std::string::npos) << cuda.err;
     EXPECT_TRUE(cuda.out.empty()) << cuda.out;
@@ -775,8 +782,8 @@ TEST(StudyCli, EveryCommandHasItsOwnHelpAndUsageErrorsAreShort) {
 // the results table only, for a single run as for a study.
 TEST(StudyCli, StatusGoesToStderrAndTheResultsTableToStdout) {
   test::TempDir dir;
-  const CliResult one = run_cli({"run", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out",
-                                 dir.str("single"), "--no-progress"});
+  const CliResult one = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1",
+                                 "--out", dir.str("single"), "--no-progress"});
   ASSERT_EQ(one.code, exit_ok) << one.err;
   EXPECT_EQ(one.out.rfind("Work and cost", 0), 0u) << one.out;
   EXPECT_NE(one.out.find("\n  single "), std::string::npos) << "the row is named after the directory: " << one.out;
@@ -795,13 +802,137 @@ TEST(StudyCli, StatusGoesToStderrAndTheResultsTableToStdout) {
   EXPECT_NE(two.err.find("chens: run 1 of 2: formulation=naive\n"), std::string::npos) << two.err;
   EXPECT_NE(two.err.find("chens: results in " + dir.str("two") + "/ (study.json"), std::string::npos) << two.err;
   // Lost instances: the hint to rerun them is status too.
-  const CliResult lost = run_cli({"run", "--set", "ensemble.size=10", "--set", "integrator.t_end=5", "--set",
+  const CliResult lost = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=5", "--set",
                                   "integrator.formulation=naive", "--set", "ensemble.lost_residual=1e-14", "--out",
                                   dir.str("lost"), "--no-progress"});
   ASSERT_EQ(lost.code, exit_ok) << lost.err;
   EXPECT_NE(lost.err.find("the first lost instances (summary.json lost_examples) can be rerun alone"), std::string::npos)
       << lost.err;
   EXPECT_EQ(lost.out.find("chens:"), std::string::npos) << lost.out;
+}
+
+// One default study (issue 17): `chens run --set ...` without a study file changes the
+// built-in default study, every run of it; --single is one run from every key's default.
+TEST(StudyCli, SetWithoutAStudyFileChangesEveryRunOfTheDefaultStudy) {
+  test::TempDir dir;
+  const std::string out = dir.str("default");
+  // The default study's phase errors reach 30 periods and its periodograms need 5 samples:
+  // shorter, it is refused, and the message says that --set changed the default study and
+  // what --single would do.
+  const CliResult short_study =
+      run_cli({"run", "--set", "ensemble.size=64", "--set", "integrator.t_end=2", "--out", out, "--no-progress"});
+  EXPECT_EQ(short_study.code, exit_bad_input) << short_study.err;
+  EXPECT_NE(short_study.err.find("output.phase_error: 2 T = "), std::string::npos) << short_study.err;
+  EXPECT_NE(short_study.err.find("--set changes every run of the built-in default study"), std::string::npos)
+      << short_study.err;
+  EXPECT_FALSE(fs::exists(out));
+  const std::vector<std::string> short_outputs = {"--set", "output.phase_error=[]", "--set", "output.periodogram=\"\""};
+  std::vector<std::string> args = {"run", "--set", "ensemble.size=64", "--set", "integrator.t_end=2", "--out", out,
+                                   "--no-progress"};
+  args.insert(args.end(), short_outputs.begin(), short_outputs.end());
+  const CliResult r = run_cli(args);
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  EXPECT_FALSE(fs::exists(out + "/summary.json"));
+  std::ifstream f(out + "/study.json");
+  const auto index = nlohmann::json::parse(f);
+  EXPECT_TRUE(index["complete"].get<bool>());
+  EXPECT_EQ(index["study_file"], "examples/default_study.toml (built in)");
+  EXPECT_EQ(index["set"], nlohmann::json({"ensemble.size=64", "integrator.t_end=2", "output.phase_error=[]",
+                                          "output.periodogram=\"\""}));
+  ASSERT_EQ(index["runs"].size(), 6u);
+  std::set<std::pair<std::string, bool>> swept;
+  for (const auto& run : index["runs"]) {
+    EXPECT_EQ(run["status"], "complete");
+    std::ifstream sf(out + "/" + run["directory"].get<std::string>() + "/summary.json");
+    const auto summary = nlohmann::json::parse(sf);
+    EXPECT_EQ(summary["instances"], 64) << run["name"];
+    EXPECT_EQ(summary["study"]["integrator"]["h"].get<double>(), 0.10040231334767236) << run["name"];
+    EXPECT_EQ(summary["study"]["integrator"]["t_end"].get<double>(), 2.0) << run["name"];
+    const std::string formulation = summary["study"]["integrator"]["formulation"];
+    const bool momentum = summary["study"]["projection"]["momentum"];
+    EXPECT_EQ(run["overrides"]["integrator.formulation"], formulation) << run["name"];
+    swept.insert({formulation, momentum});
+  }
+  const std::set<std::pair<std::string, bool>> sweep = {{"naive", false},    {"naive", true}, {"extended", false},
+                                                        {"extended", true}, {"dirac", false}, {"dirac", true}};
+  EXPECT_EQ(swept, sweep);
+  // chens check says the same: the default study's six runs.
+  std::vector<std::string> check_args = {"check", "--set", "ensemble.size=64", "--set", "integrator.t_end=2",
+                                         "--backend", "cpu"};
+  check_args.insert(check_args.end(), short_outputs.begin(), short_outputs.end());
+  const CliResult check = run_cli(check_args);
+  ASSERT_EQ(check.code, exit_ok) << check.err;
+  EXPECT_NE(check.out.find("examples/default_study.toml (built in) with --set: valid, 6 runs"), std::string::npos)
+      << check.out;
+}
+
+TEST(StudyCli, SingleIsOneRunFromTheDefaultsOfEveryKey) {
+  test::TempDir dir;
+  const std::string out = dir.str("one");
+  const CliResult r = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out",
+                               out, "--no-progress"});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  EXPECT_FALSE(fs::exists(out + "/study.json"));
+  std::ifstream f(out + "/summary.json");
+  const auto summary = nlohmann::json::parse(f);
+  EXPECT_EQ(summary["instances"], 10);
+  const CliResult check = run_cli({"check", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1",
+                                   "--backend", "cpu"});
+  ASSERT_EQ(check.code, exit_ok) << check.err;
+  EXPECT_NE(check.out.find("the defaults of every key (--single) with --set: valid, 1 run\n"), std::string::npos)
+      << check.out;
+}
+
+TEST(StudyCli, SingleWithAStudyFileOrResumeIsRefused) {
+  test::TempDir dir;
+  write_file(dir.str("s.toml"), "[ensemble]\nsize = 10\n");
+  const std::vector<std::vector<std::string>> refused = {
+      {"run", dir.str("s.toml"), "--single", "--out", dir.str("out")},
+      {"run", "--single", "--resume", dir.str("out")},
+      {"check", "--single", dir.str("s.toml")},
+      {"check", "--single", "--resume", dir.str("out")}};
+  for (const auto& args : refused) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.code, exit_bad_input) << args[1] << " " << args[2] << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("chens " + args[0] + ": --single and ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("see 'chens " + args[0] + " --help'"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  EXPECT_FALSE(fs::exists(dir.str("out")));
+  // validate compares one run: it takes no --single (it is always one run).
+  EXPECT_EQ(run_cli({"validate", "--single"}).err, "chens validate: unknown option --single\nsee 'chens validate --help'\n");
+}
+
+}  // namespace
+}  // namespace chens
+
+namespace chens {
+namespace {
+
+// A default study started with --set alone resumes: resume.json holds every run's resolved
+// study, the --set overrides included.
+TEST(StudyCli, ADefaultStudyChangedBySetResumes) {
+  test::TempDir dir;
+  const std::string out = dir.str("default");
+  ::setenv("CHENS_TEST_INTERRUPT_AT", "3", 1);
+  const CliResult stopped = test::run_cli({"run", "--set", "ensemble.size=16", "--out", out, "--no-progress",
+                                           "--checkpoint-segments", "1"});
+  ::unsetenv("CHENS_TEST_INTERRUPT_AT");
+  ASSERT_EQ(stopped.code, exit_interrupted_int) << stopped.err;
+  std::ifstream rf(out + "/resume.json");
+  const auto record = nlohmann::json::parse(rf);
+  EXPECT_EQ(record["study_file"], "examples/default_study.toml (built in)");
+  EXPECT_EQ(record["runs"].size(), 6u);
+  const CliResult resumed = test::run_cli({"run", "--resume", out, "--no-progress"});
+  ASSERT_EQ(resumed.code, exit_ok) << resumed.err;
+  std::ifstream f(out + "/study.json");
+  const auto index = nlohmann::json::parse(f);
+  EXPECT_TRUE(index["complete"].get<bool>());
+  ASSERT_EQ(index["runs"].size(), 6u);
+  for (const auto& run : index["runs"]) {
+    std::ifstream sf(out + "/" + run["directory"].get<std::string>() + "/summary.json");
+    EXPECT_EQ(nlohmann::json::parse(sf)["instances"], 16) << run["name"];
+  }
 }
 
 }  // namespace

@@ -103,7 +103,7 @@ run_chens() {
         local d="$OUT/chens-run-$tol-$n" proj=()
         [ "$tol" != none ] && proj=(--set projection.momentum=true --set "projection.tol=$tol")
         rm -rf "$d"
-        if LD_LIBRARY_PATH="$lib" timeout 120 "$dir/chens" run --set integrator.formulation=dirac \
+        if LD_LIBRARY_PATH="$lib" timeout 120 "$dir/chens" run --single --set integrator.formulation=dirac \
              --set integrator.method=rk4 --set integrator.h=0.01 --set integrator.t_end=10.0 \
              --set "ensemble.size=$n" --set ensemble.perturbation=1e-3 --set output.sample_dt=1.0 \
              --set output.reference=none ${proj[@]+"${proj[@]}"} --backend "${CHENS_BACKEND:-cuda}" --out "$d" \

@@ -89,9 +89,16 @@ struct EnsembleResult {
   // GPU: of wall_seconds, the set-up (device allocation, initial data) and the finish (counter
   // sums, lost instances, kept instances) around the segments (bench_gpu_instances).
   double setup_seconds = 0.0, finish_seconds = 0.0;
+  // Of the segments' wall time, integrating and measuring (the reference, the diagnostics,
+  // the statistics), for cost tables that compare integrators (issue 17); -1: not measured
+  // (the GPU steps and measures in the same kernels or stream without timing them apart).
+  double integration_seconds = -1.0, measurement_seconds = -1.0;
   // > 0: the run stopped after this many sample times (EnsembleSpec::checkpoint asked it
   // to, after its state was saved); the result is incomplete and is not written.
   std::int64_t stopped_at = 0;
+  // With stopped_at: the instances had gone part of the way into the next sample interval
+  // (a stop point between sample times, segment_plan.hpp).
+  bool stopped_inside_interval = false;
 
   bool metric_reported(int m) const {
     if (m == int(MetricId::integration_error)) return reference_available;

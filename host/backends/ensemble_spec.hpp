@@ -47,6 +47,13 @@ struct EnsembleSpec {
   // Sample times per segment, the same on every rank of a sharded run; 0: the backend's own
   // choice (segment_rows below, bounded by its memory).
   std::int64_t segment_rows = 0;
+  // Stop points (host/backends/segment_plan.hpp): segments last about stop_seconds of wall
+  // time, and a longer sample interval is crossed in passes, so that an interrupt or a due
+  // checkpoint waits at most about that long at any sample interval (0: segments of
+  // sample rows only). pass_steps > 0 (tests): passes of exactly that many steps (adaptive:
+  // trial steps) wherever a sample interval needs more, whatever the clock says.
+  double stop_seconds = 2.0;
+  std::int64_t pass_steps = 0;
   // Sharded runs: called once per segment, on every rank, with the segment's block
   // accumulators acc[((k - k0) * blocks + b) * metric_count + m] (b the local block) and
   // quantile histograms hist[((k - k0) * metric_count + m) * LogBins::count + bin]; it fills
@@ -58,8 +65,11 @@ struct EnsembleSpec {
   // Checkpoints (host/backends/checkpoint.hpp, docs/checkpoints.md). resume_from: continue
   // from that state instead of from t = 0 (the backend checks that it is its own: backend,
   // instance layout, size, sample times). checkpoint: asked after every segment but the
-  // last with the sample times done and their total; on save the backend hands its whole
-  // state to save_checkpoint, on stop it returns at once with EnsembleResult::stopped_at set.
+  // last (and after every pass inside a sample interval) with the sample times done and
+  // their total; on save the backend hands its whole state to save_checkpoint (then
+  // CheckpointState::done counts the finished sample times; the instances may be part of
+  // the way into the next interval), on stop it returns at once with
+  // EnsembleResult::stopped_at set.
   const CheckpointState* resume_from = nullptr;
   std::function<CheckpointRequest(std::int64_t done, std::int64_t total)> checkpoint;
   std::function<void(const CheckpointState&)> save_checkpoint;

@@ -37,17 +37,18 @@ namespace {
 // `chens --help`: every command's usage line and what it does; `chens COMMAND --help`: that
 // command's own text below.
 const char* overview_text =
-    "usage: chens run [STUDY.toml] [--set SECTION.KEY=VALUE]... [--out DIR] [OPTIONS]\n"
+    "usage: chens run [STUDY.toml | --single] [--set SECTION.KEY=VALUE]... [--out DIR] [OPTIONS]\n"
     "       chens run --resume DIR [OPTIONS]\n"
-    "       chens check [STUDY.toml] [--set SECTION.KEY=VALUE]... [--backend auto|cpu|cuda] [--threads N]\n"
+    "       chens check [STUDY.toml | --single] [--set SECTION.KEY=VALUE]... [OPTIONS]\n"
     "       chens validate [STUDY.toml] [--set SECTION.KEY=VALUE]... [--threads N] [--rtol R] [--atol A]\n"
     "       chens plot DIR [--out PLOTDIR] [OPTIONS]\n"
     "       chens --version | --help | COMMAND --help\n"
     "\n"
     "  run       integrate the ensemble a study describes and write its results into DIR\n"
-    "            (without a study file and without --set: the built-in default study, 6 runs)\n"
+    "            (without a study file: the built-in default study, 6 runs, with any --set;\n"
+    "            --single: one run from every key's default)\n"
     "  check     validate a study without running it; print its memory and a run-time estimate\n"
-    "  validate  run a study on the CPU and on the GPU and compare the results\n"
+    "  validate  run one study on the CPU and on the GPU and compare the results\n"
     "  plot      draw the figures of a run or study directory into DIR/plots/\n"
     "\n"
     "  'chens COMMAND --help' lists the command's options. Study keys: docs/study-format.md.\n"
@@ -62,22 +63,24 @@ const char* start_text =
     "  chens --help              the commands; chens COMMAND --help: a command's options\n";
 
 const char* run_help =
-    "usage: chens run [STUDY.toml] [--set SECTION.KEY=VALUE]... [--out DIR] [--backend auto|cpu|cuda]\n"
-    "                 [--threads N] [--force] [--dry-run] [--progress | --no-progress]\n"
-    "                 [--checkpoint-minutes M] [--checkpoint-segments N]\n"
+    "usage: chens run [STUDY.toml | --single] [--set SECTION.KEY=VALUE]... [--out DIR]\n"
+    "                 [--backend auto|cpu|cuda] [--threads N] [--force] [--dry-run]\n"
+    "                 [--progress | --no-progress] [--checkpoint-minutes M] [--checkpoint-segments N]\n"
     "       chens run --resume DIR [--threads N] [--progress | --no-progress] [--checkpoint-...]\n"
     "\n"
     "  Integrates the ensemble a study describes and writes DIR/summary.json and\n"
     "  DIR/series.csv (and trajectory.csv, periodogram.csv, states.h5 when the study's [output]\n"
     "  asks), and prints its results table. A study with [sweep] or [[run]] writes DIR/<run>/\n"
     "  per run, DIR/study.json and DIR/comparison.csv, and prints the comparison tables.\n"
-    "  Without a study file and without --set it runs the built-in default study\n"
-    "  (examples/default_study.toml: 6 runs); with --set alone, one run from the defaults of\n"
-    "  every key. Tables go to stdout, progress and status lines to stderr. Keys:\n"
+    "  Without a study file it runs the built-in default study (examples/default_study.toml:\n"
+    "  6 runs), --set applied to every run; with --single, one run from the defaults of every\n"
+    "  key (and --set). Tables go to stdout, progress and status lines to stderr. Keys:\n"
     "  docs/study-format.md.\n"
     "\n"
-    "  --set SECTION.KEY=VALUE  override one key (VALUE is a TOML value; a bare word is a string;\n"
-    "                           quote it for the shell: --set 'ensemble.only=[3,5]')\n"
+    "  --set SECTION.KEY=VALUE  override one key in every run (VALUE is a TOML value; a bare word\n"
+    "                           is a string; quote it for the shell: --set 'ensemble.only=[3,5]')\n"
+    "  --single                 one run from every key's default instead of the default study;\n"
+    "                           not with a study file or --resume\n"
     "  --out DIR                output directory (default: chens-output)\n"
     "  --backend B              auto (default), cpu or cuda\n"
     "  --threads N              CPU threads (default: all)\n"
@@ -85,23 +88,27 @@ const char* run_help =
     "  --dry-run                validate, print the resolved study as TOML, write nothing\n"
     "  --progress               report progress on stderr after each segment of sample times\n"
     "                           (the default when stderr is a terminal; --no-progress: never)\n"
-    "  --checkpoint-minutes M   write DIR/checkpoint.chk after the segment that ends M minutes\n"
-    "                           after the last one (default 10; 0: only when interrupted)\n"
-    "  --checkpoint-segments N  also after every N segments (default 0: off)\n"
+    "  --checkpoint-minutes M   write DIR/checkpoint.chk at the first stop point M minutes after\n"
+    "                           the last one (default 10; 0: only when interrupted); stop points\n"
+    "                           are about 2 s apart, inside long sample intervals too\n"
+    "  --checkpoint-segments N  also at every N-th stop point (default 0: off)\n"
     "  --resume DIR             continue the interrupted run or study in DIR from its checkpoints;\n"
     "                           the result is bitwise that of an uninterrupted run. SIGINT and\n"
-    "                           SIGTERM stop a run after its current segment with a checkpoint\n"
+    "                           SIGTERM stop a run at its next stop point with a checkpoint\n"
     "                           (exit 130 / 143); docs/checkpoints.md\n";
 
 const char* check_help =
-    "usage: chens check [STUDY.toml] [--set SECTION.KEY=VALUE]... [--backend auto|cpu|cuda] [--threads N]\n"
+    "usage: chens check [STUDY.toml | --single] [--set SECTION.KEY=VALUE]... [--backend auto|cpu|cuda]\n"
+    "                   [--threads N]\n"
     "\n"
     "  Validates a study without running it and refuses what chens run would refuse before\n"
     "  running (exit 2 and the message; exit 3 for --backend cuda without a usable GPU), then\n"
     "  prints every run's resolved study, its memory and an estimate of its run time from a\n"
-    "  short calibration run on the backend it would use. Nothing is written.\n"
+    "  short calibration run on the backend it would use. Nothing is written. Without a\n"
+    "  study file it checks the built-in default study (6 runs), as chens run would run it.\n"
     "\n"
-    "  --set SECTION.KEY=VALUE  override one key, as for chens run\n"
+    "  --set SECTION.KEY=VALUE  override one key in every run, as for chens run\n"
+    "  --single                 one run from every key's default, as for chens run\n"
     "  --backend B              the backend to estimate for: auto (default), cpu or cuda\n"
     "  --threads N              CPU threads of the calibration run (default: all)\n";
 
@@ -110,7 +117,9 @@ const char* validate_help =
     "\n"
     "  Runs the study on the CPU and on the GPU and reports, per metric, the largest relative\n"
     "  difference of the statistics and of the instances' final states; exit 4 above the\n"
-    "  tolerance, exit 3 without a usable GPU. Nothing is written.\n"
+    "  tolerance, exit 3 without a usable GPU. Nothing is written. It compares one run:\n"
+    "  a study file with a single run, or without one the defaults of every key (as\n"
+    "  chens run --single, not the built-in default study), with --set applied.\n"
     "\n"
     "  --set SECTION.KEY=VALUE  override one key, as for chens run\n"
     "  --threads N              CPU threads (default: all)\n"
@@ -156,6 +165,7 @@ struct RunArgs {
   double checkpoint_minutes = 10;
   long checkpoint_segments = 0;
   bool out_given = false, backend_given = false;
+  bool single = false;  // run, check --single: one run from every key's default, not the default study
 };
 
 struct UsageError : std::runtime_error {
@@ -248,6 +258,8 @@ RunArgs parse_run_args(const std::vector<std::string>& a, bool validate = false)
       r.dry_run = true;
     } else if (!validate && (s == "--progress" || s == "--no-progress")) {
       r.progress = s == "--progress" ? 1 : 0;
+    } else if (!validate && s == "--single") {
+      r.single = true;
     } else if (!s.empty() && s[0] == '-') {
       throw UsageError("unknown option " + s);
     } else if (!r.study) {
@@ -256,6 +268,14 @@ RunArgs parse_run_args(const std::vector<std::string>& a, bool validate = false)
       throw UsageError("more than one study file given: " + *r.study + " and " + s);
     }
   }
+  // --single replaces the built-in default study by the defaults of every key; a study file
+  // or an interrupted study already says what runs.
+  if (r.single && r.resume)
+    throw UsageError("--single and --resume " + *r.resume + " exclude each other: --resume continues the study saved in " +
+                     *r.resume + "/resume.json");
+  if (r.single && r.study)
+    throw UsageError("--single and the study file " + *r.study + " exclude each other: --single runs the defaults of "
+                     "every key (with --set) instead of a study file");
   if (r.resume) {
     // The study, its directory and backend are the interrupted run's (DIR/resume.json).
     if (r.study || !r.sets.empty())
@@ -357,15 +377,16 @@ std::string run_refusal(const Study& study, bool gpu) {
 }
 
 // SIGINT and SIGTERM during `chens run` (docs/checkpoints.md): the first one is noted and
-// the run stops after its current segment with a checkpoint; the handler then gives the
+// the run stops at its next stop point (host/backends/segment_plan.hpp: about every 2 s,
+// inside long sample intervals too) with a checkpoint; the handler then gives the
 // signal back its default action, so a second one ends the process at once.
 volatile std::sig_atomic_t interrupt_signal = 0;
 
 extern "C" void note_interrupt(int sig) {
   interrupt_signal = sig;
   static const char msg[] =
-      "\nchens: interrupted: the run stops after its current segment and writes a checkpoint (interrupt again to "
-      "stop at once, without one)\n";
+      "\nchens: interrupted: the run stops at its next stop point, within a few seconds, and writes a checkpoint "
+      "(interrupt again to stop at once, without one)\n";
   const ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
   (void)ignored;
 }
@@ -399,6 +420,27 @@ class InterruptGuard {
 
 constexpr const char* resume_file_name = "resume.json";
 
+// The runs of `run` and `check`: the study file's, one run from every key's default
+// (--single), or the built-in default study's; --set applies to every run.
+std::vector<StudyRun> runs_of_args(const RunArgs& ra) {
+  if (ra.study || ra.single) return load_runs(ra.study, ra.sets);
+  return load_default_runs(ra.sets);
+}
+
+// A study error of the built-in default study with --set: the user may have meant one run
+// from the defaults (before issue 17, --set alone meant that), so the message says how.
+std::string default_study_hint(const RunArgs& ra) {
+  if (ra.study || ra.single || ra.resume || ra.sets.empty()) return "";
+  return std::string("\n  (without a study file --set changes every run of the built-in default study, ") +
+         "examples/default_study.toml; --single runs one study from the defaults of every key instead)";
+}
+
+// What the runs come from, for study.json, resume.json and chens check.
+std::string study_source(const RunArgs& ra) {
+  if (ra.study) return *ra.study;
+  return ra.single ? "" : builtin_default_study_name;
+}
+
 // DIR/resume.json: what `chens run --resume DIR` needs to run the same study again: every
 // run's resolved study (to_toml, which reads back to the same study), its name and
 // overrides, and the backend asked for. Written before the first run starts; removed when
@@ -410,7 +452,8 @@ std::string resume_record(const std::vector<StudyRun>& runs, const std::vector<R
   j["chens_version"] = CHENS_VERSION_STRING;
   j["backend"] = ra.backend;
   j["several"] = several;
-  j["study_file"] = ra.study ? *ra.study : "";
+  j["study_file"] = study_source(ra);
+  j["set"] = ra.sets;
   j["runs"] = nlohmann::json::array();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     nlohmann::json o = nlohmann::json::array();
@@ -572,9 +615,9 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
       err << (tty ? "\r" : "") << buf << (tty && done < total ? "" : "\n") << std::flush;
     };
   }
-  // Checkpoints (docs/checkpoints.md): after the segment that ends checkpoint_minutes after
-  // the last one, after every checkpoint_segments segments, and when interrupted (then the
-  // run stops). Not under MPI: ranks would have to agree on when, and write shards.
+  // Checkpoints (docs/checkpoints.md): at the stop point (segment_plan.hpp) that comes
+  // checkpoint_minutes after the last one, at every checkpoint_segments-th stop point, and
+  // when interrupted (then the run stops). Not under MPI: ranks would have to agree on when, and write shards.
   std::int64_t saved_done = 0;
   std::string save_error;
   std::error_code exists_ec;
@@ -662,8 +705,10 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
   }
   if (result.stopped_at > 0) {
     const int sig = interrupt_signal == SIGTERM ? SIGTERM : SIGINT;
-    err << "chens run: " << progress_label << "interrupted (" << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ") at t = "
-        << rp.sample_time(result.stopped_at - 1) << ", " << result.stopped_at << " of " << rp.samples + 1
+    err << "chens run: " << progress_label << "interrupted (" << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ") "
+        << (result.stopped_inside_interval ? "inside sample interval " + std::to_string(result.stopped_at) + ", after "
+                                           : std::string("at "))
+        << "t = " << rp.sample_time(result.stopped_at - 1) << ", " << result.stopped_at << " of " << rp.samples + 1
         << " sample times done\n";
     if (saved_done == result.stopped_at) {
       err << "chens run: checkpoint written to " << ck_path << "; continue with: chens run --resume " << ra.out << "\n";
@@ -751,7 +796,7 @@ int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostre
   try {
     rps = resolve_runs(runs);
   } catch (const StudyError& e) {
-    err << "chens run: " << e.what() << "\n";
+    err << "chens run: " << e.what() << default_study_hint(ra) << "\n";
     return exit_bad_input;
   }
   if (ra.dry_run) {
@@ -834,7 +879,8 @@ int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostre
     }
     mpi_barrier();  // every rank has checked DIR before rank 0 writes study.json
     index["chens_version"] = CHENS_VERSION_STRING;
-    index["study_file"] = ra.study ? *ra.study : ra.sets.empty() ? builtin_default_study_name : "";
+    index["study_file"] = study_source(ra);
+    index["set"] = ra.sets;  // the --set overrides, applied to every run after its own
     index["complete"] = false;
     index["runs"] = nlohmann::json::array();
     for (const StudyRun& r : runs) {
@@ -922,13 +968,13 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
   std::vector<RunParams<double>> rps;
   try {
     ra = parse_run_args(args, false);
-    runs = !ra.study && ra.sets.empty() ? load_default_runs() : load_runs(ra.study, ra.sets);
+    runs = runs_of_args(ra);
     rps = resolve_runs(runs);
   } catch (const UsageError& e) {
     err << "chens check: " << e.what() << "\n" << see_help("check");
     return exit_bad_input;
   } catch (const StudyError& e) {
-    err << "chens check: " << e.what() << "\n";
+    err << "chens check: " << e.what() << default_study_hint(ra) << "\n";
     return exit_bad_input;
   }
   // What chens run would refuse before running, refused here with its exit code and message.
@@ -947,7 +993,8 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
       return exit_bad_input;
     }
   }
-  const std::string what = ra.study ? *ra.study : ra.sets.empty() ? builtin_default_study_name : "the defaults with --set";
+  const std::string what = (ra.single ? std::string("the defaults of every key (--single)") : study_source(ra)) +
+                           (ra.sets.empty() ? "" : " with --set");
   out << "# chens check: " << what << ": valid, " << runs.size() << " run" << (runs.size() == 1 ? "" : "s") << "\n";
   double total_seconds = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -1017,14 +1064,14 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       several = r.several;
       ra.backend = r.backend;
     } else {
-      runs = !ra.study && ra.sets.empty() ? load_default_runs() : load_runs(ra.study, ra.sets);
+      runs = runs_of_args(ra);
       several = runs.size() != 1 || !runs[0].name.empty();
     }
   } catch (const UsageError& e) {
     err << "chens run: " << e.what() << "\n" << see_help("run");
     return exit_bad_input;
   } catch (const StudyError& e) {
-    err << "chens run: " << e.what() << "\n";
+    err << "chens run: " << e.what() << default_study_hint(ra) << "\n";
     return exit_bad_input;
   }
   // SIGINT and SIGTERM stop the run with a checkpoint (not under MPI, not for a dry run).

@@ -2,6 +2,7 @@
 // CUDA launchers (C++17-clean, no OpenMP: nvcc compiles it).
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,9 @@ namespace chens {
 
 // summary.json's reference.kind for chains.
 inline std::string numerical_reference_kind(const RunParams<double>& rp) {
-  return "numerical: DOPRI5 on the Hamilton-Dirac equations, rtol = atol = " + std::to_string(rp.reference_tol);
+  char tol[32];  // as a number: std::to_string printed 1e-12 as 0.000000 (issue 17)
+  std::snprintf(tol, sizeof tol, "%.3g", rp.reference_tol);
+  return std::string("numerical: DOPRI5 on the Hamilton-Dirac equations, rtol = atol = ") + tol;
 }
 
 template <int N>

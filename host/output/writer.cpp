@@ -152,6 +152,10 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
                       {"unconverged_position", r.totals.unconverged_position_projections},
                       {"impetus_resets", r.totals.impetus_resets}};
   j["wall_seconds"] = r.wall_seconds;
+  // Of the segments' wall time: integrating, and measuring (reference, diagnostics,
+  // statistics); null where the backend does not time them apart (the GPU).
+  j["integration_seconds"] = r.integration_seconds >= 0 ? nlohmann::json(r.integration_seconds) : nlohmann::json();
+  j["measurement_seconds"] = r.measurement_seconds >= 0 ? nlohmann::json(r.measurement_seconds) : nlohmann::json();
   j["instance_steps_per_second"] =
       r.wall_seconds > 0 ? static_cast<double>(r.totals.steps) / r.wall_seconds : 0.0;
   nlohmann::json i0;

@@ -346,6 +346,9 @@ const Schema& schema() {
             }},
            {"lost_unconverged",
             [](const toml::node& n, const std::string& k, Study& st) { st.lost_unconverged = boolean(n, k); }},
+           {"lost_diverged", [](const toml::node& n, const std::string& k, Study& st) {
+              st.lost_diverged = finite_number(n, k, ">= 0 (0 = never)", [](double x) { return x >= 0; });
+            }},
            {"only", [](const toml::node& n, const std::string& k, Study& st) {
               st.only = integer_array(n, k, "must be an array of instance indices, e.g. [3, 17] (summary.json's lost_examples)",
                                       0, std::numeric_limits<std::int64_t>::max(), true);
@@ -736,7 +739,9 @@ std::vector<StudyRun> load_runs_text(const std::string& text, const std::string&
   return runs_of(parse_toml(text, origin), sets);
 }
 
-std::vector<StudyRun> load_default_runs() { return load_runs_text(builtin_default_study, builtin_default_study_name, {}); }
+std::vector<StudyRun> load_default_runs(const std::vector<std::string>& sets) {
+  return load_runs_text(builtin_default_study, builtin_default_study_name, sets);
+}
 
 namespace {
 
@@ -1224,6 +1229,7 @@ RunParams<double> resolve(const Study& s) {
   rp.stage_projection = s.projection_scheme == "midpoint";
   rp.impetus_reset = s.impetus_reset;
   rp.lost_residual = s.lost_residual;
+  rp.lost_diverged = s.lost_diverged;
   rp.lost_unconverged = s.lost_unconverged;
   if (s.kind == "inconsistent" && !(s.phi_offset > 0 || s.psi_offset > 0))
     throw StudyError("ensemble.kind = \"inconsistent\" needs ensemble.phi_offset > 0 or ensemble.psi_offset > 0 "
@@ -1330,7 +1336,8 @@ std::string to_toml(const Study& s, const RunParams<double>& rp) {
   os << "[ensemble]\nsize = " << s.size << "\nseed = " << s.seed << "\nperturbation = " << num(s.perturbation)
      << "\ndistribution = \"" << s.distribution << "\"\nkind = \"" << s.kind << "\"\nphi_offset = " << num(s.phi_offset)
      << "\npsi_offset = " << num(s.psi_offset) << "\nlost_residual = " << num(s.lost_residual)
-     << "\nlost_unconverged = " << (s.lost_unconverged ? "true" : "false") << "\nonly = " << int_array(s.only) << "\n\n";
+     << "\nlost_unconverged = " << (s.lost_unconverged ? "true" : "false")
+     << "\nlost_diverged = " << num(s.lost_diverged) << "\nonly = " << int_array(s.only) << "\n\n";
   os << "[output]\nsample_dt = " << num(rp.sample_dt) << "\ntrajectory = " << (s.trajectory ? "true" : "false")
      << "\nreference = \"" << (reference_on(s) ? "auto" : "none") << "\"\nreference_tol = " << num(s.reference_tol)
      << "\nstates = " << (s.states ? "true" : "false") << "\nrecord = " << int_array(s.record)
@@ -1384,6 +1391,7 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
                    {"kind", s.kind},           {"phi_offset", s.phi_offset},
                    {"psi_offset", s.psi_offset},     {"lost_residual", s.lost_residual},
                    {"lost_unconverged", s.lost_unconverged},
+                   {"lost_diverged", s.lost_diverged},
                    {"only", s.only}};
   j["output"] = {{"sample_dt", rp.sample_dt},
                  {"trajectory", s.trajectory},

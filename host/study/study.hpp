@@ -73,6 +73,7 @@ struct Study {
   double phi_offset = 0.0;               // inconsistent: |phi - phi(z0)| of every instance
   double psi_offset = 0.0;               // inconsistent: |psi - psi(z0)|
   double lost_residual = 0.0;            // freeze instances whose |phi| or |psi| exceeds it; 0 = never
+  double lost_diverged = 1e6;            // freeze instances whose errors exceed it (RunParams); 0 = never
   bool lost_unconverged = false;         // freeze instances whose implicit step or position projection hits its cap
   std::vector<std::int64_t> only;        // integrate these instances of the ensemble alone (ascending); empty = all
   // [output]
@@ -143,9 +144,10 @@ std::vector<StudyRun> load_runs(const std::optional<std::string>& path, const st
 std::vector<StudyRun> load_runs_text(const std::string& text, const std::string& origin,
                                      const std::vector<std::string>& sets);
 
-// The runs of the built-in default study (examples/default_study.toml, compiled in): what
-// `chens run` runs without a study file and without --set.
-std::vector<StudyRun> load_default_runs();
+// The runs of the built-in default study (examples/default_study.toml, compiled in), --set
+// applied to every run: what `chens run` and `chens check` run without a study file (and
+// without --single).
+std::vector<StudyRun> load_default_runs(const std::vector<std::string>& sets = {});
 
 // Checks cross-key constraints and computes the time grid. Throws StudyError.
 RunParams<double> resolve(const Study& s);

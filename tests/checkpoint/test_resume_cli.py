@@ -43,13 +43,14 @@ def sets(*kv):
     return out
 
 
-STUDY = sets("ensemble.size=2000", "ensemble.perturbation=1e-3", "integrator.t_end=100", "integrator.h=0.05",
+# --single: one run from the defaults, not the built-in default study.
+STUDY = ["--single"] + sets("ensemble.size=2000", "ensemble.perturbation=1e-3", "integrator.t_end=100", "integrator.h=0.05",
              "integrator.formulation=naive", "output.sample_dt=0.5", "output.record=[0, 63, 64, 1999]",
              "output.trajectory=true", "output.periodogram=y", "projection.momentum=true", "projection.tol=1e-9")
 if hdf5:
     STUDY += sets("output.states=true")
 # About 2 s on one core of the development machine: long enough to signal mid-run.
-LONG = sets("ensemble.size=%d" % long_size, "integrator.t_end=100", "integrator.h=0.01", "output.sample_dt=0.5",
+LONG = ["--single"] + sets("ensemble.size=%d" % long_size, "integrator.t_end=100", "integrator.h=0.01", "output.sample_dt=0.5",
             "output.record=[0, %d]" % (long_size - 1), "output.trajectory=true")
 
 
@@ -190,6 +191,40 @@ with tempfile.TemporaryDirectory() as tmp:
         p = resume(d)
         check(p.returncode == 0 and same_outputs(lref, d, ("series.csv", "trajectory.csv")),
               "%s, resumed: identical to the uninterrupted run %s" % (name, p.stderr[-200:]))
+
+    # Issue 17: one sample interval over the whole run (output.sample_dt = t_end). Stop
+    # points fall inside the interval (docs/checkpoints.md), so SIGTERM is honoured within
+    # seconds, not when the run ends, and a due --checkpoint-minutes is written on time.
+    # The whole run takes a minute or more on one core; each signal must end it within
+    # STOP_SECONDS (stop points are about 2 s apart, plus writing the checkpoint).
+    STOP_SECONDS = 15
+    ONE = ["--single"] + sets("ensemble.size=%d" % long_size, "integrator.t_end=2000", "integrator.h=0.01",
+               "output.sample_dt=2000")
+    d = os.path.join(tmp, "one-interval")
+    for leg in range(2):
+        cmd = ([chens, "run", "--no-progress", "--threads", "1"] + (["--out", d] + ONE if leg == 0 else ["--resume", d]))
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)
+        check(proc.poll() is None, "one sample interval, leg %d: still running after 3 s (the run is long enough)" % leg)
+        proc.send_signal(signal.SIGTERM)
+        t0 = time.time()
+        out, err = proc.communicate(timeout=600)
+        waited = time.time() - t0
+        check(proc.returncode == 143 and waited < STOP_SECONDS,
+              "one sample interval, leg %d: SIGTERM honoured in %.1f s, exit %s (%s)" % (leg, waited, proc.returncode,
+                                                                                          err.strip()[-200:]))
+        check("inside sample interval 1" in err and "checkpoint.chk" in leftovers(d) and no_result(d),
+              "one sample interval, leg %d: stopped inside the interval with a checkpoint: %s" % (leg, err.strip()[-300:]))
+    d = os.path.join(tmp, "one-interval-minutes")
+    proc = subprocess.Popen([chens, "run", "--no-progress", "--threads", "1", "--out", d, "--checkpoint-minutes", "0.05"]
+                            + ONE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.time()
+    written = wait_for(os.path.join(d, "checkpoint.chk"), proc, seconds=3 + STOP_SECONDS)
+    took = time.time() - t0
+    check(written and proc.poll() is None,
+          "one sample interval: --checkpoint-minutes 0.05 (3 s) wrote a checkpoint after %.1f s, mid-run" % took)
+    proc.kill()
+    proc.communicate()
 
     # A study of two runs: the first completes, the second is interrupted; resuming keeps
     # the first and continues the second.

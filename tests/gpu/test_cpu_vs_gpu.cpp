@@ -482,6 +482,13 @@ TEST_P(CheckpointGpu, AResumedRunEndsBitwiseWhereTheUninterruptedOneEnds) {
   test::check_resume_is_bitwise(run_study_cuda, study, {2, K / 2, K - 1 - segment_rows(K - 1, std::int64_t(1) << 40)}, name);
 }
 
+// Issue 17 on the GPU: passes (the lean step kernel up to a step index, then
+// advance_partial) and stops inside sample intervals change nothing.
+TEST_P(CheckpointGpu, StopPointsInsideSampleIntervalsChangeNothing) {
+  const auto [name, study] = test::resume_studies()[GetParam()];
+  test::check_stop_points_are_bitwise(run_study_cuda, study, 4, 7, {3, 9, 10}, name);
+}
+
 INSTANTIATE_TEST_SUITE_P(Studies, CheckpointGpu, ::testing::Range<std::size_t>(0, test::resume_studies().size()),
                          [](const auto& p) { return test::resume_studies()[p.param].first; });
 

@@ -33,7 +33,7 @@ def run(ranks, out, *args, env=None):
 
 
 def sets(*kv):
-    out = []
+    out = ["--single"]  # one run from the defaults, not the built-in default study
     for x in kv:
         out += ["--set", x]
     return out

@@ -44,7 +44,7 @@ def run(args, env=None, **kw):
 
 
 def small(*extra):
-    args = ["--set", "ensemble.size=64", "--set", "integrator.t_end=1"]
+    args = ["--single", "--set", "ensemble.size=64", "--set", "integrator.t_end=1"]  # one run, not the default study
     for e in extra:
         args += ["--set", e]
     return args

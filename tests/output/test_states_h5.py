@@ -30,7 +30,7 @@ def check(cond, what):
 
 
 def run(out, *sets):
-    args = [chens, "run", "--no-progress", "--out", out]
+    args = [chens, "run", "--single", "--no-progress", "--out", out]
     for s in sets:
         args += ["--set", s]
     return subprocess.run(args, capture_output=True, text=True)

@@ -241,6 +241,23 @@ class PlotStudyTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("no_such_metric", r.stderr)
 
+    def test_withheld_growth_exponent_says_why(self):
+        d = os.path.join(self.tmp.name, "withheld")
+        write_run(d, "pendulum", "dirac", 0.1, 1e-6, 1.0)
+        path = os.path.join(d, "summary.json")
+        summary = json.load(open(path))
+        reason = "at rounding level (max 3e-16 <= 2.22e-13)"
+        summary["growth_exponents"]["psi"] = {"max": None, "p50": None, "points": 361, "max_reason": reason,
+                                              "p50_reason": reason}
+        json.dump(summary, open(path, "w"))
+        out = os.path.join(self.tmp.name, "withheld-plots")
+        r = plot(d, "--out", out, "--format", "png", "--metrics", "psi,energy_error")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = {line.split()[0]: line for line in self.summary(out).splitlines() if line.startswith("  ")}
+        self.assertIn("max: " + reason, lines["psi"])
+        self.assertNotIn("reason", lines["energy_error"])
+        self.assertNotIn("(", lines["energy_error"])
+
     def test_missing_directory(self):
         missing = os.path.join(self.tmp.name, "does-not-exist")
         r = plot(missing)

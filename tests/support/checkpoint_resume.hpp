@@ -54,6 +54,31 @@ inline void expect_bitwise_equal(const EnsembleResult& a, const EnsembleResult& 
     EXPECT_TRUE(same_bytes(&a.kept.counters[i], &b.kept.counters[i], sizeof(Counters))) << what << ": instance " << i;
 }
 
+// A run stopped and resumed leg by leg: its checkpoint file, and the state read back.
+struct Legs {
+  TempDir dir;
+  std::string path = dir.str("checkpoint.chk");
+  std::uint64_t key;
+  std::vector<CheckpointState> held = std::vector<CheckpointState>(1);
+  const CheckpointState* from = nullptr;
+  Legs(const Study& s, const RunParams<double>& rp) : key(run_key("test", to_toml(s, rp))) {}
+  // `base`, resumed from the last checkpoint read back, saving into the file (the saved
+  // state's sample times done into `saved`).
+  EnsembleSpec spec(const EnsembleSpec& base, std::int64_t& saved) {
+    EnsembleSpec spec = base;
+    spec.resume_from = from;
+    spec.save_checkpoint = [this, &saved](const CheckpointState& c) {
+      write_checkpoint(path, key, c);
+      saved = c.done;
+    };
+    return spec;
+  }
+  void read_back() {
+    held[0] = read_checkpoint(path, key);
+    from = &held[0];
+  }
+};
+
 // Runs the study uninterrupted, then stopped after each of `stops` sample times (ascending)
 // and resumed from the checkpoint file each time, and compares the two.
 inline void check_resume_is_bitwise(const Backend& run, const Study& s, std::vector<std::int64_t> stops,
@@ -78,26 +103,18 @@ inline void check_resume_is_bitwise(const Backend& run, const Study& s, std::vec
     expect_bitwise_equal(whole, saving, what + ", saving after every segment");
   }
 
-  TempDir dir;
-  const std::string path = dir.str("checkpoint.chk");
-  const std::uint64_t key = run_key("test", to_toml(s, rp));
-  std::vector<CheckpointState> held(1);
-  const CheckpointState* from = nullptr;
+  Legs legs(s, rp);
+  const CheckpointState*& from = legs.from;
   EnsembleResult last;
   int segments_stopped = 0;
   for (std::size_t leg = 0; leg <= stops.size(); ++leg) {
-    EnsembleSpec spec = base;
-    spec.resume_from = from;
     const std::int64_t stop_at = leg < stops.size() ? stops[leg] : -1;
     std::int64_t saved = 0;
+    EnsembleSpec spec = legs.spec(base, saved);
     spec.checkpoint = [stop_at](std::int64_t done, std::int64_t) {
       CheckpointRequest q;
       q.stop = q.save = stop_at > 0 && done >= stop_at;
       return q;
-    };
-    spec.save_checkpoint = [&](const CheckpointState& c) {
-      write_checkpoint(path, key, c);
-      saved = c.done;
     };
     // The first segment a leg reports must follow its checkpoint: a backend that ignored
     // resume_from and started again at t = 0 would also end at the uninterrupted result.
@@ -114,13 +131,62 @@ inline void check_resume_is_bitwise(const Backend& run, const Study& s, std::vec
     ASSERT_GE(last.stopped_at, stop_at) << what;
     ASSERT_LE(last.stopped_at, rp.samples) << what;
     ++segments_stopped;
-    held[0] = read_checkpoint(path, key);
-    from = &held[0];
+    legs.read_back();
   }
   EXPECT_EQ(last.stopped_at, 0) << what;
   EXPECT_EQ(segments_stopped, static_cast<int>(stops.size())) << what;
   expect_bitwise_equal(whole, last, what);
   EXPECT_GT(whole.recorded.instances.size(), 1u) << what;  // the records were exercised
+}
+
+// Stop points inside sample intervals (issue 17, segment_plan.hpp): the study with its
+// sample interval stretched to `rows` samples over the run, integrated in passes of
+// `pass_steps` steps (trial steps for DOPRI5), ends bitwise where the plain run ends;
+// stopped after the `stops`-th and later calls of the checkpoint question (ascending:
+// some fall inside a sample interval), saved to the file and resumed each time, too.
+inline void check_stop_points_are_bitwise(const Backend& run, Study s, std::int64_t rows, std::int64_t pass_steps,
+                                          std::vector<int> stops, const std::string& what) {
+  s.sample_dt = s.t_end / static_cast<double>(rows);
+  const RunParams<double> rp = resolve(s);
+  EnsembleSpec base = ensemble_spec(s, 2);
+  base.keep_instances = 100;
+  base.stop_seconds = 0;  // sample-row segments only
+  const EnsembleResult whole = run(s, rp, base);
+  EnsembleSpec passes = base;
+  passes.pass_steps = pass_steps;
+  {
+    int calls = 0;
+    EnsembleSpec spec = passes;
+    spec.checkpoint = [&calls](std::int64_t, std::int64_t) {
+      ++calls;
+      return CheckpointRequest{};
+    };
+    expect_bitwise_equal(whole, run(s, rp, spec), what + ", in passes");
+    // Every pass asks: many more questions than sample intervals.
+    EXPECT_GT(calls, 2 * rows) << what;
+  }
+  Legs legs(s, rp);
+  EnsembleResult last;
+  int inside = 0;
+  for (std::size_t leg = 0; leg <= stops.size(); ++leg) {
+    const int stop_at = leg < stops.size() ? stops[leg] - (leg > 0 ? stops[leg - 1] : 0) : -1;
+    int calls = 0;
+    std::int64_t saved = -1;
+    EnsembleSpec spec = legs.spec(passes, saved);
+    spec.checkpoint = [stop_at, &calls](std::int64_t, std::int64_t) {
+      const bool now = ++calls == stop_at;
+      return CheckpointRequest{now, now};
+    };
+    last = run(s, rp, spec);
+    if (stop_at < 0) break;
+    ASSERT_GT(last.stopped_at, 0) << what << ": leg " << leg << " did not stop";
+    ASSERT_EQ(saved, last.stopped_at) << what;
+    inside += last.stopped_inside_interval ? 1 : 0;
+    legs.read_back();
+  }
+  EXPECT_EQ(last.stopped_at, 0) << what;
+  EXPECT_GT(inside, 0) << what << ": no stop fell inside a sample interval";
+  expect_bitwise_equal(whole, last, what + ", stopped inside sample intervals and resumed");
 }
 
 // The studies every backend resumes: a pendulum with its closed-form reference and the

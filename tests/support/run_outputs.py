@@ -4,7 +4,8 @@ import json
 import os
 
 # summary.json fields that differ between equal results: timing and where it ran.
-TIMING = {"wall_seconds", "instance_steps_per_second", "device", "backend_note"}
+TIMING = {"wall_seconds", "instance_steps_per_second", "integration_seconds", "measurement_seconds", "device",
+          "backend_note"}
 
 
 def summary_without_timing(d):

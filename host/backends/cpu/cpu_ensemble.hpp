@@ -1,6 +1,7 @@
 // CPU backend: OpenMP over fixed blocks of instances, running the per-instance driver
 // of include/chens/ensemble/instance.hpp. The run is cut into segments of sample
-// intervals (as the GPU kernels will be launched per segment); within a segment each
+// intervals, and long intervals into passes, as segment_plan.hpp says (the GPU's kernels
+// are launched by the same plan); within a segment each
 // block integrates its instances in index order and accumulates their metrics into
 // the block's own accumulators, which are then merged along the block tree
 // (block_tree.hpp; in sharded runs EnsembleSpec::reduce_segment does it). Blocks do not
@@ -26,6 +27,7 @@
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
 #include "backends/instance_records.hpp"
+#include "backends/segment_plan.hpp"
 
 namespace chens {
 
@@ -34,6 +36,19 @@ namespace chens {
 // independent instances fills the core's pipelines. Divides cpu_block_size.
 inline constexpr int cpu_lanes = 4;
 inline constexpr int cpu_lanes_max_state = 8;
+
+// EnsembleResult::integration_seconds / measurement_seconds: the segments' wall time split
+// as the timed blocks' thread time was (timed[t * pad]: integrating, [t * pad + 1]: measuring).
+inline void set_cost_split(EnsembleResult& res, const std::vector<double>& timed, std::size_t pad, double segments_wall) {
+  double integrating = 0, measuring = 0;
+  for (std::size_t t = 0; t < timed.size(); t += pad) {
+    integrating += timed[t];
+    measuring += timed[t + 1];
+  }
+  if (!(integrating + measuring > 0)) return;
+  res.integration_seconds = segments_wall * integrating / (integrating + measuring);
+  res.measurement_seconds = segments_wall - res.integration_seconds;
+}
 
 template <class System, class Method, class Reference>
 EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
@@ -95,15 +110,88 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   auto wall = [&] {
     return earlier_wall + std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   };
+  SegmentPlan plan(samples, seg, rp.fixed_step, rp.steps_per_sample, rp.total_steps, spec.segment_rows,
+                   static_cast<bool>(spec.reduce_segment), spec.pass_steps, spec.stop_seconds);
+  if (start > 0) {  // fixed step: live instances may be part of the way into sample interval `start`
+    index_t step = rp.sample_step(start - 1);
+    for (std::uint64_t i = 0; i < n; ++i)
+      if (inst[i].lost == int(LostReason::none)) step = std::max(step, inst[i].step);
+    plan.start_at(start, step);
+  }
+  // Where the segments' time goes, for cost tables that compare integrators (issue 17):
+  // integrating, or measuring (the reference, the diagnostics, the statistics). Timed on
+  // every timing_stride-th block (a clock read per group and sample would cost more than a
+  // pendulum's step), whose shares are applied to the segments' wall time.
+  constexpr std::int64_t timing_stride = 8;
+  constexpr std::size_t pad = 8;  // one cache line of doubles per thread
+  std::vector<double> timed(static_cast<std::size_t>(threads) * pad, 0.0);  // [t * pad]: integrating, [+1]: measuring
+  double segments_wall = 0;
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
 
-  for (index_t k0 = start; k0 <= samples; k0 += seg) {
-    const index_t k1 = std::min<index_t>(samples + 1, k0 + seg);
+  // After a segment or a pass: save and stop as the run asks; true when the run stops.
+  auto stop_point = [&](index_t done, bool inside) {
+    if (!spec.checkpoint) return false;
+    const CheckpointRequest q = spec.checkpoint(done, samples + 1);
+    if (q.save && spec.save_checkpoint) {
+      CheckpointState c = checkpoint_of(res, "cpu", sizeof(Inst), n, samples, done, wall());
+      c.instances_view = reinterpret_cast<const unsigned char*>(inst.data());
+      spec.save_checkpoint(c);
+    }
+    if (!q.stop) return false;
+    set_cost_split(res, timed, pad, segments_wall);
+    res.stopped_at = done;
+    res.stopped_inside_interval = inside;
+    res.wall_seconds = wall();
+    return true;
+  };
+
+  while (!plan.finished()) {
+    const SegmentWork w = plan.next();
+    plan.take(w);
+    const auto w_start = std::chrono::steady_clock::now();
+    if (w.partial) {
+      // A pass into sample interval w.k0 (segment_plan.hpp), with the same lanes as a segment.
+      // The instances' integration first, then (timed apart) their numerical references,
+      // each only once its instance is at the sample: advance_toward_sample's order.
+      bool there = true;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(&& : there)
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint64_t lo = static_cast<std::uint64_t>(b) * cpu_block_size;
+        const std::uint64_t hi = std::min<std::uint64_t>(n, lo + cpu_block_size);
+        const bool timing = b % timing_stride == 0;
+        const auto t0 = timing ? Clock::now() : Clock::time_point{};
+        std::uint64_t i = lo;
+        if constexpr (!Method::adaptive && Method::has_lanes && S <= cpu_lanes_max_state) {
+          for (; i + cpu_lanes <= hi; i += cpu_lanes) advance_fixed_to_sample<cpu_lanes>(sys, method, rp, &inst[i], w.k0, w.limit);
+        }
+        for (; i < hi; ++i)
+          if (!integration_at_sample<Method>(rp, inst[i], w.k0)) advance_to_sample(sys, method, rp, inst[i], w.k0, w.limit);
+        const auto t1 = timing ? Clock::now() : Clock::time_point{};
+        for (i = lo; i < hi; ++i)
+          there = (integration_at_sample<Method>(rp, inst[i], w.k0) && reference_toward_sample(sys, rp, inst[i], w.k0, w.limit)) &&
+                  there;
+        if (timing) {
+          double* mine = &timed[static_cast<std::size_t>(omp_get_thread_num()) * pad];
+          mine[0] += since(t0, t1);
+          mine[1] += since(t1, Clock::now());
+        }
+      }
+      const double seconds = since(w_start, Clock::now());
+      segments_wall += seconds;
+      plan.measured(w, seconds, there);
+      if (stop_point(w.k0, true)) return res;
+      continue;
+    }
+    const index_t k0 = w.k0, k1 = w.k1;
     std::fill(acc.begin(), acc.end(), Accumulator{});
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (std::int64_t b = 0; b < blocks; ++b) {
       const std::uint64_t lo = static_cast<std::uint64_t>(b) * cpu_block_size;
       const std::uint64_t hi = std::min<std::uint64_t>(n, lo + cpu_block_size);
       const std::size_t my_rows = static_cast<std::size_t>(omp_get_thread_num()) * static_cast<std::size_t>(seg);
+      const bool timing = b % timing_stride == 0;
+      double* mine = &timed[static_cast<std::size_t>(omp_get_thread_num()) * pad];
       // Whether the block holds a recorded instance (then each of its instances looks itself up).
       const bool block_records = std::lower_bound(rec_list.begin(), rec_list.end(), spec.global_index(lo)) !=
                                  std::upper_bound(rec_list.begin(), rec_list.end(), spec.global_index(hi - 1));
@@ -118,6 +206,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
               if (i + j < keep) keep_initial(res.kept, sys, i + j, inst[i + j]);
             }
           }
+          const auto t0 = timing ? Clock::now() : Clock::time_point{};
           if (k > 0) {
             if constexpr (B > 1) {
               advance_fixed_to_sample<B>(sys, method, rp, &inst[i], k);
@@ -125,6 +214,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
               advance_to_sample(sys, method, rp, inst[i], k);
             }
           }
+          const auto t1 = timing ? Clock::now() : Clock::time_point{};
           Accumulator* a = &acc[static_cast<std::size_t>(((k - k0) * blocks + b) * metric_count)];
           const std::size_t hr = my_rows + static_cast<std::size_t>(k - k0);
           std::uint32_t* h = &hist[hr * hist_row];
@@ -150,6 +240,10 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
               const std::int64_t slot = res.recorded.slot(spec.global_index(i + j));
               if (slot >= 0) record_sample(res.recorded, sys, rp, static_cast<std::size_t>(slot), k, inst[i + j], ok, m);
             }
+          }
+          if (timing) {
+            mine[0] += since(t0, t1);
+            mine[1] += since(t1, Clock::now());
           }
         }
       };
@@ -184,22 +278,14 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
     } else {
       reduce_rows(res.series, k0, k1, acc.data(), blocks, seg_hist.data());
     }
+    const double seconds = since(w_start, Clock::now());
+    segments_wall += seconds;
+    plan.measured(w, seconds, true);
     if (spec.progress) spec.progress(k1, samples + 1);
-    if (spec.checkpoint && k1 <= samples) {
-      const CheckpointRequest q = spec.checkpoint(k1, samples + 1);
-      if (q.save && spec.save_checkpoint) {
-        CheckpointState c = checkpoint_of(res, "cpu", sizeof(Inst), n, samples, k1, wall());
-        c.instances_view = reinterpret_cast<const unsigned char*>(inst.data());
-        spec.save_checkpoint(c);
-      }
-      if (q.stop) {
-        res.stopped_at = k1;
-        res.wall_seconds = wall();
-        return res;
-      }
-    }
+    if (k1 <= samples && stop_point(k1, false)) return res;
   }
 
+  set_cost_split(res, timed, pad, segments_wall);
   for (std::uint64_t i = 0; i < n; ++i) {
     res.totals.add(inst[i].c);
     res.lost[inst[i].lost] += 1;

@@ -17,8 +17,9 @@ enum class LostReason : int {
   reference_failed = 5,     // the numerical reference run of this instance failed
   residual_bound = 6,       // |phi| or |psi| exceeded RunParams::lost_residual
   unconverged = 7,          // an implicit step or position projection hit its cap (RunParams::lost_unconverged)
+  diverged = 8,             // an error exceeded RunParams::lost_diverged (issue 17)
 };
-inline constexpr int lost_reason_count = 8;
+inline constexpr int lost_reason_count = 9;
 inline constexpr const char* lost_reason_name(int r) {
   switch (r) {
     case 0: return "none";
@@ -29,6 +30,7 @@ inline constexpr const char* lost_reason_name(int r) {
     case 5: return "reference_failed";
     case 6: return "residual_bound";
     case 7: return "unconverged";
+    case 8: return "diverged";
     default: return "?";
   }
 }

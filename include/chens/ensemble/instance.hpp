@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 #include <chens/config.hpp>
 #include <chens/diagnostics/metrics.hpp>
@@ -69,25 +70,37 @@ CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const Mo
   return in;
 }
 
+// Where an advance may stop short of its sample time: the stop points between sample
+// times that let a long sample interval honour an interrupt or a checkpoint within
+// seconds (issue 17, docs/checkpoints.md). Stopping short and calling again changes no
+// result and no counter: a fixed-step instance goes on from its step index, an adaptive
+// one from its time, step size and controller memory (its first stage, recomputed on
+// re-entry, is f at the same state and is not counted twice, see in.step below).
+struct StepLimit {
+  index_t until_step = INT64_MAX;  // fixed-step methods: stop at this step index
+  index_t attempts = INT64_MAX;    // adaptive methods (and numerical references): at most this many trial steps
+};
+
 // Fixed-step methods: advance B instances, all at the same step, to sample time k in
 // lockstep (B = 1 on the GPU and for single instances; the CPU backend uses B = 4 for
 // methods with lanes). Per instance the arithmetic, projections, counters and lost-
 // instance rules do not depend on B. A lost instance stays frozen at its last finite state.
 template <int B, class System, class Method, class Inst>
 CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method,
-                                      const RunParams<typename System::Real>& rp, Inst* in, index_t k) {
+                                      const RunParams<typename System::Real>& rp, Inst* in, index_t k,
+                                      const StepLimit& limit = StepLimit{}) {
   using Real = typename System::Real;
   using State = typename System::State;
   if constexpr (B > 1) {
     bool together = true;
     for (int j = 0; j < B; ++j) together = together && in[j].lost == int(LostReason::none) && in[j].step == in[0].step;
     if (!together) {
-      for (int j = 0; j < B; ++j) advance_fixed_to_sample<1>(sys, method, rp, &in[j], k);
+      for (int j = 0; j < B; ++j) advance_fixed_to_sample<1>(sys, method, rp, &in[j], k, limit);
       return;
     }
   }
   if (in[0].lost != int(LostReason::none)) return;  // B = 1; for B > 1 all are live here
-  const index_t target = rp.sample_step(k);
+  const index_t target = rp.sample_step(k) < limit.until_step ? rp.sample_step(k) : limit.until_step;
   State z[B];
   bool alive[B];
   index_t step[B];
@@ -142,7 +155,8 @@ CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method,
 // Adaptive methods (dopri5): advance one instance to sample time k, landing on it exactly.
 template <class System, class Method, class Inst>
 CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method,
-                                         const RunParams<typename System::Real>& rp, Inst& in, index_t k) {
+                                         const RunParams<typename System::Real>& rp, Inst& in, index_t k,
+                                         const StepLimit& limit = StepLimit{}) {
   using Real = typename System::Real;
   using State = typename System::State;
   using std::fabs;
@@ -151,8 +165,14 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
   if (!(in.t < t_target)) return;
   State k1;
   eval_rhs(sys, in.z, k1);
-  in.c.rhs_evaluations += 1;
+  // in.step (the step index of fixed-step methods) is 1 while an adaptive instance is inside
+  // a sample interval, after a StepLimit stopped it: its first stage was counted on entry.
+  if (in.step == 0) in.c.rhs_evaluations += 1;
+  in.step = 1;
+  index_t tried = 0;
   while (in.t < t_target) {
+    if (tried >= limit.attempts) return;
+    tried += 1;
     if (in.c.steps + in.c.rejected_steps >= static_cast<std::uint64_t>(rp.max_steps)) {
       in.lost = int(LostReason::max_steps);
       return;
@@ -200,30 +220,82 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
       }
     }
   }
+  in.step = 0;
 }
 
 // Advance one instance to sample time k (k = 1..rp.samples).
 template <class System, class Method, class Inst>
 CHENS_HD void advance_to_sample(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
-                                Inst& in, index_t k) {
+                                Inst& in, index_t k, const StepLimit& limit = StepLimit{}) {
   if constexpr (Method::adaptive) {
-    advance_adaptive_to_sample(sys, method, rp, in, k);
+    advance_adaptive_to_sample(sys, method, rp, in, k, limit);
   } else {
-    advance_fixed_to_sample<1>(sys, method, rp, &in, k);
+    advance_fixed_to_sample<1>(sys, method, rp, &in, k, limit);
+  }
+}
+
+// Whether the instance's integration is at sample time k (or lost).
+template <class Method, class Inst, class Real>
+CHENS_HD bool integration_at_sample(const RunParams<Real>& rp, const Inst& in, index_t k) {
+  if (in.lost != int(LostReason::none)) return true;
+  if constexpr (Method::adaptive) {
+    return !(in.t < rp.sample_time(k));
+  } else {
+    return in.step >= rp.sample_step(k);
   }
 }
 
 // Brings an instance's numerical reference (if it has one) to sample time k.
 template <class System, class Inst>
 CHENS_HD void advance_reference_to_sample(const System& sys, const RunParams<typename System::Real>& rp, Inst& in,
-                                          index_t k) {
+                                          index_t k, index_t attempts = INT64_MAX) {
   if constexpr (decltype(in.ref)::advancing) {
     if (in.lost != int(LostReason::none) || !in.ref.enabled()) return;
-    in.ref.advance(sys.model, rp, k);
+    in.ref.advance(sys.model, rp, k, attempts);
     in.c.reference_steps = in.ref.run.c.steps;
     in.c.reference_rhs_evaluations = in.ref.run.c.rhs_evaluations;
     if (in.ref.failed()) in.lost = int(LostReason::reference_failed);
   }
+}
+
+// The reference's part of a pass, once the instance's integration is at sample k (or lost).
+template <class System, class Inst>
+CHENS_HD bool reference_toward_sample(const System& sys, const RunParams<typename System::Real>& rp, Inst& in,
+                                      index_t k, const StepLimit& limit) {
+  if constexpr (decltype(in.ref)::advancing) {
+    if (in.lost != int(LostReason::none) || !in.ref.enabled()) return true;
+    advance_reference_to_sample(sys, rp, in, k, limit.attempts);
+    return in.lost != int(LostReason::none) || in.ref.at_sample(rp, k);
+  }
+  return true;
+}
+
+// A pass between stop points (issue 17): the instance toward sample k within `limit`, then
+// its numerical reference, in the order advance_to_sample and measure_instance take them
+// (the reference moves only once the instance is at the sample and not lost), so that
+// where an instance is lost, and every counter, do not depend on the stop points. True
+// when both are at sample k; measuring it then finishes the sample as without stops.
+template <class System, class Method, class Inst>
+CHENS_HD bool advance_toward_sample(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
+                                    Inst& in, index_t k, const StepLimit& limit) {
+  if (!integration_at_sample<Method>(rp, in, k)) {
+    advance_to_sample(sys, method, rp, in, k, limit);
+    if (!integration_at_sample<Method>(rp, in, k)) return false;
+  }
+  return reference_toward_sample(sys, rp, in, k, limit);
+}
+
+
+// RunParams::lost_diverged's rule: errors beyond `bound` (the energy error beyond bound times
+// max(1, |H0|), so that heavy chains are judged relative to their own energy).
+CHENS_HD inline bool diverged(const Metrics<double>& m, double energy0, double bound) {
+  const double e_scale = energy0 > 1.0 ? energy0 : (energy0 < -1.0 ? -energy0 : 1.0);
+  if (m.v[int(MetricId::energy_error)] > bound * e_scale) return true;
+  const MetricId ids[5] = {MetricId::integration_error, MetricId::phi, MetricId::psi,
+                           MetricId::linear_momentum_error, MetricId::angular_momentum_error};
+  bool over = false;
+  for (int c = 0; c < 5; ++c) over = over || m.v[int(ids[c])] > bound;
+  return over;
 }
 
 // Diagnostics of one instance at sample k; marks the instance lost (and returns false)
@@ -240,6 +312,10 @@ CHENS_HD bool measure_instance(const System& sys, const RunParams<typename Syste
   }
   if (rp.lost_residual > 0.0 && (out.v[int(MetricId::phi)] > rp.lost_residual || out.v[int(MetricId::psi)] > rp.lost_residual)) {
     in.lost = int(LostReason::residual_bound);
+    return false;
+  }
+  if (rp.lost_diverged > 0.0 && diverged(out, in.energy0, rp.lost_diverged)) {
+    in.lost = int(LostReason::diverged);
     return false;
   }
   return true;

@@ -143,15 +143,17 @@ CHENS_HD CHENS_FORCEINLINE void lean_steps(const System& sys, LeanStepResult<typ
   }
 }
 
-// Advance r.z (at step r.step, not lost) to sample time k as advance_fixed_to_sample<1>
-// does; r's counts start at zero.
+// Advance r.z (at step r.step, not lost) to sample time k, or to step `until` if that comes
+// first (a stop point, StepLimit in instance.hpp), as advance_fixed_to_sample<1> does; r's
+// counts start at zero.
 template <LeanPolicy P, bool InlineRhs, class System, class Method>
 CHENS_HD CHENS_FORCEINLINE void lean_advance_to_sample(const System& sys, const RunParams<typename System::Real>& rp,
-                                                       index_t k, LeanStepResult<typename System::State>& r) {
+                                                       index_t k, LeanStepResult<typename System::State>& r,
+                                                       index_t until = INT64_MAX) {
   const index_t step = r.step;
   r.steps = r.attempts = r.projections = 0;
   r.lost = false;
-  const index_t target = rp.sample_step(k);
+  const index_t target = rp.sample_step(k) < until ? rp.sample_step(k) : until;
   if (step >= target) return;
   const int count = static_cast<int>(target - step);
   // The run's final step has size last_h (equal to h when t_end is a multiple of h): a

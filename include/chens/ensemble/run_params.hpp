@@ -60,6 +60,12 @@ struct RunParams {
   // iteration cap freezes the instance at its last converged state (LostReason::unconverged)
   // instead of being counted and kept.
   bool lost_unconverged = false;
+  // ensemble.lost_diverged (issue 17): an instance whose integration error, |phi|, |psi|
+  // or momentum errors exceed this, or whose energy error exceeds it times max(1, |H0|),
+  // at a sample time is frozen there as lost (LostReason::diverged): errors a million
+  // times the size of the papers' unit systems are no longer errors of an integrator but
+  // of an overflowing one, and would swamp every statistic; 0 = never.
+  double lost_diverged = 1e6;
 
   // Distribution of the perturbations and the offsets of inconsistent ensembles
   // (ensemble/perturbation.hpp); their size is EnsembleSpec::perturbation.
@@ -119,6 +125,7 @@ RunParams<R> run_params_as(const RunParams<Real>& rp) {
   r.impetus_reset = R(rp.impetus_reset);
   r.lost_residual = rp.lost_residual;
   r.lost_unconverged = rp.lost_unconverged;
+  r.lost_diverged = rp.lost_diverged;
   r.perturbation_shape.distribution = rp.perturbation_shape.distribution;
   r.perturbation_shape.phi_offset = R(rp.perturbation_shape.phi_offset);
   r.perturbation_shape.psi_offset = R(rp.perturbation_shape.psi_offset);

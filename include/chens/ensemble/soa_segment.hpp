@@ -98,7 +98,7 @@ struct SplitWords {
 template <LeanPolicy P, bool InlineRhs, class System, class Method, class Inst>
 CHENS_HD CHENS_FORCEINLINE void lean_step_soa(const System& sys, const RunParams<typename System::Real>& rp,
                                               std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k,
-                                              LeanStepResult<typename System::State>& r) {
+                                              LeanStepResult<typename System::State>& r, index_t until = INT64_MAX) {
   using W = SplitWords<Inst>;
   Inst in;
   soa_load(soa, n, i, in, W::lost.first, W::lost.end);
@@ -107,7 +107,7 @@ CHENS_HD CHENS_FORCEINLINE void lean_step_soa(const System& sys, const RunParams
   soa_load(soa, n, i, in, W::step.first, W::step.end);
   r.z = in.z;
   r.step = in.step;
-  lean_advance_to_sample<P, InlineRhs, System, Method>(sys, rp, k, r);
+  lean_advance_to_sample<P, InlineRhs, System, Method>(sys, rp, k, r, until);
   in.c = Counters{};
   commit_lean<Method>(in, r, rp);
   soa_store(soa, n, i, in, W::zt.first, W::zt.end);
@@ -146,6 +146,23 @@ CHENS_HD CHENS_FORCEINLINE void measure_soa(const System& sys, const RunParams<t
   if constexpr (advancing) soa_store(soa, n, i, in, Words::stepping_end, Words::all);
   if (in.lost != lost) soa_store(soa, n, i, in, W::lost.first, W::lost.end);
   emit(k, ok, m, in);
+}
+
+// A pass between stop points for instance i (advance_toward_sample). Returns whether it
+// (and its reference) is at sample k.
+template <class System, class Method, class Inst>
+CHENS_HD bool advance_partial_soa(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
+                                  std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k,
+                                  const StepLimit& limit) {
+  using Words = InstanceWords<Inst>;
+  // Stepping reads and writes the stepping fields and counters only (as in
+  // advance_segment_soa); an advancing reference needs the whole instance.
+  constexpr int end = decltype(Inst::ref)::advancing ? Words::all : Words::counters_end;
+  Inst in;
+  soa_load(soa, n, i, in, 0, end);
+  const bool there = advance_toward_sample(sys, method, rp, in, k, limit);
+  soa_store(soa, n, i, in, 0, end);
+  return there;
 }
 
 // Instance i (already initialised in soa) through samples k0 .. k1-1: advances to each

@@ -50,14 +50,18 @@ struct NumericalReference {
   }
 
   // Brings the reference to sample time k of rp (a no-op when it is there already).
-  CHENS_HD void advance(const Model& model, const RunParams<Real>& rp, index_t k) {
+  CHENS_HD void advance(const Model& model, const RunParams<Real>& rp, index_t k, index_t attempts = INT64_MAX) {
     if (!on || run.lost != int(LostReason::none)) return;
     RunParams<Real> rr = rp;
     rr.rtol = rr.atol = rp.reference_tol;
     rr.project_momentum = rr.project_position = false;
     rr.impetus_reset = Real(0);
     const HamiltonDirac<Model> sys{model};
-    advance_adaptive_to_sample(sys, Dopri5<Real>{rr.rtol, rr.atol}, rr, run, k);
+    advance_adaptive_to_sample(sys, Dopri5<Real>{rr.rtol, rr.atol}, rr, run, k, StepLimit{INT64_MAX, attempts});
+  }
+  // Whether advance has brought it to sample time k (a failed reference counts as there).
+  CHENS_HD bool at_sample(const RunParams<Real>& rp, index_t k) const {
+    return !on || run.lost != int(LostReason::none) || !(run.t < rp.sample_time(k));
   }
   CHENS_HD bool failed() const { return on && run.lost != int(LostReason::none); }
 
