@@ -435,15 +435,13 @@ EnsembleResult run_cuda_ensemble(const System& sys, const Method& method, const 
   SegmentPlan plan(samples, seg, rp.fixed_step, rp.steps_per_sample, rp.total_steps, spec.segment_rows, host_tree,
                    spec.pass_steps, spec.stop_seconds);
   SegmentWork works[2];
-  if (from) {  // fixed step: live instances may be part of the way into sample interval `start`
-    index_t step = rp.sample_step(start - 1);
+  if (from) {
     const auto* words = reinterpret_cast<const std::uint64_t*>(from->instances.data());
-    for (std::uint64_t i = 0; i < n; ++i) {
+    plan.resume_at(start, n, [&](std::uint64_t i) {
       Inst in;
       soa_load(words, n, i, in, 0, W);
-      if (in.lost == int(LostReason::none)) step = std::max(step, in.step);
-    }
-    plan.start_at(start, step);
+      return in;
+    });
   }
 
   auto launch = [&](std::int64_t s) {

@@ -48,11 +48,17 @@ class SegmentPlan {
         pass_steps_(sharded ? 0 : pass_steps),
         stop_seconds_(sharded ? 0.0 : stop_seconds) {}
 
-  // The run continues at row `done` (a resumed run), its fixed-step instances at step
-  // `step` (they may be part of the way into the row's interval).
-  void start_at(index_t done, index_t step) {
+  // A resumed run continues at row `done`; its live fixed-step instances may be part of the
+  // way into that row's interval, all at the same step, which `instance(i)` (the resumed
+  // instance i, i < n) tells.
+  template <class InstanceAt>
+  void resume_at(index_t done, std::uint64_t n, InstanceAt&& instance) {
     row_ = done;
-    step_ = step;
+    step_ = sample_step(done - 1);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const auto& in = instance(i);
+      if (in.lost == int(LostReason::none)) step_ = std::max(step_, in.step);
+    }
   }
   bool finished() const { return row_ > samples_; }
   index_t row() const { return row_; }

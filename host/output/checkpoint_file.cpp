@@ -11,6 +11,8 @@
 #include <fstream>
 #include <vector>
 
+#include "output/durable_io.hpp"
+
 namespace chens {
 
 namespace {
@@ -101,14 +103,7 @@ class Writer {
 
  private:
   void raw(const void* data, std::size_t n) {
-    const auto* p = static_cast<const char*>(data);
-    while (n > 0) {
-      const ssize_t w = ::write(fd_, p, n);
-      if (w < 0 && errno == EINTR) continue;  // a signal arrived while writing
-      if (w <= 0) throw CheckpointError("cannot write " + path_ + ": " + std::strerror(errno));
-      p += w;
-      n -= static_cast<std::size_t>(w);
-    }
+    if (const int error = write_all(fd_, data, n)) throw CheckpointError("cannot write " + path_ + ": " + std::strerror(error));
   }
   std::string path_;
   int fd_ = -1;
@@ -223,12 +218,7 @@ void write_checkpoint(const std::string& path, std::uint64_t key, const Checkpoi
     fs::remove(tmp, ec);
     throw CheckpointError("cannot rename the new checkpoint to " + path + ": " + ec.message());
   }
-  // The rename itself reaches the disk with the directory.
-  const int dir = ::open(target.parent_path().empty() ? "." : target.parent_path().c_str(), O_RDONLY | O_DIRECTORY);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  sync_directory(target.parent_path());
 }
 
 CheckpointState read_checkpoint(const std::string& path, std::uint64_t key) {

@@ -16,6 +16,7 @@
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/version.hpp>
 
+#include "output/durable_io.hpp"
 #include "output/growth.hpp"
 #include "output/output_lock.hpp"
 #include "output/periodogram.hpp"
@@ -271,33 +272,13 @@ namespace {
 void write_file_checked(const fs::path& path, const std::string& bytes, const std::string& shown) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("cannot write " + shown + ": " + std::strerror(errno));
-  const char* p = bytes.data();
-  std::size_t n = bytes.size();
-  int error = 0;
-  while (n > 0 && error == 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      error = w < 0 ? errno : EIO;
-      break;
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
+  int error = write_all(fd, bytes.data(), bytes.size());
   if (error == 0 && ::fsync(fd) != 0) error = errno;
   if (::close(fd) != 0 && error == 0) error = errno;
   if (error != 0) {
     ::unlink(path.c_str());
     throw std::runtime_error("cannot write " + shown + ": " + std::strerror(error));
   }
-}
-
-// The rename of a complete file (or of a directory's files) reaches the disk with the directory.
-void sync_directory(const fs::path& dir) {
-  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
 }
 
 bool plain_name(const std::string& name) {

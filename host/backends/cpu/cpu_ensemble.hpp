@@ -57,6 +57,8 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   using Inst = InstanceOf<System, Reference>;
   constexpr int S = System::State::size;
   constexpr int P = physical_state_size_v<System>;  // kept and recorded states
+  // Lanes pay off for small states only: four chain states would spill the registers.
+  constexpr bool lanes = !Method::adaptive && Method::has_lanes && S <= cpu_lanes_max_state;
   const auto t_start = std::chrono::steady_clock::now();
   const int threads = spec.threads > 0 ? spec.threads : omp_get_max_threads();
   const std::uint64_t n = spec.size;
@@ -112,12 +114,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
   };
   SegmentPlan plan(samples, seg, rp.fixed_step, rp.steps_per_sample, rp.total_steps, spec.segment_rows,
                    static_cast<bool>(spec.reduce_segment), spec.pass_steps, spec.stop_seconds);
-  if (start > 0) {  // fixed step: live instances may be part of the way into sample interval `start`
-    index_t step = rp.sample_step(start - 1);
-    for (std::uint64_t i = 0; i < n; ++i)
-      if (inst[i].lost == int(LostReason::none)) step = std::max(step, inst[i].step);
-    plan.start_at(start, step);
-  }
+  if (start > 0) plan.resume_at(start, n, [&](std::uint64_t i) -> const Inst& { return inst[i]; });
   // Where the segments' time goes, for cost tables that compare integrators (issue 17):
   // integrating, or measuring (the reference, the diagnostics, the statistics). Timed on
   // every timing_stride-th block (a clock read per group and sample would cost more than a
@@ -162,7 +159,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
         const bool timing = b % timing_stride == 0;
         const auto t0 = timing ? Clock::now() : Clock::time_point{};
         std::uint64_t i = lo;
-        if constexpr (!Method::adaptive && Method::has_lanes && S <= cpu_lanes_max_state) {
+        if constexpr (lanes) {
           for (; i + cpu_lanes <= hi; i += cpu_lanes) advance_fixed_to_sample<cpu_lanes>(sys, method, rp, &inst[i], w.k0, w.limit);
         }
         for (; i < hi; ++i)
@@ -248,8 +245,7 @@ EnsembleResult run_cpu_ensemble(const System& sys, const Method& method, const R
         }
       };
       std::uint64_t i = lo;
-      // Lanes pay off for small states only: four chain states would spill the registers.
-      if constexpr (!Method::adaptive && Method::has_lanes && S <= cpu_lanes_max_state) {
+      if constexpr (lanes) {
         for (; i + cpu_lanes <= hi; i += cpu_lanes) group.template operator()<cpu_lanes>(i);
       }
       for (; i < hi; ++i) group.template operator()<1>(i);
