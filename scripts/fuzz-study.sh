@@ -19,7 +19,7 @@ cp examples/*.toml "$out/corpus/"
 # then reports as errors (e.g. "[;integrator]"), which is what chens relies on.
 clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   '-DTOML_ASSERT(expr)=((void)0)' \
-  -I include -I host -I "$build/generated" tests/fuzz/fuzz_study.cpp host/study/study.cpp -o "$out/fuzz_study"
+  -I include -I host -I "$build/generated" tests/fuzz/fuzz_study.cpp host/study/study_*.cpp -o "$out/fuzz_study"
 log="$out/fuzz.log"
 if ! "$out/fuzz_study" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
      -artifact_prefix="$out/artifacts/" "$out/corpus" > "$log" 2>&1; then

@@ -29,6 +29,7 @@
 #include "mpi/mpi_runtime.hpp"
 #include "study/default_study.hpp"
 #include "study/study.hpp"
+#include "study/study_keys.hpp"
 
 namespace chens {
 
@@ -42,6 +43,7 @@ const char* overview_text =
     "       chens check [STUDY.toml | --single] [--set SECTION.KEY=VALUE]... [OPTIONS]\n"
     "       chens validate [STUDY.toml] [--set SECTION.KEY=VALUE]... [--threads N] [--rtol R] [--atol A]\n"
     "       chens plot DIR [--out PLOTDIR] [OPTIONS]\n"
+    "       chens keys --markdown\n"
     "       chens --version | --help | COMMAND --help\n"
     "\n"
     "  run       integrate the ensemble a study describes and write its results into DIR\n"
@@ -50,6 +52,7 @@ const char* overview_text =
     "  check     validate a study without running it; print its memory and a run-time estimate\n"
     "  validate  run one study on the CPU and on the GPU and compare the results\n"
     "  plot      draw the figures of a run or study directory into DIR/plots/\n"
+    "  keys      print every study key (default, allowed values, meaning) as markdown tables\n"
     "\n"
     "  'chens COMMAND --help' lists the command's options. Study keys: docs/study-format.md.\n"
     "  Exit codes: 0 ok, 1 the run failed, 2 bad input, 3 backend not available,\n"
@@ -144,6 +147,13 @@ const char* plot_help =
     "                           --runs 'h=0.1_*')\n"
     "  --color-by KEY           studies: the swept key shown by colour\n"
     "  --style-by KEY|none      studies: the swept key shown by line style\n";
+
+const char* keys_help =
+    "usage: chens keys --markdown\n"
+    "\n"
+    "  Prints every study key, section by section, with its default, the values it allows and\n"
+    "  what it means, as the markdown tables of docs/study-format.md (each after the comment\n"
+    "  line that marks it there), generated from the keys' declarations.\n";
 
 // A usage error: the message and where the command's options are, not the whole help.
 std::string see_help(const std::string& command) {
@@ -1332,6 +1342,7 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (command == "check") return check_help;
     if (command == "validate") return validate_help;
     if (command == "plot") return plot_help;
+    if (command == "keys") return keys_help;
     return nullptr;
   };
   if (args[1] == "help") {  // chens help COMMAND
@@ -1341,6 +1352,19 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
     err << "chens help: unknown command '" << args[2] << "'\n" << see_help("");
     return exit_bad_input;
+  }
+  if (args[1] == "keys") {
+    if (args.size() == 3 && (args[2] == "--help" || args[2] == "-h")) {
+      out << keys_help;
+      return exit_ok;
+    }
+    if (args.size() != 3 || args[2] != "--markdown") {
+      err << "chens keys: " << (args.size() == 2 ? "--markdown" : "only --markdown") << " is needed (the one format)\n"
+          << see_help("keys");
+      return exit_bad_input;
+    }
+    out << key_tables_markdown();
+    return exit_ok;
   }
   if (args[1] == "plot") return plot_command(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
   if (args[1] == "run" || args[1] == "validate" || args[1] == "check") {

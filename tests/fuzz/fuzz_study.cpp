@@ -1,4 +1,4 @@
-// libFuzzer target: the study-file parser and validator (host/study/study.cpp) on arbitrary
+// libFuzzer target: the study-file parser and validator (host/study/study_*.cpp) on arbitrary
 // bytes, as `chens run FILE` reads them: load_runs_text (TOML, [sweep], [[run]], every key's
 // type and range) and resolve (cross-key checks, the time grid, [output]). Bad input must end
 // in StudyError with a message; anything else (a crash, another exception, a hang, memory

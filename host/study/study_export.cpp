@@ -1,0 +1,107 @@
+// A resolved study printed from the key declarations (study_keys.cpp): as TOML (--dry-run,
+// which reads back to the same run), as JSON (summary.json's "study"), and as the docs'
+// markdown tables of keys.
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "study/study_key_table.hpp"
+#include "study/study_keys.hpp"
+
+namespace chens {
+
+namespace {
+
+// The TOML text of each alternative of a KeyValue.
+struct TomlText {
+  std::string operator()(bool b) const { return b ? "true" : "false"; }
+  std::string operator()(std::int64_t i) const { return std::to_string(i); }
+  std::string operator()(std::uint64_t i) const { return std::to_string(i); }
+  std::string operator()(double x) const { return toml_float(x); }
+  std::string operator()(const std::string& s) const { return "\"" + s + "\""; }
+  template <class T>
+  std::string operator()(const std::vector<T>& a) const {
+    std::string out = "[";
+    for (std::size_t i = 0; i < a.size(); ++i) out += (i ? ", " : "") + (*this)(a[i]);
+    return out + "]";
+  }
+};
+
+}  // namespace
+
+std::string toml_text(const KeyValue& v) { return std::visit(TomlText{}, v); }
+
+std::string to_toml(const Study& s, const RunParams<double>& rp) {
+  std::string out;
+  for (const std::string& section : study_sections()) {
+    out += (out.empty() ? "[" : "\n[") + section + "]\n";
+    const std::vector<const StudyKey*> keys = section_keys(section);
+    const auto printed = [&](const StudyKey& k) { return printed_value(k, s, rp, Printout::toml); };
+    const auto print = [&](const StudyKey& k) {
+      if (const auto v = printed(k)) out += std::string(k.name) + " = " + toml_text(*v) + "\n";
+    };
+    const auto printed_after = [&](const StudyKey& k) {  // the key after which k is printed, or nullptr
+      if (!k.print_after) return static_cast<const StudyKey*>(nullptr);
+      for (const StudyKey* anchor : keys)
+        if (std::string(anchor->name) == k.print_after && printed(*anchor)) return anchor;
+      return static_cast<const StudyKey*>(nullptr);
+    };
+    for (const StudyKey* k : keys) {
+      if (printed_after(*k)) continue;
+      print(*k);
+      for (const StudyKey* later : keys)
+        if (printed_after(*later) == k) print(*later);
+    }
+  }
+  return out;
+}
+
+nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
+  nlohmann::json j;
+  for (const StudyKey& k : study_keys())
+    if (const auto v = printed_value(k, s, rp, Printout::json))
+      std::visit([&](const auto& x) { j[k.section][k.name] = x; }, *v);
+  return j;
+}
+
+namespace {
+
+const char* scope_name(KeyScope scope) {
+  switch (scope) {
+    case KeyScope::every_study: return "";
+    case KeyScope::pendulum_models: return " pendulum";
+    case KeyScope::penalty_pendulum: return " penalty-pendulum";
+    case KeyScope::chain: return " chain";
+    case KeyScope::baumgarte: return " baumgarte";
+  }
+  return "";
+}
+
+std::string markdown_row(const StudyKey& k) {
+  const std::string default_text =
+      k.doc_default ? std::string(k.doc_default) : std::string("`").append(toml_text(k.type.value(Study{}))).append("`");
+  const std::string allowed = k.type.allowed + (k.doc_allowed ? "; " + std::string(k.doc_allowed) : "");
+  return "| `" + std::string(k.name) + "` | " + default_text + " | " + allowed + " | " + k.meaning + " |\n";
+}
+
+}  // namespace
+
+std::vector<KeyTable> key_tables() {
+  std::vector<KeyTable> tables;
+  for (const StudyKey& k : study_keys()) {
+    const std::string marker = "<!-- keys [" + std::string(k.section) + "]" + scope_name(k.scope) + " -->";
+    auto table = std::find_if(tables.begin(), tables.end(), [&](const KeyTable& t) { return t.marker == marker; });
+    if (table == tables.end())
+      table = tables.insert(tables.end(), {marker, "| key | default | allowed | meaning |\n| --- | --- | --- | --- |\n"});
+    table->markdown += markdown_row(k);
+  }
+  return tables;
+}
+
+std::string key_tables_markdown() {
+  std::string out;
+  for (const KeyTable& t : key_tables()) out += t.marker + "\n" + t.markdown + "\n";
+  return out;
+}
+
+}  // namespace chens

@@ -1,0 +1,485 @@
+// Reading a study: the TOML text of a file or the built-in default study (ASCII outside
+// comments), --set overrides, [sweep] and [[run]] into runs, and every key through its
+// declaration (study_key_table.hpp), with "did you mean" for unknown sections and keys.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "study/default_study.hpp"
+#include "study/study_key_table.hpp"
+
+namespace chens {
+
+namespace {
+
+std::string section_names() {
+  std::string out;
+  for (const std::string& sec : study_sections()) out += (out.empty() ? "" : ", ") + sec;
+  return out;
+}
+
+bool known_section(const std::string& name) {
+  const auto& sections = study_sections();
+  return std::find(sections.begin(), sections.end(), name) != sections.end();
+}
+
+const StudyKey* find_key(const std::string& section, const std::string& name) {
+  for (const StudyKey* k : section_keys(section))
+    if (name == k->name) return k;
+  return nullptr;
+}
+
+std::string key_names(const std::string& section) {
+  std::string out;
+  for (const StudyKey* k : section_keys(section)) out += (out.empty() ? "" : ", ") + std::string(k->name);
+  return out;
+}
+
+// Edit distance (insertions, deletions, substitutions, transpositions of neighbours).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// " (did you mean PREFIX + X?)" for the closest candidate X: within a third of the name's
+// length (at least 2 edits), or one a prefix of the other (tolerance, tol); else "".
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates,
+                         const std::string& prefix = "") {
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(2, name.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    if (c == name) continue;  // "did you mean X?" for X itself helps nobody
+    const std::size_t d = edit_distance(name, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  if (best.empty())
+    for (const auto& c : candidates)
+      if (c != name && std::min(c.size(), name.size()) >= 3 && (c.rfind(name, 0) == 0 || name.rfind(c, 0) == 0)) best = c;
+  return best.empty() ? "" : " (did you mean " + prefix + best + "?)";
+}
+
+std::string section_suggestion(const std::string& section) { return did_you_mean(section, study_sections()); }
+
+// The same key in another section (integrator.sample_dt -> output.sample_dt), else the
+// closest key of this section.
+std::string key_suggestion(const std::string& section, const std::string& key) {
+  for (const std::string& sec : study_sections())
+    if (section != sec && find_key(sec, key)) return " (did you mean " + sec + "." + key + "?)";
+  std::vector<std::string> names;
+  for (const StudyKey* k : section_keys(section)) names.emplace_back(k->name);
+  return did_you_mean(key, names, section + ".");
+}
+
+// A section or key name as a message shows it: as it is when it is a plain name (letters,
+// digits, _ - .), else quoted with invisible and non-ASCII bytes escaped, so that
+// "integrator.h\xc2\xa0" (a no-break space pasted from a web page) cannot look like the
+// integrator.h that "did you mean" offers.
+std::string shown_name(const std::string& name) {
+  bool plain = !name.empty();
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') plain = false;
+  if (plain) return name;
+  std::string out = "\"";
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Checks that a key exists; `origin` says where it came from.
+const StudyKey& lookup(const std::string& section, const std::string& key, const std::string& origin) {
+  if (!known_section(section))
+    throw StudyError(origin + ": unknown section [" + shown_name(section) + "]" + section_suggestion(section) +
+                     "; allowed sections: " + section_names());
+  const StudyKey* spec = find_key(section, key);
+  if (!spec)
+    throw StudyError(origin + ": unknown key " + shown_name(section + "." + key) + key_suggestion(section, key) +
+                     "; allowed keys in [" + section + "]: " + key_names(section));
+  return *spec;
+}
+
+// The text toml++ is given: study files are ASCII except in comments, whose non-ASCII
+// characters become '?'. toml++ 3.3 (Debian 12) classifies some non-ASCII code points with
+// undefined behaviour (unicode_autogenerated.h reaches __builtin_unreachable for U+00A1 to
+// U+0499, Greek letters and the section sign included; found by scripts/fuzz-study.sh), so it
+// never sees one. Strings (basic, literal, multi-line) are tracked so that '#' in a string is
+// not a comment. Throws StudyError at the first non-ASCII byte outside a comment.
+std::string ascii_toml(const std::string& text, const std::string& origin) {
+  enum class In { code, comment, basic, literal, ml_basic, ml_literal } in = In::code;
+  std::string out;
+  out.reserve(text.size());
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < text.size(); ++i, ++column) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      if (in != In::comment)
+        throw StudyError(origin + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                         ": a non-ASCII character outside a comment; study files are ASCII except in comments");
+      out += '?';
+      while (i + 1 < text.size() && (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80) ++i;  // the rest of it
+      continue;
+    }
+    const auto starts = [&](const char* tok) { return text.compare(i, std::strlen(tok), tok) == 0; };
+    out += static_cast<char>(c);
+    if (c == '\n') {
+      ++line;
+      column = 0;
+      if (in == In::comment || in == In::basic || in == In::literal) in = In::code;
+      continue;
+    }
+    switch (in) {
+      case In::code:
+        if (starts("\"\"\"")) {
+          in = In::ml_basic;
+          out += "\"\"";
+          i += 2;
+        } else if (starts("'''")) {
+          in = In::ml_literal;
+          out += "''";
+          i += 2;
+        } else if (c == '"') {
+          in = In::basic;
+        } else if (c == '\'') {
+          in = In::literal;
+        } else if (c == '#') {
+          in = In::comment;
+        }
+        break;
+      case In::basic:
+      case In::ml_basic:
+        if (c == '\\' && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0x80 && text[i + 1] != '\n') {
+          out += text[++i];  // an escaped character (a non-ASCII one is refused above)
+          ++column;
+        } else if (in == In::basic && c == '"') {
+          in = In::code;
+        } else if (in == In::ml_basic && starts("\"\"\"")) {
+          out += "\"\"";
+          i += 2;
+          in = In::code;
+        }
+        break;
+      case In::literal:
+        if (c == '\'') in = In::code;
+        break;
+      case In::ml_literal:
+        if (starts("'''")) {
+          out += "''";
+          i += 2;
+          in = In::code;
+        }
+        break;
+      case In::comment:
+        break;
+    }
+  }
+  return out;
+}
+
+// TOML text (from `origin`, a file or --set) as a table. A UTF-8 byte-order mark (which
+// some Windows editors write) is dropped; UTF-16 text and binary data are named as such
+// rather than reported as a stray character at 1:1.
+toml::table parse_toml(const std::string& raw, const std::string& origin) {
+  const bool bom = raw.compare(0, 3, "\xEF\xBB\xBF") == 0;
+  const std::string text = bom ? raw.substr(3) : raw;
+  if (text.compare(0, 2, "\xFF\xFE") == 0 || text.compare(0, 2, "\xFE\xFF") == 0)
+    throw StudyError(origin + ": UTF-16 text (it starts with a UTF-16 byte-order mark); study files are ASCII or "
+                     "UTF-8 TOML: save it as UTF-8");
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    throw StudyError(origin + ": a NUL byte at byte " + std::to_string(nul + (bom ? 3 : 0)) +
+                     ": not a text file (binary data, or UTF-16 text); a study file is ASCII or UTF-8 TOML "
+                     "(docs/study-format.md)");
+  try {
+    return toml::parse(ascii_toml(text, origin), std::string_view(origin));
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": malformed TOML: "
+       << e.description();
+    throw StudyError(os.str());
+  }
+}
+
+// The study file's table (empty without a file).
+toml::table read_root(const std::optional<std::string>& path) {
+  if (!path) return {};
+  // Only a regular file (or a link to one): a directory would read as empty text, and a
+  // FIFO or a device could block or never end.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(*path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    const char* what = fs::is_directory(st)        ? "a directory"
+                       : fs::is_fifo(st)           ? "a FIFO"
+                       : fs::is_character_file(st) ? "a character device"
+                       : fs::is_block_file(st)     ? "a block device"
+                       : fs::is_socket(st)         ? "a socket"
+                                                   : "something other than a regular file";
+    throw StudyError(*path + ": is " + std::string(what) + ", not a study file; give the path of a .toml file");
+  }
+  std::ifstream in(*path, std::ios::binary);
+  if (!in) throw StudyError(*path + ": cannot open study file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_toml(text.str(), *path);
+}
+
+// Every top-level entry of root must be a known section holding known keys.
+void check_sections(const toml::table& root) {
+  for (const auto& [name, node] : root) {
+    const std::string sec(name.str());
+    if (!known_section(sec))
+      throw StudyError(where(node) + ": unknown section [" + sec + "]" + section_suggestion(sec) +
+                       "; allowed sections: " + section_names());
+    const auto* tbl = node.as_table();
+    if (!tbl) throw StudyError(where(node) + ": " + sec + " must be a table [" + sec + "]");
+    for (const auto& [k, v] : *tbl) lookup(sec, std::string(k.str()), where(v));
+  }
+}
+
+// s without the blanks (spaces, tabs, line ends) at either end.
+std::string trimmed(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r\n\v\f");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r\n\v\f") - first + 1);
+}
+
+// --set SECTION.KEY=VALUE: VALUE is read as a TOML value; a bare word is a string. Blanks
+// around SECTION, KEY and VALUE are dropped: --set 'integrator.h = 0.05' is what it looks like.
+void apply_sets(toml::table& root, const std::vector<std::string>& sets) {
+  for (const std::string& s : sets) {
+    const auto eq = s.find('=');
+    const std::string lhs = s.substr(0, eq);
+    const auto period = lhs.find('.');
+    const std::string sec = period == std::string::npos ? "" : trimmed(lhs.substr(0, period));
+    const std::string key = period == std::string::npos ? "" : trimmed(lhs.substr(period + 1));
+    if (eq == std::string::npos || sec.empty() || key.empty())
+      throw StudyError("--set " + s + ": expected SECTION.KEY=VALUE, e.g. --set integrator.h=0.05");
+    lookup(sec, key, "--set " + s);
+    const std::string value = trimmed(s.substr(eq + 1));
+    toml::table parsed;
+    try {
+      parsed = toml::parse(ascii_toml("v = " + value, "--set " + s), std::string_view("--set"));
+    } catch (const toml::parse_error&) {
+      parsed = toml::table{};
+      parsed.insert("v", value);
+    }
+    if (!root.contains(sec)) root.insert(sec, toml::table{});
+    auto* tbl = root[sec].as_table();
+    if (!tbl) throw StudyError("--set " + s + ": [" + sec + "] is not a table in the study file");
+    tbl->insert_or_assign(key, std::move(*parsed.get("v")));
+  }
+}
+
+Study study_from_root(const toml::table& root) {
+  Study st;
+  for (const StudyKey& key : study_keys()) {
+    const auto* tbl = root[key.section].as_table();
+    if (!tbl) continue;
+    if (const toml::node* n = tbl->get(key.name)) {
+      key.type.parse(*n, key.path(), st);
+      st.given.insert(key.path());
+    }
+  }
+  // RATTLE integrates the constrained equations themselves: that is its formulation.
+  if (st.method == MethodId::rattle && !st.has("integrator.formulation")) st.formulation = FormulationId::constrained;
+  // The penalty model has one set of equations, its own.
+  if (is_penalty_pendulum(st) && !st.has("integrator.formulation")) st.formulation = FormulationId::penalty;
+  return st;
+}
+
+// A copy of a TOML value node, inserted as root[section][key].
+void set_value(toml::table& root, const std::string& section, const std::string& key, const toml::node& value) {
+  if (!root.contains(section)) root.insert(section, toml::table{});
+  auto* tbl = root[section].as_table();
+  if (!tbl) throw StudyError("[" + section + "] is not a table in the study file");
+  value.visit([&](const auto& v) { tbl->insert_or_assign(key, v); });
+}
+
+// A value as a run name or override shows it: strings without quotes.
+std::string plain_value(const toml::node& n) {
+  if (const auto* str = n.as_string()) return str->get();
+  return render(n);
+}
+
+// A run name usable as a directory name below --out: letters, digits and . _ = + - only,
+// and no leading '.', so that no name can be "." or ".." or hidden.
+std::string directory_safe(std::string name) {
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '=' && c != '+' && c != '-') c = '-';
+  if (!name.empty() && name[0] == '.') name[0] = '-';
+  return name;
+}
+
+struct Override {
+  std::string section, key;
+  const toml::node* value;
+};
+
+}  // namespace
+
+Study load_study(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
+  toml::table root = read_root(path);
+  if (root.contains("sweep") || root.contains("run"))
+    throw StudyError(*path + " holds several runs ([sweep] or [[run]]); this command takes a study with one run");
+  check_sections(root);
+  apply_sets(root, sets);
+  return study_from_root(root);
+}
+
+namespace {
+std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& sets);
+}  // namespace
+
+std::vector<StudyRun> load_runs(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
+  return runs_of(read_root(path), sets);
+}
+
+std::vector<StudyRun> load_runs_text(const std::string& text, const std::string& origin,
+                                     const std::vector<std::string>& sets) {
+  return runs_of(parse_toml(text, origin), sets);
+}
+
+std::vector<StudyRun> load_default_runs(const std::vector<std::string>& sets) {
+  return load_runs_text(builtin_default_study, builtin_default_study_name, sets);
+}
+
+namespace {
+
+std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& sets) {
+  if (!root.contains("sweep") && !root.contains("run")) {
+    check_sections(root);
+    apply_sets(root, sets);
+    return {StudyRun{"", {}, study_from_root(root)}};
+  }
+  // Runs: each [[run]] (or the base study alone), times every combination of the [sweep]
+  // values; each is the base study with its overrides, then --set.
+  struct Partial {
+    std::string name;
+    std::vector<Override> overrides;
+  };
+  // Overrides and sweep values point into `source`, which outlives them; root loses its
+  // [sweep] and [[run]] and becomes the base study.
+  const toml::table source = root;
+  std::vector<Partial> explicit_runs;
+  if (const toml::node* runs = source.get("run")) {
+    const auto* arr = runs->as_array();
+    if (!arr || arr->empty() || !arr->is_array_of_tables())
+      throw StudyError(where(*runs) + ": run must be a non-empty array of tables [[run]] (name = ..., then keys as " +
+                       "SECTION.KEY = value)");
+    for (const auto& entry : *arr) {
+      const auto& tbl = *entry.as_table();
+      Partial p;
+      for (const auto& [k, v] : tbl) {
+        const std::string sec(k.str());
+        if (sec == "name") {
+          if (!v.is_string() || v.as_string()->get().empty())
+            throw StudyError(where(v) + ": run.name must be a non-empty string");
+          p.name = v.as_string()->get();
+          continue;
+        }
+        const auto* keys = v.as_table();
+        if (!known_section(sec) || !keys)
+          throw StudyError(where(v) + ": [[run]] holds name and SECTION.KEY = value overrides; " + sec +
+                           " is not a section (allowed: " + section_names() + ")");
+        for (const auto& [kk, vv] : *keys) {
+          lookup(sec, std::string(kk.str()), where(vv));
+          p.overrides.push_back({sec, std::string(kk.str()), &vv});
+        }
+      }
+      if (p.name.empty()) p.name = "run" + std::to_string(explicit_runs.size() + 1);
+      explicit_runs.push_back(std::move(p));
+    }
+  } else {
+    explicit_runs.push_back({});
+  }
+  struct Axis {
+    std::string section, key;
+    const toml::array* values;
+  };
+  std::vector<Axis> axes;
+  if (const toml::node* sweep = source.get("sweep")) {
+    const auto* tbl = sweep->as_table();
+    if (!tbl || tbl->empty())
+      throw StudyError(where(*sweep) + ": [sweep] must hold SECTION.KEY = [values...], e.g. integrator.h = [0.1, 0.05]");
+    for (const auto& [k, v] : *tbl) {
+      const std::string sec(k.str());
+      const auto* keys = v.as_table();
+      if (!known_section(sec) || !keys)
+        throw StudyError(where(v) + ": sweep." + sec + ": unknown section" + section_suggestion(sec) +
+                         "; allowed sections: " + section_names());
+      for (const auto& [kk, vv] : *keys) {
+        lookup(sec, std::string(kk.str()), where(vv));
+        const auto* values = vv.as_array();
+        if (!values || values->empty())
+          throw StudyError(where(vv) + ": sweep." + sec + "." + std::string(kk.str()) +
+                           " must be a non-empty array of values to sweep over");
+        axes.push_back({sec, std::string(kk.str()), values});
+      }
+    }
+  }
+  root.erase("run");
+  root.erase("sweep");
+  check_sections(root);
+
+  std::vector<StudyRun> out;
+  for (const Partial& base : explicit_runs) {
+    std::vector<std::size_t> at(axes.size(), 0);
+    while (true) {
+      toml::table r = root;
+      StudyRun run;
+      std::string name = base.name;
+      for (const Override& o : base.overrides) {
+        set_value(r, o.section, o.key, *o.value);
+        run.overrides.emplace_back(o.section + "." + o.key, plain_value(*o.value));
+      }
+      for (std::size_t a = 0; a < axes.size(); ++a) {
+        const toml::node& v = *axes[a].values->get(at[a]);
+        set_value(r, axes[a].section, axes[a].key, v);
+        run.overrides.emplace_back(axes[a].section + "." + axes[a].key, plain_value(v));
+        name += (name.empty() ? "" : "_") + axes[a].key + "=" + plain_value(v);
+      }
+      run.name = directory_safe(name);
+      for (const StudyRun& earlier : out)
+        if (earlier.name == run.name)
+          throw StudyError("two runs are named \"" + run.name + "\"; give each [[run]] its own name");
+      apply_sets(r, sets);
+      try {
+        run.study = study_from_root(r);
+      } catch (const StudyError& e) {
+        throw StudyError("run \"" + run.name + "\": " + e.what());
+      }
+      out.push_back(std::move(run));
+      std::size_t a = 0;  // next combination (the last axis varies slowest)
+      for (; a < axes.size(); ++a) {
+        if (++at[a] < axes[a].values->size()) break;
+        at[a] = 0;
+      }
+      if (a == axes.size()) break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+}  // namespace chens

@@ -1,0 +1,423 @@
+// Every study key, declared once (study_key_table.hpp says what each field is for). The
+// table's order is the order in which keys are read and listed in messages; the docs'
+// descriptions are docs/study-format.md's.
+#include <limits>
+#include <type_traits>
+
+#include "study/study_key_table.hpp"
+
+namespace chens {
+
+bool is_chain(const Study& s) { return s.model_kind == "chain"; }
+bool is_penalty_pendulum(const Study& s) { return s.model_kind == "penalty-pendulum"; }
+bool is_rigid_pendulum(const Study& s) { return s.model_kind == "pendulum"; }
+
+bool in_scope(KeyScope scope, const Study& s) {
+  switch (scope) {
+    case KeyScope::every_study: return true;
+    case KeyScope::pendulum_models: return !is_chain(s);
+    case KeyScope::penalty_pendulum: return is_penalty_pendulum(s);
+    case KeyScope::chain: return is_chain(s);
+    case KeyScope::baumgarte: return s.formulation == FormulationId::baumgarte;
+  }
+  return false;
+}
+
+namespace {
+
+constexpr std::int64_t no_limit = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t two_to_40 = std::int64_t(1) << 40;
+
+// A range rule of a real key: `rule` is the text of its message ("must be a finite number > 0").
+struct Bound {
+  const char* rule;
+  bool (*ok)(double);
+};
+constexpr Bound positive{"> 0", [](double x) { return x > 0; }};
+constexpr Bound non_negative{">= 0", [](double x) { return x >= 0; }};
+constexpr Bound zero_is_never{">= 0 (0 = never)", [](double x) { return x >= 0; }};
+
+std::string integer_rule(std::int64_t lo, std::int64_t hi) {
+  return hi == no_limit ? " >= " + std::to_string(lo) : " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+
+template <class M>  // double, or std::optional<double> for a key whose default is resolved
+KeyType real(M Study::*member, Bound b) {
+  KeyType t;
+  t.parse = [member, b](const toml::node& n, const std::string& k, Study& st) {
+    st.*member = finite_number(n, k, b.rule, b.ok);
+  };
+  if constexpr (std::is_same_v<M, double>) t.value = [member](const Study& s) { return KeyValue(s.*member); };
+  t.allowed = std::string("finite, ") + b.rule;
+  return t;
+}
+
+template <class I>  // std::int64_t, or std::uint64_t for the seed
+KeyType integer_in(I Study::*member, std::int64_t lo, std::int64_t hi) {
+  KeyType t;
+  t.parse = [member, lo, hi](const toml::node& n, const std::string& k, Study& st) {
+    st.*member = static_cast<I>(integer(n, k, lo, hi));
+  };
+  t.value = [member](const Study& s) { return KeyValue(s.*member); };
+  t.allowed = "integer" + integer_rule(lo, hi);
+  return t;
+}
+
+KeyType flag(bool Study::*member) {
+  KeyType t;
+  t.parse = [member](const toml::node& n, const std::string& k, Study& st) { st.*member = boolean(n, k); };
+  t.value = [member](const Study& s) { return KeyValue(s.*member); };
+  t.allowed = "`true`, `false`";
+  return t;
+}
+
+template <class M, class V>  // M = V, or std::optional<V> for a key whose default is resolved
+KeyType one_of(M Study::*member, const std::vector<std::pair<std::string, V>>& options) {
+  KeyType t;
+  t.parse = [member, options](const toml::node& n, const std::string& k, Study& st) {
+    st.*member = choice<V>(n, k, options);
+  };
+  if constexpr (std::is_same_v<M, V>)
+    t.value = [member, options](const Study& s) {
+      for (const auto& o : options)
+        if (o.second == s.*member) return KeyValue(o.first);
+      return KeyValue(std::string());
+    };
+  for (const auto& o : options) t.allowed += (t.allowed.empty() ? "`\"" : ", `\"") + o.first + "\"`";
+  return t;
+}
+
+// Every value of an enumeration 0, ..., count - 1 with its name: the names it is chosen by.
+template <class E, class Name>
+std::vector<std::pair<std::string, E>> every_id(int count, Name name) {
+  std::vector<std::pair<std::string, E>> out;
+  for (int i = 0; i < count; ++i) out.emplace_back(name(static_cast<E>(i)), static_cast<E>(i));
+  return out;
+}
+
+KeyType strings_one_of(std::string Study::*member, const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, std::string>> options;
+  for (const std::string& name : names) options.emplace_back(name, name);
+  return one_of(member, options);
+}
+
+// A non-empty array of finite numbers; `what` is the message for anything else.
+KeyType numbers(std::vector<double> Study::*member, const char* what, const char* rule, bool (*ok)(double)) {
+  KeyType t;
+  t.parse = [member, what, rule, ok](const toml::node& n, const std::string& k, Study& st) {
+    st.*member = number_array(n, k, what, rule, ok);
+  };
+  t.value = [member](const Study& s) { return KeyValue(s.*member); };
+  t.allowed = std::string("finite numbers") + rule;
+  return t;
+}
+
+KeyType indices(std::vector<std::int64_t> Study::*member, const char* what, std::int64_t lo, std::int64_t hi,
+                bool ascending) {
+  KeyType t;
+  t.parse = [member, what, lo, hi, ascending](const toml::node& n, const std::string& k, Study& st) {
+    st.*member = integer_array(n, k, what, lo, hi, ascending);
+  };
+  t.value = [member](const Study& s) { return KeyValue(s.*member); };
+  t.allowed = std::string(ascending ? "ascending integers" : "integers") + integer_rule(lo, hi) + ", no repeats";
+  return t;
+}
+
+KeyType text(std::string Study::*member, const char* what) {
+  KeyType t;
+  t.parse = [member, what](const toml::node& n, const std::string& k, Study& st) {
+    auto v = n.as_string();
+    if (!v) fail(n, k, what);
+    st.*member = v->get();
+  };
+  t.value = [member](const Study& s) { return KeyValue(s.*member); };
+  t.allowed = "a string";
+  return t;
+}
+
+std::optional<KeyValue> resolved_initial(const Study& s, const RunParams<double>&, Printout) { return initial_state(s); }
+std::optional<KeyValue> resolved_h(const Study&, const RunParams<double>& rp, Printout) { return rp.h; }
+std::optional<KeyValue> resolved_sample_dt(const Study&, const RunParams<double>& rp, Printout) { return rp.sample_dt; }
+std::optional<KeyValue> resolved_reference(const Study& s, const RunParams<double>&, Printout) {
+  return std::string(reference_on(s) ? "auto" : "none");
+}
+// The h it gives is printed instead (integrator.h), so that the printed study reads back to
+// the same run without it.
+std::optional<KeyValue> never_printed(const Study&, const RunParams<double>&, Printout) { return std::nullopt; }
+// A chain prints its atoms' masses as given (mass or masses) in TOML and one mass per atom
+// in JSON.
+std::optional<KeyValue> printed_mass(const Study& s, const RunParams<double>&, Printout to) {
+  if (!is_chain(s) || (to == Printout::toml && s.masses.empty())) return s.mass;
+  return std::nullopt;
+}
+std::optional<KeyValue> printed_masses(const Study& s, const RunParams<double>&, Printout to) {
+  if (!is_chain(s) || (to == Printout::toml && s.masses.empty())) return std::nullopt;
+  if (to == Printout::toml) return s.masses;
+  std::vector<double> m;
+  for (double w : chain_inverse_masses(s)) m.push_back(1.0 / w);
+  return m;
+}
+
+std::vector<StudyKey> declare_keys() {
+  using S = Study;
+  return {
+      // [model]
+      {.section = "model", .name = "kind", .type = strings_one_of(&S::model_kind, {"pendulum", "chain", "penalty-pendulum"}),
+       .meaning = "the model; `\"penalty-pendulum\"` is the pendulum with its constraint replaced by a stiff potential "
+                  "(003; below)"},
+      {.section = "model", .name = "initial",
+       .type = numbers(&S::initial, "must be an array of numbers (pendulum: [x, y, px, py]; chain: 4 * atoms numbers)",
+                       "", [](double) { return true; }),
+       .printed = resolved_initial, .doc_default = "pendulum: `[1.0, 0.0, 0.0, -2.0]`; chain: see below",
+       .doc_allowed = "pendulum: 4 of them, x² + y² > 0; chain: 4·atoms whose bonds have length `bond_length` "
+                      "(relative deviation ≤ 1e-6), no two atoms at the same place",
+       .meaning = "nominal initial state; for the pendulum (x, y, px, py), which need not lie on the constraint "
+                  "manifold; for chains (x0, y0, x1, y1, …, px0, py0, px1, py1, …)"},
+      {.section = "model", .name = "mass", .type = real(&S::mass, positive), .printed = printed_mass,
+       .print_after = "lj_epsilon", .meaning = "pendulum: m; chain: the mass of every atom"},
+      {.section = "model", .name = "masses",
+       .type = numbers(&S::masses, "must be an array of one mass per atom", " > 0", [](double x) { return x > 0; }),
+       .scope = KeyScope::chain, .printed = printed_masses, .print_after = "lj_epsilon", .doc_default = "all `mass`",
+       .doc_allowed = "one per atom, not together with `mass`", .meaning = "one mass per atom"},
+      {.section = "model", .name = "length", .type = real(&S::length, positive), .scope = KeyScope::pendulum_models,
+       .meaning = "l"},
+      {.section = "model", .name = "gravity", .type = real(&S::gravity, non_negative), .scope = KeyScope::pendulum_models,
+       .meaning = "g (gravity acts along −y)"},
+      {.section = "model", .name = "atoms", .type = integer_in(&S::atoms, 2, 1000000), .scope = KeyScope::chain,
+       .doc_allowed = "one of the sizes this build instantiates (default build: 7, 16, 32, 64)", .meaning = "N"},
+      {.section = "model", .name = "bond_length", .type = real(&S::bond_length, positive), .scope = KeyScope::chain,
+       .meaning = "L"},
+      {.section = "model", .name = "lj_epsilon", .type = real(&S::lj_epsilon, non_negative), .scope = KeyScope::chain,
+       .meaning = "ε of the Lennard-Jones potential"},
+      {.section = "model", .name = "penalty", .type = real(&S::penalty, positive), .scope = KeyScope::penalty_pendulum,
+       .meaning = "μ"},
+      {.section = "model", .name = "constraint", .type = strings_one_of(&S::penalty_constraint, {"G", "G1"}),
+       .scope = KeyScope::penalty_pendulum,
+       .meaning = "C = G = x² + y² − l², or C = G1 = e^(x/l) G (003 §5: the same zero set)"},
+      // [integrator]
+      {.section = "integrator", .name = "formulation",
+       .type = one_of(&S::formulation, every_id<FormulationId>(formulation_count, formulation_name)),
+       .doc_default = "`\"dirac\"` (`\"constrained\"` with `rattle`, `\"penalty\"` for the penalty pendulum)",
+       .doc_allowed = "chains: `\"naive\"`, `\"dirac\"`, `\"impetus\"`, `\"constrained\"`; the penalty pendulum: "
+                      "`\"penalty\"` only",
+       .meaning = "underlying equations; `\"constrained\"` is the constrained system itself, which only `rattle` "
+                  "integrates; `\"baumgarte\"` the naive equations with Baumgarte stabilisation (docs/geometry.md). In "
+                  "004's terms `\"extended\"` is the Hamiltonian underlying ODE of Dirac (3.2)–(3.3), `\"dirac\"` the "
+                  "weakly Hamiltonian formulation (3.7)–(3.8), `\"total\"` the simplified η = 0 form (3.9)–(3.10), "
+                  "`\"naive\"` the standard underlying ODE (1.6)"},
+      {.section = "integrator", .name = "method",
+       .type = one_of(&S::method, every_id<MethodId>(method_count, method_name)),
+       .meaning = "integrator; `rattle` takes no formulation (leave `formulation` out or set it to `\"constrained\"`); "
+                  "`verlet` (Störmer–Verlet) needs a separable Hamiltonian: the penalty pendulum only"},
+      {.section = "integrator", .name = "h", .type = real(&S::h, positive), .printed = resolved_h,
+       .doc_default = "`0.1`; penalty pendulum with a fixed-step method: from `steps_per_oscillation`",
+       .meaning = "step size; for `dopri5` the first trial step"},
+      {.section = "integrator", .name = "t_end", .type = real(&S::t_end, non_negative), .meaning = "end of the run"},
+      {.section = "integrator", .name = "rtol", .type = real(&S::rtol, non_negative),
+       .doc_allowed = "not both 0 with `atol` for dopri5", .meaning = "dopri5's relative tolerance"},
+      {.section = "integrator", .name = "atol", .type = real(&S::atol, non_negative),
+       .doc_allowed = "not both 0 with `rtol` for dopri5", .meaning = "dopri5's absolute tolerance"},
+      {.section = "integrator", .name = "tol", .type = real(&S::tol, positive),
+       .meaning = "implicit methods: the fixed-point iteration stops when the stage values move by at most `tol` (max "
+                  "norm); `rattle`: the position (SHAKE/Newton) iteration stops when max\\|φ\\| ≤ `tol`"},
+      {.section = "integrator", .name = "max_iterations", .type = integer_in(&S::max_iterations, 1, 1000000),
+       .meaning = "implicit methods and `rattle`: iteration cap per step (a step that hits it is counted in "
+                  "`unconverged_steps`)"},
+      {.section = "integrator", .name = "max_steps", .type = integer_in(&S::max_steps, 1, no_limit),
+       .meaning = "dopri5: cap on accepted + rejected steps per instance (an instance over it is lost, reason "
+                  "`max_steps`)"},
+      {.section = "integrator", .name = "impetus_reset", .type = real(&S::impetus_reset, zero_is_never),
+       .doc_allowed = "> 0 only with impetus formulations",
+       .meaning = "reset p* to p when max\\|p* − p\\| exceeds this (000 §8); 0 = never"},
+      {.section = "integrator", .name = "precision", .type = strings_one_of(&S::precision, {"double", "float"}),
+       .doc_allowed = "`\"float\"` only with `euler`, `rk2`, `rk4` and the formulations `naive`, `dirac`, for the "
+                      "pendulum and chains of 7 atoms (`output.reference = \"none\"`)",
+       .meaning = "arithmetic of the integration. `\"float\"` runs the same per-instance code with float states, for "
+                  "throughput studies; metrics are evaluated in double from the float states and the pendulum's "
+                  "closed-form reference stays in double, so they show the float run's own error (docs/numerics.md, "
+                  "\"Float runs\", has its measured limits)"},
+      {.section = "integrator", .name = "baumgarte_alpha", .type = real(&S::baumgarte_alpha, non_negative),
+       .scope = KeyScope::baumgarte,
+       .meaning = "α of φ'' + 2α φ' + β² φ = 0 (α = β = 0 is `\"naive\"` bit for bit)"},
+      {.section = "integrator", .name = "baumgarte_beta", .type = real(&S::baumgarte_beta, non_negative),
+       .scope = KeyScope::baumgarte, .meaning = "β of φ'' + 2α φ' + β² φ = 0"},
+      {.section = "integrator", .name = "steps_per_oscillation", .type = integer_in(&S::steps_per_oscillation, 4, 1000000),
+       .scope = KeyScope::penalty_pendulum, .scope_note = "it sets h from the penalty's fast frequency",
+       .printed = never_printed, .doc_allowed = "not together with `h`",
+       .meaning = "fixed-step methods: h is the largest step ≤ (2π/ω)/`steps_per_oscillation` that divides "
+                  "`output.sample_dt` (when given), ω = l √(8μ/m) · (e for G1) the fastest normal oscillation on the "
+                  "circle; so a μ sweep keeps Störmer–Verlet stable and equally resolved"},
+      // [projection]
+      {.section = "projection", .name = "momentum", .type = flag(&S::momentum),
+       .meaning = "mass-orthogonal momentum projection when max\\|ψ\\| > `tol` (002 eq. 66/68)"},
+      {.section = "projection", .name = "position", .type = flag(&S::position),
+       .meaning = "Newton position projection when max\\|φ\\| > `tol` (002 eq. 67), iterated until max\\|φ\\| ≤ `tol`"},
+      {.section = "projection", .name = "tol", .type = real(&S::projection_tol, positive),
+       .meaning = "trigger (and Newton stopping) tolerance"},
+      {.section = "projection", .name = "max_iterations", .type = integer_in(&S::projection_max_iterations, 1, 1000000),
+       .meaning = "Newton cap (an unconverged projection is counted)"},
+      {.section = "projection", .name = "every", .type = integer_in(&S::projection_every, 1, two_to_40),
+       .doc_allowed = "> 1 needs a projection enabled",
+       .meaning = "infrequent projection (004 Fig. 4.5): the projections are checked after every `every`-th accepted "
+                  "step only"},
+      {.section = "projection", .name = "scheme", .type = strings_one_of(&S::projection_scheme, {"endpoint", "midpoint"}),
+       .doc_allowed = "`\"midpoint\"` needs `integrator.method = \"midpoint\"`, `position` and/or `momentum`, and "
+                      "`every = 1`",
+       .meaning = "endpoint projection: the projections act on the step's result (004 Fig. 4.3, 002 §11); midpoint "
+                  "(stage) projection: the implicit midpoint rule's stage is projected inside its fixed-point iteration "
+                  "and the step taken with its slope, the end point left alone (004 §4, Fig. 4.4; "
+                  "integrators/midpoint_projection.hpp). Use a tight `tol` with `\"midpoint\"`: the stage must lie on "
+                  "the manifold for the iteration to converge to `integrator.tol`"},
+      // [ensemble]
+      {.section = "ensemble", .name = "size", .type = integer_in(&S::size, 1, two_to_40), .meaning = "number of instances"},
+      {.section = "ensemble", .name = "seed", .type = integer_in(&S::seed, 0, no_limit),
+       .meaning = "key of the Philox4x64-10 generator"},
+      {.section = "ensemble", .name = "perturbation", .type = real(&S::perturbation, non_negative),
+       .meaning = "each state component of instance i ≥ 1 moves by `perturbation`·u (u from `distribution`), then the "
+                  "state is projected back onto the level set {φ = φ(z0), ψ = ψ(z0)} of the nominal data (the "
+                  "constraint manifold when z0 is consistent), or onto the offset level set of an inconsistent ensemble"},
+      {.section = "ensemble", .name = "distribution", .type = strings_one_of(&S::distribution, {"uniform", "normal"}),
+       .meaning = "u uniform in [−1, 1), or normal: the Irwin–Hall sum of 12 uniforms in [0, 1) minus 6 (mean 0, "
+                  "variance 1, within ±6), computed with additions only so that instance i has the same bits on every "
+                  "backend"},
+      {.section = "ensemble", .name = "kind", .type = strings_one_of(&S::kind, {"consistent", "inconsistent"}),
+       .meaning = "consistent: instances stay on the nominal level set. Inconsistent (000 §8's experiment with "
+                  "inconsistent initial data): every instance i ≥ 1 is put on the level set φ_a = φ_a(z0) ± "
+                  "`phi_offset`, ψ_a = ψ_a(z0) ± `psi_offset`, with a random sign per constraint and instance (Newton "
+                  "for the positions, the exact momentum projection for the momenta), so each starts off the manifold "
+                  "by exactly the offsets"},
+      {.section = "ensemble", .name = "phi_offset", .type = real(&S::phi_offset, non_negative),
+       .doc_allowed = "> 0 only with `kind = \"inconsistent\"`, which needs it or `psi_offset` > 0",
+       .meaning = "the offset of φ of an inconsistent ensemble"},
+      {.section = "ensemble", .name = "psi_offset", .type = real(&S::psi_offset, non_negative),
+       .doc_allowed = "> 0 only with `kind = \"inconsistent\"`, which needs it or `phi_offset` > 0",
+       .meaning = "the offset of ψ of an inconsistent ensemble"},
+      {.section = "ensemble", .name = "lost_residual", .type = real(&S::lost_residual, zero_is_never),
+       .meaning = "an instance whose \\|φ\\| or \\|ψ\\| (largest over the constraints) exceeds this at a sample time is "
+                  "frozen there as lost (`residual_bound`): it leaves the statistics from that sample on and no longer "
+                  "costs steps; the other instances are untouched, so their statistics are those of a run without it "
+                  "(`Ensemble.InstancesOverTheResidualBoundLeaveTheStatisticsAndNothingElse`)"},
+      {.section = "ensemble", .name = "lost_unconverged", .type = flag(&S::lost_unconverged),
+       .meaning = "`true`: an instance whose implicit step (`integrator.max_iterations`) or position projection "
+                  "(`projection.max_iterations`) stops at its iteration cap without reaching its tolerance is frozen at "
+                  "its state before that step as lost (`unconverged`) and leaves the statistics. `false`: such steps "
+                  "are counted (`unconverged_steps`, `projections.unconverged_position`) and the instance goes on with "
+                  "the last iterate, which is usually within a few tolerances of the solution: freezing by default "
+                  "would end studies whose tolerance is merely tight (`Ensemble.UnconvergedIterationsFreezeWhenAsked`)"},
+      {.section = "ensemble", .name = "lost_diverged", .type = real(&S::lost_diverged, zero_is_never),
+       .meaning = "an instance whose integration error, \\|φ\\|, \\|ψ\\| or momentum errors exceed this, or whose energy "
+                  "error exceeds it times max(1, \\|H₀\\|), at a sample time is frozen there as lost (`diverged`) and "
+                  "leaves the statistics: an error a million times the size of the papers' unit systems is an "
+                  "overflowing integration, not an error to average, and would swamp every statistic and growth "
+                  "exponent. A run that diverges is no longer reported as \"lost 0\" "
+                  "(`Divergence.InstancesWhoseErrorsOutgrowTheBoundAreLostAsDiverged`: explicit Euler on the naive "
+                  "equations, whose energy error passes 10⁷ without the rule)"},
+      {.section = "ensemble", .name = "only",
+       .type = indices(&S::only, "must be an array of instance indices, e.g. [3, 17] (summary.json's lost_examples)", 0,
+                       no_limit, true),
+       .doc_default = "`[]` (all)", .doc_allowed = "< `size`",
+       .meaning = "integrate these instances of the ensemble alone, with the initial data they have in the whole "
+                  "ensemble (the same seed, size and perturbation): e.g. summary.json's `lost_examples`, to look at them "
+                  "with `output.record`. Statistics are over the listed instances; `instances` in summary.json is their "
+                  "number; states.h5's `/instances/index` maps rows to ensemble indices. `output.record` must list some "
+                  "of them, and `output.trajectory`, `phase_error` and `periodogram` need instance 0 among them. Not "
+                  "under mpirun. Tested: every listed instance ends bitwise as in the whole run, on both backends "
+                  "(`Ensemble.OnlyRunsTheListedInstancesAsTheWholeEnsembleDoes`)"},
+      // [output]
+      {.section = "output", .name = "sample_dt", .type = real(&S::sample_dt, positive), .printed = resolved_sample_dt,
+       .doc_default = "fixed step: the multiple of h nearest t_end/100; dopri5: t_end/100",
+       .doc_allowed = "a multiple of h for fixed-step methods; at most 10⁷ samples",
+       .meaning = "spacing of sample times; the last sample is t_end"},
+      {.section = "output", .name = "trajectory", .type = flag(&S::trajectory),
+       .meaning = "also write `trajectory.csv` (instance 0 and its reference solution at every sample)"},
+      {.section = "output", .name = "reference",
+       .type = one_of(&S::reference, std::vector<std::pair<std::string, std::string>>{{"auto", "auto"}, {"none", "none"}}),
+       .printed = resolved_reference, .doc_default = "pendulum: `\"auto\"`; chain: `\"none\"`",
+       .meaning = "the reference solution for `integration_error`: `auto` = the closed form in Jacobi elliptic "
+                  "functions (pendulum) or a numerical reference (chains: DOPRI5 with rtol = atol = `reference_tol` on "
+                  "the Hamilton–Dirac equations from each instance's own physical initial data, advanced alongside it; "
+                  "it costs about as much as one more tight-tolerance instance); `none` = no integration error"},
+      {.section = "output", .name = "reference_tol", .type = real(&S::reference_tol, positive),
+       .meaning = "tolerance of the numerical reference"},
+      {.section = "output", .name = "states", .type = flag(&S::states),
+       .meaning = "write `states.h5` with every instance's initial and final state, final metrics, lost reason and "
+                  "work counters (about (4·S + 4)·8 + 100 bytes per instance in host memory, S the state size; counted "
+                  "in the memory check)"},
+      {.section = "output", .name = "record",
+       .type = indices(&S::record, "must be an array of instance indices, e.g. [0, 1, 2]", 0, no_limit, true),
+       .doc_allowed = "< `ensemble.size`, at most 4096",
+       .meaning = "instances whose state, reference state and metrics at every sample time go into `states.h5` "
+                  "(`/trajectories`); the recording must fit 8 GB of host memory"},
+      {.section = "output", .name = "phase_error",
+       .type = indices(&S::phase_error, "must be an array of numbers of periods, e.g. [2, 4, 10, 20, 30]", 1, two_to_40,
+                       false),
+       .meaning = "pendulum: the phase error \\|y(kT) − y_exact(kT)\\| of instance 0 after k periods (002 Table 1; T the "
+                  "exact period of the nominal data, y_exact(kT) = y(0)) in `summary.json`; every kT must be a sample "
+                  "time (choose `sample_dt = T/m` and, for fixed-step methods, `h = T/n`; the error message gives T) and "
+                  "needs `reference = \"auto\"`"},
+      {.section = "output", .name = "periodogram",
+       .type = text(&S::periodogram, "must be the name of a physical state component (\"y\"), or \"\" for none"),
+       .doc_default = "`\"\"` (none)", .doc_allowed = "a physical state component (`\"y\"`; chains `\"x6\"`, …)",
+       .meaning = "the periodogram of that component of instance 0 at the equally spaced sample times (001 §6): "
+                  "`periodogram.csv` and the peak in `summary.json`; at most 65 536 samples (direct DFT), at least 5"},
+      {.section = "output", .name = "wedge", .type = flag(&S::wedge),
+       .doc_allowed = "the pendulum models, fixed-step methods, double precision",
+       .meaning = "the wedge-product (symplecticity) diagnostic of 004 §3.2: two consistent tangent vectors are carried "
+                  "through every step and projection by the discrete variational equations, and the metric "
+                  "`wedge_error` = \\|ω(t) − ω(0)\\| (ω(0) = 1) is reported with the same statistics as the other "
+                  "metrics (docs/geometry.md). Switching it on does not change any other number of the run (tested bit "
+                  "for bit); it costs 3–7× the CPU time (docs/geometry.md)"},
+  };
+}
+
+}  // namespace
+
+const std::vector<StudyKey>& study_keys() {
+  static const std::vector<StudyKey> keys = declare_keys();
+  return keys;
+}
+
+const std::vector<std::string>& study_sections() {
+  static const std::vector<std::string> sections = [] {
+    std::vector<std::string> out;
+    for (const StudyKey& k : study_keys())
+      if (out.empty() || out.back() != k.section) out.emplace_back(k.section);
+    return out;
+  }();
+  return sections;
+}
+
+std::vector<const StudyKey*> section_keys(const std::string& section) {
+  std::vector<const StudyKey*> out;
+  for (const StudyKey& k : study_keys())
+    if (section == k.section) out.push_back(&k);
+  return out;
+}
+
+void refuse_keys_out_of_scope(const Study& s, const std::string& section) {
+  for (const StudyKey* k : section_keys(section)) {
+    if (!s.has(k->path().c_str()) || in_scope(k->scope, s)) continue;
+    std::string why = k->scope_note ? k->scope_note : "this study's model.kind is \"" + s.model_kind + "\"";
+    why = "(" + why + ")";
+    switch (k->scope) {
+      case KeyScope::every_study: break;
+      case KeyScope::pendulum_models:
+        throw StudyError(k->path() + " applies to model.kind = \"pendulum\" only; a chain has model.bond_length and no "
+                         "gravity");
+      case KeyScope::penalty_pendulum:
+        throw StudyError(k->path() + " applies to model.kind = \"penalty-pendulum\" only " + why);
+      case KeyScope::chain: throw StudyError(k->path() + " applies to model.kind = \"chain\" only " + why);
+      case KeyScope::baumgarte:
+        throw StudyError(k->path() + " is a parameter of integrator.formulation = \"baumgarte\" (formulation was \"" +
+                         formulation_name(s.formulation) + "\")");
+    }
+  }
+}
+
+std::optional<KeyValue> printed_value(const StudyKey& key, const Study& s, const RunParams<double>& rp, Printout to) {
+  if (key.printed) return key.printed(s, rp, to);
+  if (!in_scope(key.scope, s)) return std::nullopt;
+  return key.type.value(s);
+}
+
+}  // namespace chens

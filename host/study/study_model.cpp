@@ -1,0 +1,126 @@
+// What a study says about its model beyond its keys: the initial state, masses, state
+// names, the reference solution, the pendulum's period, the recorded instances, and the names
+// of the integration methods.
+#include <algorithm>
+#include <cmath>
+
+#include <chens/models/chain.hpp>
+#include <chens/models/pendulum.hpp>
+#include <chens/reference/pendulum_exact.hpp>
+
+#include "dispatch/chain_sizes.hpp"
+#include "study/study_key_table.hpp"
+
+namespace chens {
+
+const char* method_name(MethodId m) {
+  switch (m) {
+    case MethodId::euler: return "euler";
+    case MethodId::rk2: return "rk2";
+    case MethodId::rk4: return "rk4";
+    case MethodId::dopri5: return "dopri5";
+    case MethodId::midpoint: return "midpoint";
+    case MethodId::gauss2: return "gauss2";
+    case MethodId::rattle: return "rattle";
+    case MethodId::verlet: return "verlet";
+  }
+  return "?";
+}
+
+int method_order(MethodId m) {
+  switch (m) {
+    case MethodId::euler: return 1;
+    case MethodId::rk2: return 2;
+    case MethodId::rk4: return 4;
+    case MethodId::dopri5: return 5;
+    case MethodId::midpoint: return 2;
+    case MethodId::gauss2: return 4;
+    case MethodId::rattle: return 2;
+    case MethodId::verlet: return 2;
+  }
+  return 0;
+}
+
+const std::vector<int>& compiled_chain_sizes() {
+  static const std::vector<int> sizes = {
+#define CHENS_CHAIN_SIZE_ENTRY(N) N,
+      CHENS_FOR_EACH_CHAIN_SIZE(CHENS_CHAIN_SIZE_ENTRY)
+#undef CHENS_CHAIN_SIZE_ENTRY
+  };
+  return sizes;
+}
+
+PenaltyPendulum<double> penalty_model(const Study& s) {
+  return PenaltyPendulum<double>::make(s.mass, s.length, s.gravity, s.penalty,
+                                       s.penalty_constraint == "G1" ? PenaltyConstraint::g1 : PenaltyConstraint::g);
+}
+
+std::vector<double> chain_inverse_masses(const Study& s) {
+  std::vector<double> w(static_cast<std::size_t>(s.atoms), 1.0 / s.mass);
+  if (!s.masses.empty() && s.masses.size() == w.size())
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = 1.0 / s.masses[i];
+  return w;
+}
+
+std::vector<double> initial_state(const Study& s) {
+  if (!s.initial.empty()) return s.initial;
+  if (is_chain(s)) {
+    std::vector<double> z(static_cast<std::size_t>(4 * s.atoms));
+    const std::vector<double> w = chain_inverse_masses(s);
+    chain_default_initial(static_cast<int>(s.atoms), s.bond_length, w.data(), 0.25, z.data());
+    return z;
+  }
+  return {1.0, 0.0, 0.0, -2.0};
+}
+
+bool reference_on(const Study& s) {
+  if (s.reference) return *s.reference == "auto";
+  return !is_chain(s);  // the pendulum models have the closed form
+}
+
+std::vector<std::string> chain_state_names(int atoms) {
+  std::vector<std::string> names;
+  for (const char* prefix : {"", "p"})
+    for (int i = 0; i < atoms; ++i) {
+      names.push_back(std::string(prefix) + "x" + std::to_string(i));
+      names.push_back(std::string(prefix) + "y" + std::to_string(i));
+    }
+  return names;
+}
+
+std::vector<std::string> physical_state_names(const Study& s) {
+  if (is_chain(s)) return chain_state_names(static_cast<int>(s.atoms));
+  return {"x", "y", "px", "py"};
+}
+
+double pendulum_nominal_period(const Study& s) {
+  if (!is_rigid_pendulum(s))
+    throw StudyError("output.phase_error measures the pendulum's phase after whole periods; model.kind is \"" +
+                     s.model_kind + "\"");
+  const std::vector<double> z = initial_state(s);
+  const auto exact = PendulumExact<double>::make(Pendulum<double>{s.mass, s.length, s.gravity}, Vec<double, 4>{{z[0], z[1], z[2], z[3]}});
+  const double T = exact.period();
+  if (!std::isfinite(T) || !(T > 0))
+    throw StudyError("output.phase_error: the nominal initial data [" + shortest(z[0]) + ", " + shortest(z[1]) + ", " +
+                     shortest(z[2]) + ", " + shortest(z[3]) + "] have no finite period (the pendulum rests or sits on the separatrix)");
+  return T;
+}
+
+std::vector<std::uint64_t> recorded_instances(const Study& s) {
+  std::vector<std::uint64_t> out;
+  for (std::int64_t i : s.record) out.push_back(static_cast<std::uint64_t>(i));
+  if (s.trajectory || !s.phase_error.empty() || !s.periodogram.empty()) out.push_back(0);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool hdf5_available() {
+#ifdef CHENS_HAVE_HDF5
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace chens
