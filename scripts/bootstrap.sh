@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libbenchmark-dev               # tests, benchmarks
   libeigen3-dev                               # dense reference implementation (tests)
   libtomlplusplus-dev nlohmann-json3-dev      # study files, summary.json
+  libcli11-dev                                # command-line options (chens run, check, validate)
   librandom123-dev                            # counter-based RNG for perturbations
   libboost-dev                                # Boost.Odeint, the benchmark's peer
   python3-matplotlib python3-numpy            # chens plot (scripts/plot_study.py) and its test

@@ -866,6 +866,60 @@ TEST(StudyCli, SetWithoutAStudyFileChangesEveryRunOfTheDefaultStudy) {
       << check.out;
 }
 
+// The command line as CLI11 parses it (issue 18) reads as before: `--opt=VALUE` and `--opt
+// VALUE`, an empty `--opt=` is an empty value, a flag takes no value, and of several errors
+// the first on the command line is the one reported, in one line and the pointer to help.
+TEST(StudyCli, UsageErrorsAreTheFirstOnTheCommandLine) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"run", "--out="}, "chens run: --out needs a directory"},
+      {{"run", "--resume="}, "chens run: --resume needs the directory of an interrupted run"},
+      {{"run", "--threads="}, "chens run: --threads : must be an integer in [1, 4096]"},
+      {{"run", "--backend=gpu"}, "chens run: --backend gpu: unknown backend; allowed: auto, cpu, cuda"},
+      {{"run", "--out=--x"}, "chens run: --out needs a value (got the option --x)"},
+      {{"run", "--set", "--force=1"}, "chens run: --set needs a value (got the option --force=1)"},
+      {{"run", "--force=1"}, "chens run: unknown option --force=1"},
+      {{"run", "--force="}, "chens run: unknown option --force="},
+      {{"run", "--force={}"}, "chens run: unknown option --force={}"},
+      {{"run", "--dry-run=true"}, "chens run: unknown option --dry-run=true"},
+      {{"run", "-"}, "chens run: unknown option -"},
+      {{"run", "-1"}, "chens run: unknown option -1"},
+      {{"run", "--"}, "chens run: unknown option --"},
+      {{"run", "a.toml", "--", "--out", "x"}, "chens run: unknown option --"},
+      {{"run", "--Set", "x"}, "chens run: unknown option --Set"},
+      {{"run", "a.toml", "b.toml", "c.toml"}, "chens run: more than one study file given: a.toml and b.toml"},
+      {{"run", "--threads", "0", "--frob"}, "chens run: --threads 0: must be an integer in [1, 4096]"},
+      {{"run", "--frob", "--threads", "0"}, "chens run: unknown option --frob"},
+      {{"run", "a.toml", "b.toml", "--threads", "0"}, "chens run: more than one study file given: a.toml and b.toml"},
+      {{"run", "--backend", "gpu", "--threads", "0"}, "chens run: --backend gpu: unknown backend; allowed: auto, cpu, cuda"},
+      {{"run", "--frob", "--set"}, "chens run: unknown option --frob"},
+      {{"check", "--frob", "--threads", "0"}, "chens check: unknown option --frob"},
+      {{"validate", "--rtol=1e-3", "--atol=x"}, "chens validate: --atol x: must be a finite number >= 0"},
+      {{"validate", "--force=1"}, "chens validate: unknown option --force=1"},
+      {{"validate", "a.toml", "b.toml"}, "chens validate: more than one study file given: a.toml and b.toml"}};
+  for (const auto& [args, message] : cases) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.code, exit_bad_input) << message;
+    EXPECT_EQ(r.err, message + "\nsee 'chens " + args[0] + " --help'\n");
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  // --help wins over a bad option before it, and as an option's value.
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"run", "--threads", "0", "--help"},
+                                               std::vector<std::string>{"run", "--set", "--help"},
+                                               std::vector<std::string>{"run", "--frob", "-h"}}) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.code, exit_ok) << r.err;
+    EXPECT_EQ(r.out, run_cli({"run", "--help"}).out);
+  }
+  // Both forms of every option, repeated options (the last wins, --set accumulates).
+  const CliResult both = run_cli({"run", "--single", "--dry-run", "--set=ensemble.size=5", "--set", "integrator.h=0.05",
+                                  "--threads=2", "--backend", "cpu", "--backend=cpu", "--out=x", "--out", "y",
+                                  "--checkpoint-minutes=0.5", "--checkpoint-segments", "3", "--progress", "--no-progress"});
+  ASSERT_EQ(both.code, exit_ok) << both.err;
+  EXPECT_NE(both.out.find("\nsize = 5\n"), std::string::npos) << both.out;
+  EXPECT_NE(both.out.find("\nh = 0.05\n"), std::string::npos) << both.out;
+  EXPECT_NE(both.out.find("# backend: cpu\n"), std::string::npos) << both.out;
+}
+
 TEST(StudyCli, SingleIsOneRunFromTheDefaultsOfEveryKey) {
   test::TempDir dir;
   const std::string out = dir.str("one");

@@ -1,0 +1,160 @@
+// What the files of the chens command line (host/cli/) share: the parsed options, usage
+// errors, the help texts, the commands and the steps `run` and `check` have in common.
+// Not an interface outside host/cli/ (cli.hpp is).
+#pragma once
+
+#include <signal.h>
+
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/ensemble_result.hpp"
+#include "output/output_lock.hpp"
+#include "output/writer.hpp"
+#include "study/study.hpp"
+
+namespace chens::cli {
+
+// ---- Options (cli_args.cpp) ----
+
+enum class Command { run, check, validate };
+
+struct RunArgs {
+  std::optional<std::string> study;
+  std::vector<std::string> sets;
+  std::string out = "chens-output";
+  std::string backend = "auto";
+  int threads = 0;
+  bool force = false;
+  bool dry_run = false;
+  int progress = -1;  // run: 1 = report, 0 = never, -1 = when stderr is a terminal
+  double rtol = -1;   // validate; < 0: the step-scaled default (validate_command.cpp)
+  double atol = -1;
+  std::optional<std::string> resume;  // run --resume DIR
+  double checkpoint_minutes = 10;
+  long checkpoint_segments = 0;
+  bool out_given = false, backend_given = false;
+  bool single = false;  // run, check --single: one run from every key's default, not the default study
+};
+
+// A usage error: printed as one line and the pointer to the command's help (see_help).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The options of `run` and `check` (the same set) or of `validate`; `args` are those after
+// the command's name. Throws UsageError.
+RunArgs parse_run_args(const std::vector<std::string>& args, Command command);
+
+// Runs `read` (a command's options and study) and reports what it throws: a UsageError with
+// the pointer to the command's help, a StudyError followed by hint(). Returns
+// exit_bad_input then, nullopt when all was read.
+std::optional<int> read_input(const std::string& command, std::ostream& err, const std::function<void()>& read,
+                              const std::function<std::string()>& hint = {});
+
+// ---- Help (cli_help.cpp) ----
+
+extern const char* const overview_text;  // chens --help
+extern const char* const start_text;     // bare chens
+
+// The text of `chens COMMAND --help`, or nullptr for a name that is no command.
+const char* help_text(const std::string& command);
+
+// The line after a usage error: where the command's options are, not the whole help.
+std::string see_help(const std::string& command);
+
+// ---- Commands ----
+
+int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int check_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int validate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// ---- What `run` and `check` share (run_plan.cpp) ----
+
+// The runs of `run` and `check`: the study file's, one run from every key's default
+// (--single), or the built-in default study's; --set applies to every run.
+std::vector<StudyRun> runs_of_args(const RunArgs& ra);
+
+// Every run resolved before the first one starts; a StudyError names the run.
+std::vector<RunParams<double>> resolve_runs(const std::vector<StudyRun>& runs);
+
+// A hint after a study error of the built-in default study changed by --set, or "".
+std::string default_study_hint(const RunArgs& ra);
+
+// What the runs come from, for study.json, resume.json and chens check.
+std::string study_source(const RunArgs& ra);
+
+// The GPU or the CPU for this study, as --backend asks: sets `gpu` and info's backend
+// fields; exit_no_backend (with the message, naming `run` when given) when --backend cuda
+// cannot be honoured.
+std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info, bool& gpu,
+                                  const std::string& run = "");
+
+// The resolved study as `--dry-run` and `chens check` print it, after its backend and size.
+void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out);
+
+// Why `chens run` refuses to start this study on this machine (on the GPU when `gpu`), or "".
+std::string run_refusal(const Study& study, bool gpu);
+
+// One chens per output directory (docs/checkpoints.md): takes dir's lock into `lock` on the
+// rank that writes; exit_bad_input with the message when another chens holds it.
+std::optional<int> lock_output_dir(const std::string& dir, std::ostream& err, std::optional<OutputLock>& lock);
+
+// --force: removes what the earlier run or study wrote in dir and names what it keeps.
+// Throws what remove_earlier_results throws.
+void remove_earlier_results_noting_kept(const std::string& dir, std::ostream& err);
+
+// ---- Checkpoints and resuming (run_checkpoints.cpp) ----
+
+inline constexpr const char* resume_file_name = "resume.json";
+
+// The signal that interrupted the run (SIGINT, SIGTERM) or 0.
+int interrupt_signal_received();
+
+// SIGINT and SIGTERM, while it lives, stop the run at its next stop point with a
+// checkpoint; a second signal ends the process at once.
+class InterruptGuard {
+ public:
+  explicit InterruptGuard(bool install);
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  bool installed_;
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+// DIR/resume.json: what `chens run --resume DIR` needs to run the same study again.
+std::string resume_record(const std::vector<StudyRun>& runs, const std::vector<RunParams<double>>& rps, const RunArgs& ra,
+                          bool several);
+
+struct Resumed {
+  std::vector<StudyRun> runs;
+  bool several = false;
+  std::string backend;
+};
+
+// Reads DIR/resume.json back; a StudyError says what is wrong with it.
+Resumed read_resume_record(const std::string& dir);
+
+// ---- Runs (run_command.cpp, run_study.cpp) ----
+
+// One run into `dir` (run_command.cpp, "SingleRun"); the result is left in `result`.
+// `progress_label` prefixes its status lines in a study; `resume_json` (single runs) is
+// written to dir/resume.json before the run starts; lock_dir: take dir's lock (a study's
+// runs run under the study directory's). Returns the exit code.
+int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& ra, const std::string& dir,
+                std::ostream& err, EnsembleResult& result, const std::string& progress_label = "",
+                const std::string& resume_json = "", bool lock_dir = true);
+
+// A study of several runs, each into DIR/<run>/, with DIR/study.json and the comparison.
+int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& out, std::ostream& err);
+
+}  // namespace chens::cli

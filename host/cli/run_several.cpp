@@ -1,0 +1,218 @@
+// chens run on a study of several runs ([sweep], [[run]], the built-in default study): each
+// run into DIR/<run>/ (SingleRun), with DIR/study.json (the index, rewritten after every run:
+// complete, failed or pending) and DIR/comparison.csv plus a table on stdout at the end.
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include <chens/version.hpp>
+
+#include "cli/cli.hpp"
+#include "cli/cli_internal.hpp"
+#include "mpi/mpi_runtime.hpp"
+#include "output/study_index.hpp"
+
+namespace chens::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SeveralRuns {
+ public:
+  SeveralRuns(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& out, std::ostream& err)
+      : runs_(runs), ra_(ra), out_(out), err_(err), dir_(ra.out) {}
+
+  // Every run is resolved, and every run's backend chosen, before the first one starts.
+  int execute() {
+    try {
+      rps_ = resolve_runs(runs_);
+    } catch (const StudyError& e) {
+      err_ << "chens run: " << e.what() << default_study_hint(ra_) << "\n";
+      return exit_bad_input;
+    }
+    if (ra_.dry_run) {
+      print_dry_runs();
+      return exit_ok;
+    }
+    // --backend cuda without a usable GPU (or kernels for a run): refused before anything
+    // is written, as for a single run.
+    for (const StudyRun& r : runs_) {
+      RunInfo info;
+      bool gpu = false;
+      if (const auto code = choose_backend(r.study, ra_, err_, info, gpu, r.name)) return *code;
+    }
+    // The study's lock for the whole study (its runs take none of their own).
+    if (const auto code = lock_output_dir(ra_.out, err_, lock_)) return *code;
+    if (const auto code = ra_.resume ? reopen_index() : start_index()) return *code;
+    try {
+      save_index();
+      if (const auto code = run_each()) return *code;
+      finish();
+    } catch (const std::exception& e) {
+      report_index_failure(e);
+      return exit_failure;
+    }
+    return exit_ok;
+  }
+
+ private:
+  void print_dry_runs() const {
+    out_ << "# chens " << CHENS_VERSION_STRING << ": " << runs_.size() << " runs (dry run, nothing written)\n";
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      out_ << "\n# ---- run \"" << runs_[i].name << "\" -> " << (dir_ / runs_[i].name).string() << "/\n";
+      print_dry_run(runs_[i].study, rps_[i], ra_, out_);
+    }
+  }
+
+  // --resume: the interrupted study's index; complete runs stay as they are, the others run
+  // again from their checkpoints.
+  std::optional<int> reopen_index() {
+    try {
+      std::ifstream in(dir_ / "study.json");
+      index_ = nlohmann::json::parse(in);
+      bool same = index_.at("runs").size() == runs_.size();
+      for (std::size_t i = 0; same && i < runs_.size(); ++i) same = index_["runs"][i].at("name") == runs_[i].name;
+      if (!same) throw std::runtime_error("its runs are not those of resume.json");
+    } catch (const std::exception& e) {
+      err_ << "chens run: --resume " << ra_.out << ": study.json cannot be used: " << e.what() << "\n";
+      return exit_bad_input;
+    }
+    return std::nullopt;
+  }
+
+  // A new study: DIR checked (and with --force cleared), resume.json written, every run
+  // pending in a new index.
+  std::optional<int> start_index() {
+    std::error_code ec;
+    if (!ra_.force && fs::exists(dir_ / "study.json", ec)) {
+      err_ << "chens run: --out " << ra_.out << ": holds study.json of an earlier study"
+           << (fs::exists(dir_ / resume_file_name, ec)
+                   ? " that was interrupted; continue it with chens run --resume " + ra_.out + ", "
+                   : "; ")
+           << "choose another directory or pass --force to replace it\n";
+      return exit_bad_input;
+    }
+    try {
+      if (ra_.force && mpi_root()) remove_earlier_results_noting_kept(ra_.out, err_);
+      check_output_dir(ra_.out, ra_.force);  // a single run's results are not mixed with a study's
+      for (const StudyRun& r : runs_) check_output_dir((dir_ / r.name).string(), ra_.force);
+      fs::create_directories(dir_);
+    } catch (const std::exception& e) {
+      err_ << "chens run: " << e.what() << "\n";
+      return exit_bad_input;
+    }
+    try {
+      if (!mpi_world().active) write_file_atomically((dir_ / resume_file_name).string(), resume_record(runs_, rps_, ra_, true));
+    } catch (const std::exception& e) {  // a full disk: nothing computed yet, nothing lost
+      err_ << "chens run: " << e.what() << "\n";
+      return exit_failure;
+    }
+    mpi_barrier();  // every rank has checked DIR before rank 0 writes study.json
+    index_["chens_version"] = CHENS_VERSION_STRING;
+    index_["study_file"] = study_source(ra_);
+    index_["set"] = ra_.sets;  // the --set overrides, applied to every run after its own
+    index_["complete"] = false;
+    index_["runs"] = nlohmann::json::array();
+    for (const StudyRun& r : runs_) {
+      nlohmann::json o = nlohmann::json::object();
+      for (const auto& [k, v] : r.overrides) o[k] = v;
+      index_["runs"].push_back({{"name", r.name}, {"directory", r.name}, {"overrides", o}, {"status", "pending"}});
+    }
+    return std::nullopt;
+  }
+
+  // Rank 0 keeps the index; every rank runs every run (its shard).
+  void save_index() const {
+    if (mpi_root()) write_file_atomically((dir_ / "study.json").string(), index_.dump(2) + "\n");
+  }
+
+  // The runs in order; the exit code of the first that fails or is interrupted.
+  std::optional<int> run_each() {
+    const std::size_t n = runs_.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      nlohmann::json& entry = index_["runs"][i];
+      if (ra_.resume && entry.value("status", "") == "complete" && entry.contains("results")) {
+        err_ << "chens: run " << i + 1 << " of " << n << ": " << runs_[i].name << " (complete)\n";
+        digests_.push_back(entry["results"]);
+        continue;
+      }
+      err_ << "chens: run " << i + 1 << " of " << n << ": " << runs_[i].name << "\n";
+      // "running" stays in study.json if the process dies: the run is marked incomplete.
+      entry["status"] = "running";
+      save_index();
+      EnsembleResult result;
+      const std::string label = "run " + std::to_string(i + 1) + " of " + std::to_string(n) + " (" + runs_[i].name + "): ";
+      const int code = execute_run(runs_[i].study, rps_[i], ra_, (dir_ / runs_[i].name).string(), err_, result, label, "", false);
+      if (code == exit_interrupted_int || code == exit_interrupted_term) {
+        entry["status"] = "interrupted";
+        save_index();
+        return code;
+      }
+      if (code != exit_ok) {
+        entry["status"] = "failed";
+        entry["exit_code"] = code;
+        save_index();
+        err_ << "chens run: run \"" << runs_[i].name << "\" failed; the runs before it are complete in " << ra_.out
+             << "/ (study.json says which)\n";
+        return code;
+      }
+      digests_.push_back(run_digest(runs_[i].name, runs_[i].study, rps_[i], result, runs_[i].overrides));
+      entry["status"] = "complete";
+      entry["results"] = digests_.back();
+      save_index();
+    }
+    return std::nullopt;
+  }
+
+  // The study's tables stand only next to a study.json marked complete: on a failure none
+  // stays (--resume writes them all).
+  void finish() {
+    const std::string table = comparison_table(digests_);
+    std::error_code ec;
+    try {
+      if (mpi_root()) {
+        write_file_atomically((dir_ / "comparison.csv").string(), comparison_csv(digests_));
+        write_file_atomically((dir_ / "series_long.csv").string(), series_long_csv(dir_.string(), index_));
+      }
+      index_["complete"] = true;
+      save_index();
+    } catch (...) {
+      for (const char* f : {"comparison.csv", "series_long.csv"}) fs::remove(dir_ / f, ec);
+      throw;
+    }
+    fs::remove(dir_ / resume_file_name, ec);
+    // The tables are the result (stdout); where the files are is status (stderr).
+    out_ << table << std::flush;
+    err_ << "chens: results in " << ra_.out << "/ (study.json, comparison.csv, series_long.csv, one directory per run)\n";
+  }
+
+  void report_index_failure(const std::exception& e) const {
+    err_ << "chens run: could not write the study index in " << ra_.out << ": " << e.what() << "\n";
+    std::error_code ec;
+    if (!fs::exists(dir_ / "study.json", ec)) {
+      fs::remove(dir_ / resume_file_name, ec);  // no run has started: nothing to resume
+    } else if (!mpi_world().active) {
+      err_ << "chens run: the runs that study.json marks complete are in " << ra_.out
+           << "/; make room, then chens run --resume " << ra_.out << " finishes the study\n";
+    }
+  }
+
+  const std::vector<StudyRun>& runs_;
+  const RunArgs& ra_;
+  std::ostream& out_;
+  std::ostream& err_;
+  const fs::path dir_;
+  std::vector<RunParams<double>> rps_;
+  std::optional<OutputLock> lock_;
+  nlohmann::json index_;
+  std::vector<nlohmann::json> digests_;
+};
+
+}  // namespace
+
+int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& out, std::ostream& err) {
+  return SeveralRuns(runs, ra, out, err).execute();
+}
+
+}  // namespace chens::cli
