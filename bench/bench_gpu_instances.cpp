@@ -56,8 +56,8 @@ Study pendulum_study(std::int64_t n) {
 
 Study chain_study(std::int64_t n) {
   Study s = pendulum_study(n);
-  s.model_kind = "chain";
-  s.atoms = cuda_chain_atoms;
+  s.model_kind = ModelKind::chain;
+  s.atoms = cuda_chain_sizes().front();
   s.projection_tol = 1e-8;
   s.reference = "none";
   return s;

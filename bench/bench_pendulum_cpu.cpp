@@ -11,15 +11,15 @@
 //                         solution and no diagnostics: the per-instance driver alone, one
 //                         instance at a time (B = 1, as on the GPU and for single instances).
 //   chens_driver_lanes4   the same driver advancing 4 instances in lockstep
-//                         (advance_fixed_to_sample<4>, as run_cpu_ensemble does): the lanes
+//                         (advance_fixed_to_sample<4>, as run_ensemble<CpuBackend> does): the lanes
 //                         gain in isolation.
 //   chens_driver_const    chens_driver with m = l = g = 1 and z0 known at compile time.
-//   chens_ensemble        run_cpu_ensemble, the production CPU path: the driver plus, at
+//   chens_ensemble        run_ensemble<CpuBackend>, the production CPU path: the driver plus, at
 //                         every sample (every 10 steps: 100 samples per 1000 steps, as
 //                         `chens run` resolves t_end = 10, h = 0.01), the exact reference
 //                         solution, the four metrics and their accumulators.
 //                         threads:1 and threads:<all>.
-//   chens_ensemble_lanes1 run_cpu_ensemble with lanes switched off (the method wrapped so
+//   chens_ensemble_lanes1 run_ensemble<CpuBackend> with lanes switched off (the method wrapped so
 //                         that has_lanes = false): the production path one instance at a
 //                         time, as before lanes.
 //   chens_ensemble_noref  the same without the reference solution (NoReference): isolates
@@ -70,7 +70,7 @@
 #include <chens/models/pendulum.hpp>
 #include <chens/reference/pendulum_exact.hpp>
 
-#include "backends/cpu/cpu_ensemble.hpp"
+#include "backends/cpu/cpu_engine.hpp"
 
 namespace {
 
@@ -84,7 +84,7 @@ using NoRef = chens::NoReference<double, Model::state_size>;
 using ExactRef = chens::PendulumExact<double>;
 using Arr = std::array<double, 4>;
 
-// The same RK4 with lanes switched off: run_cpu_ensemble then takes its one-instance-at-a-
+// The same RK4 with lanes switched off: run_ensemble<CpuBackend> then takes its one-instance-at-a-
 // time path (advance_to_sample, i.e. advance_fixed_to_sample<1> calling step()).
 struct Rk4NoLanes : Method {
   static constexpr bool has_lanes = false;
@@ -200,7 +200,7 @@ PassResult chens_driver_lanes_pass(std::uint64_t n, chens::index_t steps, bool k
 template <class Reference, class M = Method>
 chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps, int threads,
                                           double tol = kProjectionTol) {
-  return chens::run_cpu_ensemble<System, M, Reference>(runtime_system(), M{}, run_params(steps, tol), runtime_z0(),
+  return chens::run_ensemble<chens::CpuBackend, System, M, Reference>(runtime_system(), M{}, run_params(steps, tol), runtime_z0(),
                                                        ensemble_spec(n, threads));
 }
 
@@ -376,7 +376,7 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
     for (int c = 0; c < 4; ++c) d = std::max(d, std::fabs(res.instance0_state[static_cast<std::size_t>(c)] - ref.finals[0][c]));
     const bool series = same_series(res);
     const bool good = d == 0.0 && series && res.totals.momentum_projections == ref.projections && res.lost_total() == 0;
-    std::printf("  run_cpu_ensemble%s, %d thread(s): instance 0 |diff| = %.3e, projections %llu, lost %llu, "
+    std::printf("  run_ensemble<CpuBackend>%s, %d thread(s): instance 0 |diff| = %.3e, projections %llu, lost %llu, "
                 "statistics %s lanes off  %s\n",
                 what, threads, d, static_cast<unsigned long long>(res.totals.momentum_projections),
                 static_cast<unsigned long long>(res.lost_total()), series ? "==" : "!=", good ? "ok" : "MISMATCH");

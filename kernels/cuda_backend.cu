@@ -1,13 +1,15 @@
 // The CUDA backend's entry points (host/backends/cuda_backend.hpp): device discovery and
-// the model switch; the instantiations live in ensemble_pendulum.cu, ensemble_pendulum_wedge.cu,
-// ensemble_penalty.cu and ensemble_chain.cu.
+// the one run_study over the GPU's units of the systems list (dispatch/system_dispatch.hpp;
+// the units are generated, cmake/ChensSystems.cmake).
 #include "backends/cuda_backend.hpp"
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
-#include "ensemble_launchers.hpp"
+#include "dispatch/system_dispatch.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -46,20 +48,34 @@ CudaDeviceInfo cuda_device_info() {
   return info;
 }
 
+std::vector<int> cuda_chain_sizes() {
+  std::vector<int> sizes;
+  for_each_system<CudaBackend>([&](auto e) {
+    using Model = typename decltype(e)::Model;
+    if constexpr (ModelTraits<Model>::kind == ModelKind::chain) {
+      if (std::find(sizes.begin(), sizes.end(), Model::atoms) == sizes.end()) sizes.push_back(Model::atoms);
+    }
+    return false;
+  });
+  std::sort(sizes.begin(), sizes.end());
+  return sizes;
+}
+
 std::string cuda_unsupported_reason(const Study& s) {
-  if (s.model_kind == "chain" && s.atoms != cuda_chain_atoms)
-    return "the GPU backend has chain kernels for model.atoms = " + std::to_string(cuda_chain_atoms) + " only";
-  return "";
+  if (has_system<CudaBackend>(s)) return "";
+  if (s.model_kind == ModelKind::chain) {
+    std::string sizes;
+    for (int n : cuda_chain_sizes()) sizes += (sizes.empty() ? "" : ", ") + std::to_string(n);
+    return "the GPU backend has chain kernels for model.atoms = " + sizes + " only";
+  }
+  return std::string("the GPU backend has no kernels for model.kind = \"") + model_kind_name(s.model_kind) +
+         "\" with integrator.formulation = \"" + formulation_name(s.formulation) + "\"";
 }
 
 EnsembleResult run_study_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
   const std::string why = cuda_unsupported_reason(s);
   if (!why.empty()) throw std::runtime_error(why);
-  if (s.precision == "float")
-    return s.model_kind == "chain" ? run_float_chain_cuda(s, rp, spec) : run_float_pendulum_cuda(s, rp, spec);
-  if (s.model_kind == "chain") return run_chain_cuda(s, rp, spec);
-  if (s.model_kind == "penalty-pendulum") return run_penalty_cuda(s, rp, spec);
-  return run_pendulum_cuda(s, rp, spec);
+  return run_study<CudaBackend>(s, rp, spec);
 }
 
 std::string gpu_unusable_reason(const Study& s) {

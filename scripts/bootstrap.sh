@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++                       # build
+  cmake ninja-build g++ ccache                # build (ccache: a compiler cache, docs/performance.md "Build time")
   libgtest-dev libbenchmark-dev               # tests, benchmarks
   libeigen3-dev                               # dense reference implementation (tests)
   libtomlplusplus-dev nlohmann-json3-dev      # study files, summary.json

@@ -11,14 +11,23 @@ cd "$(dirname "$0")/.."
 build=${1:-build/release}
 filter=${2:-chens::cuda::}
 [[ -f $build/compile_commands.json ]] || { echo "no $build/compile_commands.json: configure and build first" >&2; exit 2; }
-for tu in ensemble_pendulum ensemble_chain ensemble_float_pendulum ensemble_float_chain ensemble_pendulum_wedge ensemble_penalty device_statistics; do
-  cmd=$(/usr/bin/python3 -c "
-import json, sys
+# Every CUDA unit of the build: the generated units of the systems list and kernels/*.cu.
+units=$(/usr/bin/python3 -c "
+import json
 for c in json.load(open('$build/compile_commands.json')):
-    if c['file'].endswith('kernels/$tu.cu'):
+    if c['file'].endswith('.cu'):
+        print(c['file'])
+")
+[[ -n $units ]] || { echo "no CUDA units in $build (CUDA off?)" >&2; exit 2; }
+for unit in $units; do
+  cmd=$(/usr/bin/python3 -c "
+import json
+for c in json.load(open('$build/compile_commands.json')):
+    if c['file'] == '$unit':
         print(c['command']); break
 ")
-  [[ -n $cmd ]] || { echo "$tu.cu is not in $build (CUDA off?)" >&2; exit 2; }
+  tu=$(basename "$unit" .cu)
+  echo "== $tu"
   scratch=$(mktemp -d)
   (cd "$build" && eval "${cmd/ -o */ -o $scratch/$tu.o} --resource-usage") 2>&1 |
     /usr/bin/python3 scripts/ptxas_report.py "$filter"

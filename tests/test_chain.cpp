@@ -243,7 +243,7 @@ TEST(ChainPerturbation, PerturbedInstancesLieOnTheConstraintManifold) {
 
 Study chain_study() {
   Study s;
-  s.model_kind = "chain";
+  s.model_kind = ModelKind::chain;
   s.atoms = 7;
   s.formulation = FormulationId::dirac;
   s.method = MethodId::rk4;

@@ -17,8 +17,8 @@
 #include <chens/models/chain.hpp>
 #include <chens/reference/pendulum_exact.hpp>
 
-#include "backends/cpu/cpu_ensemble.hpp"
-#include "dispatch/pendulum_dispatch.hpp"
+#include "backends/cpu/cpu_engine.hpp"
+#include "dispatch/run_study.hpp"
 #include "dispatch/run_study.hpp"
 #include "study/study.hpp"
 #include "support/only_instances.hpp"
@@ -64,11 +64,11 @@ TEST(Ensemble, BitwiseIdenticalForAnyThreadCount) {
     s.method = method;
     const RunParams<double> rp = resolve(s);
     EnsembleSpec spec = spec_of(static_cast<std::uint64_t>(s.size), s.seed, s.perturbation, true, 1);
-    const EnsembleResult one = run_pendulum_cpu(s, rp, spec);
+    const EnsembleResult one = run_study_cpu(s, rp, spec);
     spec.threads = 2;
-    const EnsembleResult two = run_pendulum_cpu(s, rp, spec);
+    const EnsembleResult two = run_study_cpu(s, rp, spec);
     spec.threads = 5;  // more threads than cores
-    const EnsembleResult five = run_pendulum_cpu(s, rp, spec);
+    const EnsembleResult five = run_study_cpu(s, rp, spec);
     ASSERT_EQ(one.series.size(), two.series.size());
     for (std::size_t k = 0; k < one.series.size(); ++k)
       for (int m = 0; m < metric_count; ++m) {
@@ -101,7 +101,7 @@ TEST(Ensemble, StatisticsEqualABruteForceComputation) {
     EXPECT_EQ(total, rp.samples + 1);
     progress.push_back(done);
   };
-  const EnsembleResult r = run_pendulum_cpu(s, rp, spec);
+  const EnsembleResult r = run_study_cpu(s, rp, spec);
   // Progress: after every segment, increasing, ending with all sample times; at least
   // min_segments of them when there are that many sample times.
   ASSERT_FALSE(progress.empty());
@@ -286,7 +286,7 @@ TEST(Ensemble, LostInstancesAreFrozenCountedAndExcludedFromStatistics) {
   rp.samples = 5;
   const std::uint64_t n = 500;
   const EnsembleResult r =
-      run_cpu_ensemble<ExplodingDirac, ExplicitRk<Rk4Tableau>, PendulumExact<double>>(sys, {}, rp, z0, spec_of(n, 3, 0.05, false, 2));
+      run_ensemble<CpuBackend, ExplodingDirac, ExplicitRk<Rk4Tableau>, PendulumExact<double>>(sys, {}, rp, z0, spec_of(n, 3, 0.05, false, 2));
   std::uint64_t expected_lost = 0;
   for (std::uint64_t i = 0; i < n; ++i)
     if (m.energy(perturbed_initial_state(m, z0, 0.05, 3, i)) > 2.01) ++expected_lost;
@@ -315,7 +315,7 @@ TEST(Ensemble, FixedStepRunsEndExactlyAtTEnd) {
     s.h = h;
     const RunParams<double> rp = resolve(s);
     EXPECT_EQ(rp.total_steps, steps) << t_end << " / " << h;
-    const EnsembleResult r = run_pendulum_cpu(s, rp, spec_of(3, 1, 1e-4, false, 1));
+    const EnsembleResult r = run_study_cpu(s, rp, spec_of(3, 1, 1e-4, false, 1));
     EXPECT_EQ(r.series.back().t, t_end);
     EXPECT_EQ(r.totals.steps, static_cast<std::uint64_t>(3 * steps));
   }
@@ -329,7 +329,7 @@ TEST(Ensemble, AdaptiveRunsSampleExactlyAtMultiplesOfSampleDt) {
   s.sample_dt = 0.3;
   s.rtol = s.atol = 1e-9;
   const RunParams<double> rp = resolve(s);
-  const EnsembleResult r = run_pendulum_cpu(s, rp, spec_of(10, 1, 1e-4, false, 1));
+  const EnsembleResult r = run_study_cpu(s, rp, spec_of(10, 1, 1e-4, false, 1));
   ASSERT_EQ(r.series.size(), 35u);  // 0, 0.3, ..., 9.9, 10
   for (std::size_t k = 0; k + 1 < r.series.size(); ++k) EXPECT_EQ(r.series[k].t, 0.3 * k);
   EXPECT_EQ(r.series.back().t, 10.0);
@@ -388,7 +388,7 @@ TEST(Ensemble, InitialDataThatCannotBeProjectedAreLostWithTheirOwnReason) {
   s.seed = 5;
   s.t_end = 1.0;
   const RunParams<double> rp = resolve(s);
-  const EnsembleResult r = run_pendulum_cpu(s, rp, spec_of(4000, 5, 3.0, false, 1));
+  const EnsembleResult r = run_study_cpu(s, rp, spec_of(4000, 5, 3.0, false, 1));
   EXPECT_EQ(r.lost[int(LostReason::initial_projection)], static_cast<std::uint64_t>(failed));
   EXPECT_EQ(r.series[0].metric[0].count, 4000u - static_cast<std::uint64_t>(failed));  // never measured
 }

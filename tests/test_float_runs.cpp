@@ -86,7 +86,7 @@ TEST(FloatRuns, BitwiseIdenticalForAnyThreadCountOnBothModels) {
     s.momentum = true;
     s.projection_tol = 1e-5;
     if (std::strcmp(model, "chain") == 0) {
-      s.model_kind = "chain";
+      s.model_kind = ModelKind::chain;
       s.reference = "none";
     }
     const RunParams<double> rp = resolve(s);

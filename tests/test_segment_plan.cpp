@@ -176,7 +176,7 @@ namespace {
 // about as costly as the RK4 integration itself) lands in measuring, not in integrating.
 TEST(CostSplit, ANumericalReferenceIsMeasuringNotIntegrating) {
   Study s;
-  s.model_kind = "chain";
+  s.model_kind = ModelKind::chain;
   s.atoms = 7;
   s.size = 1024;
   s.h = 0.01;

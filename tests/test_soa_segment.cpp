@@ -1,6 +1,6 @@
 // The GPU kernel's per-thread body (advance_segment_soa, include/chens/ensemble/
 // soa_segment.hpp) run on the CPU over a host structure of arrays, segment by segment, as
-// kernels/ensemble_kernel.cuh launches it: every instance's final state, counters and
+// kernels/ensemble_kernels.cuh launches it: every instance's final state, counters and
 // lost reason, its metrics at every sample, and the statistics reduced in the kernels'
 // order (blocks of 64 in instance order, merged in block order) must equal the CPU
 // backend's bit for bit. This checks the word layout, the partial loads and stores, the
@@ -23,8 +23,8 @@
 #include <chens/reference/numerical.hpp>
 #include <chens/reference/pendulum_exact.hpp>
 
-#include "backends/cpu/cpu_ensemble.hpp"
-#include "dispatch/chain_model.hpp"
+#include "backends/cpu/cpu_engine.hpp"
+#include "dispatch/model_traits.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -33,7 +33,7 @@ namespace {
 bool same_bits(const Accumulator& a, const Accumulator& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 // Split = true: the lean path instead, row by row: lean_step_soa then measure_soa for every
-// instance (kernels/ensemble_kernel.cuh's lean_step and measure_row).
+// instance (kernels/ensemble_kernels.cuh's lean_step and measure_row).
 template <class System, class Method, class Reference, bool Split = false>
 void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& method,
                                             const RunParams<typename System::Real>& rp,
@@ -47,7 +47,7 @@ void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& met
   spec.perturbation = perturbation;
   spec.threads = 2;
   spec.keep_instances = n;
-  const EnsembleResult cpu = run_cpu_ensemble<System, Method, Reference>(sys, method, rp, z0, spec);
+  const EnsembleResult cpu = run_ensemble<CpuBackend, System, Method, Reference>(sys, method, rp, z0, spec);
 
   // The kernels' storage and launches, emulated: init_instances, then advance_segment per
   // segment (one "thread" per instance), metrics in structure of arrays per sample.
@@ -200,20 +200,20 @@ TEST(SoaSegment, PendulumInFloat) {
 
 TEST(SoaSegment, ChainWithAdvancingNumericalReference) {
   Study s;
-  s.model_kind = "chain";
+  s.model_kind = ModelKind::chain;
   s.h = 0.05;
   s.t_end = 2.0;
   s.sample_dt = 0.25;
   s.momentum = true;
   s.projection_tol = 1e-10;
-  s.reference = "auto";
-  const RunParams<double> rp = resolve(s);
+  RunParams<double> rp = resolve(s);
+  rp.reference = true;  // output.reference = "auto" (set on the Study, GCC 12 warns falsely of its std::optional)
   using Model = Chain<double, 7>;
   using Sys = HamiltonDirac<Model>;
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>>(
-      Sys{chain_model<7>(s)}, {}, rp, chain_initial<7>(s), 70, 1e-3, 3, "chain dirac + rk4, numerical reference");
+      Sys{ModelTraits<Chain<double, 7>>::make(s)}, {}, rp, initial_of<Chain<double, 7>>(s), 70, 1e-3, 3, "chain dirac + rk4, numerical reference");
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, true>(
-      Sys{chain_model<7>(s)}, {}, rp, chain_initial<7>(s), 70, 1e-3, 3,
+      Sys{ModelTraits<Chain<double, 7>>::make(s)}, {}, rp, initial_of<Chain<double, 7>>(s), 70, 1e-3, 3,
       "chain dirac + rk4, numerical reference, lean path");
 }
 

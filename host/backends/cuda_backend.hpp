@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <chens/ensemble/run_params.hpp>
 
@@ -17,9 +18,10 @@ namespace chens {
 
 struct Study;
 
-// Chain sizes with CUDA kernels in this build (a subset of CHENS_CHAIN_ATOMS, kept small
-// because nvcc compiles every (formulation, method) pair per size).
-inline constexpr int cuda_chain_atoms = 7;
+// Chain sizes with CUDA kernels in this build (the systems list's GPU chains: CMake's
+// CHENS_CUDA_CHAIN_ATOMS, kept small because nvcc compiles every (formulation, method) pair
+// per size), ascending.
+std::vector<int> cuda_chain_sizes();
 
 struct CudaDeviceInfo {
   bool available = false;
@@ -51,7 +53,8 @@ class DeviceMemoryError : public std::runtime_error {
 };
 
 // Runs the study's ensemble on the GPU with statistics reduced on the device
-// (kernels/ensemble_kernel.cuh). Throws std::runtime_error when no device is usable.
+// (kernels/cuda_engine.cuh): run_study<CudaBackend> (dispatch/system_dispatch.hpp). Throws
+// std::runtime_error when no device is usable or the build has no kernels for the study.
 EnsembleResult run_study_cuda(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
 
 }  // namespace chens

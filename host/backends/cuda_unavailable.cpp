@@ -7,6 +7,8 @@ namespace chens {
 
 CudaDeviceInfo cuda_device_info() { return {false, "this chens was built without CUDA (CHENS_ENABLE_CUDA=OFF or no nvcc)"}; }
 
+std::vector<int> cuda_chain_sizes() { return {}; }
+
 void cuda_select_device(int) {}
 
 void cuda_initialize() {}

@@ -24,22 +24,37 @@
 #include <string>
 #include <type_traits>
 
-#include <chens/models/pendulum.hpp>
-
 #include "backends/ensemble_result.hpp"
 #include "study/study.hpp"
 
 namespace chens {
 
-// Calls f with the integrator of `id` for System. RATTLE pairs with the constrained
-// equations only, every other method with an underlying ODE only (resolve() has already
-// told the user; reaching a mismatch here is a bug).
+// Calls f with the explicit fixed-step method of id: the methods of float runs (resolve()
+// has refused the others).
+template <class F>
+decltype(auto) with_explicit_method(MethodId id, F&& f) {
+  switch (id) {
+    case MethodId::euler: return f(ExplicitRk<EulerTableau>{});
+    case MethodId::rk2: return f(ExplicitRk<Rk2Tableau>{});
+    case MethodId::rk4: return f(ExplicitRk<Rk4Tableau>{});
+    default: break;
+  }
+  throw StudyError(std::string("integrator.method = \"") + method_name(id) + "\" has no float instantiation");
+}
+
+// Calls f with the integrator of `id` for System: the methods each formulation takes.
+// RATTLE pairs with the constrained equations only, every other method with an underlying
+// ODE only; float runs have the explicit fixed-step methods (float's resolution is above
+// the implicit methods' and DOPRI5's tolerances). resolve() has already told the user;
+// reaching a mismatch here is a bug.
 template <class System, class Real, class F>
 decltype(auto) with_method(MethodId id, const RunParams<Real>& rp, F&& f) {
   if constexpr (System::id == FormulationId::constrained) {
     if (id == MethodId::rattle) return f(Rattle<Real>{rp.iteration_tol, rp.max_iterations});
     throw StudyError(std::string("integrator.method = \"") + method_name(id) +
                      "\" cannot integrate the constrained equations; use \"rattle\"");
+  } else if constexpr (std::is_same_v<Real, float>) {
+    return with_explicit_method(id, f);
   } else {
     switch (id) {
       case MethodId::euler: return f(ExplicitRk<EulerTableau>{});
@@ -73,26 +88,7 @@ template <> struct FormulationOf<FormulationId::impetus> { template <class M> us
 template <> struct FormulationOf<FormulationId::impetus_modified> { template <class M> using type = ImpetusModified<M>; };
 template <> struct FormulationOf<FormulationId::constrained> { template <class M> using type = Constrained<M>; };
 template <> struct FormulationOf<FormulationId::baumgarte> { template <class M> using type = Baumgarte<M>; };
-
-// Calls f(std::integral_constant<FormulationId, id>{}): the one switch from a runtime
-// formulation to a compile-time one.
-template <class F>
-decltype(auto) with_formulation_id(FormulationId id, F&& f) {
-  using I = FormulationId;
-  switch (id) {
-    case I::naive: return f(std::integral_constant<I, I::naive>{});
-    case I::total: return f(std::integral_constant<I, I::total>{});
-    case I::extended: return f(std::integral_constant<I, I::extended>{});
-    case I::dirac: return f(std::integral_constant<I, I::dirac>{});
-    case I::impetus: return f(std::integral_constant<I, I::impetus>{});
-    case I::impetus_modified: return f(std::integral_constant<I, I::impetus_modified>{});
-    case I::constrained: return f(std::integral_constant<I, I::constrained>{});
-    case I::baumgarte: return f(std::integral_constant<I, I::baumgarte>{});
-    case I::penalty: break;  // the penalty model's own formulation (penalty_dispatch.cpp)
-  }
-  throw StudyError(std::string("integrator.formulation = \"") + formulation_name(id) +
-                   "\" is not a formulation of this model");
-}
+template <> struct FormulationOf<FormulationId::penalty> { template <class M> using type = PenaltyOde<M>; };
 
 // The formulation F over `model` with the study's parameters (Baumgarte's alpha, beta).
 template <FormulationId F, class Model>
@@ -105,18 +101,9 @@ typename FormulationOf<F>::template type<Model> make_formulation(const Model& mo
   return sys;
 }
 
-// Calls f with the formulation of `id` bound to `model`.
-template <class Real, class F>
-decltype(auto) with_pendulum_formulation(FormulationId id, const Pendulum<Real>& model, const Study& s, F&& f) {
-  return with_formulation_id(id, [&](auto fid) -> decltype(auto) {
-    return f(make_formulation<decltype(fid)::value>(model, s));
-  });
-}
-
 // Calls f(system, method) with the system and method themselves (Tangents = false) or with
 // their tangent-carrying versions for output.wedge (geometry/wedge.hpp; fixed-step methods
-// only, resolve() has refused the others). A compile-time choice, so that a translation
-// unit can instantiate one kind alone (the CUDA units do).
+// only, resolve() has refused the others): the systems list has a unit for each.
 template <bool Tangents, class System, class Method, class F>
 EnsembleResult with_tangents_if(const System& sys, const Method& method, F&& f) {
   if constexpr (!Tangents) {
@@ -127,12 +114,6 @@ EnsembleResult with_tangents_if(const System& sys, const Method& method, F&& f) 
     throw StudyError("output.wedge propagates tangents through fixed-step maps; integrator.method = \"dopri5\" "
                      "chooses its steps from the state");
   }
-}
-
-// The same, chosen by the study's output.wedge at run time.
-template <class System, class Method, class F>
-EnsembleResult with_wedge_choice(const Study& s, const System& sys, const Method& method, F&& f) {
-  return s.wedge ? with_tangents_if<true>(sys, method, f) : with_tangents_if<false>(sys, method, f);
 }
 
 }  // namespace chens

@@ -1,10 +1,12 @@
 #include "dispatch/run_study.hpp"
 
-#include "dispatch/chain_dispatch.hpp"
-#include "dispatch/float_dispatch.hpp"
-#include "dispatch/pendulum_dispatch.hpp"
+#include <string>
+
+#include "dispatch/system_dispatch.hpp"
 
 namespace chens {
+
+template EnsembleResult run_study<CpuBackend>(const Study&, const RunParams<double>&, const EnsembleSpec&);
 
 EnsembleSpec ensemble_spec(const Study& s, int threads) {
   EnsembleSpec spec;
@@ -18,22 +20,33 @@ EnsembleSpec ensemble_spec(const Study& s, int threads) {
   return spec;
 }
 
-EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
-  if (s.precision == "float") return run_float_cpu(s, rp, spec);
-  if (s.model_kind == "chain") return run_chain_cpu(s, rp, spec);
-  if (s.model_kind == "penalty-pendulum") return run_penalty_cpu(s, rp, spec);
-  return run_pendulum_cpu(s, rp, spec);
+namespace {
+
+// The study's model (kind, precision, size) from the systems list; resolve() has refused the
+// ones this build does not have.
+template <class F>
+void with_model_of(const Study& s, F&& f) {
+  if (with_study_model(s, f)) return;
+  throw StudyError(std::string("model.kind = \"") + model_kind_name(s.model_kind) +
+                   "\" with these keys is not in this build's systems list");
 }
 
-int physical_state_size(const Study& s) { return s.model_kind == "chain" ? 4 * static_cast<int>(s.atoms) : 4; }
+}  // namespace
+
+int physical_state_size(const Study& s) {
+  int size = 0;
+  with_model_of(s, [&](auto m) { size = decltype(m)::type::state_size; });
+  return size;
+}
 
 std::size_t bytes_per_instance(const Study& s) {
   // output.states keeps each instance's initial and final states (formulation and physical
   // variables), final metrics, lost reason and counters.
   const auto S = static_cast<std::size_t>(physical_state_size(s));
   const std::size_t kept = s.states ? (4 * S + metric_count) * sizeof(double) + sizeof(Counters) + sizeof(int) : 0;
-  if (s.model_kind == "chain") return chain_bytes_per_instance(static_cast<int>(s.atoms)) + kept;
-  return pendulum_bytes_per_instance_with(s.wedge) + kept;
+  std::size_t bytes = 0;
+  with_model_of(s, [&](auto m) { bytes = ModelTraits<typename decltype(m)::type>::bytes_per_instance(s.wedge); });
+  return bytes + kept;
 }
 
 }  // namespace chens

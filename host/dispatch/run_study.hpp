@@ -1,10 +1,12 @@
-// The one entry point from a resolved study to a CPU ensemble run, whatever the model.
+// From a resolved study to an ensemble run on a backend: the one run_study over a Backend
+// (system_dispatch.hpp) and what the host needs to know of a study's model before it runs.
 #pragma once
 
 #include <cstddef>
 
-#include "backends/cpu/cpu_ensemble.hpp"
+#include "backends/backend.hpp"
 #include "backends/ensemble_result.hpp"
+#include "backends/ensemble_spec.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -14,7 +16,15 @@ namespace chens {
 // the CPU backend (0 = all).
 EnsembleSpec ensemble_spec(const Study& s, int threads = 0);
 
-EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
+// The study's ensemble on Backend (CpuBackend here; CudaBackend through run_study_cuda,
+// backends/cuda_backend.hpp, which first checks for a usable device).
+template <class Backend>
+EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec);
+extern template EnsembleResult run_study<CpuBackend>(const Study&, const RunParams<double>&, const EnsembleSpec&);
+
+inline EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
+  return run_study<CpuBackend>(s, rp, spec);
+}
 
 // The physical state's size, 2 d (positions and momenta): 4 for the pendulum, 4N for a chain.
 int physical_state_size(const Study& s);

@@ -16,6 +16,9 @@
 #include <chens/formulations/formulation.hpp>
 #include <chens/models/penalty_pendulum.hpp>
 
+#include "dispatch/chain_sizes.hpp"
+#include "study/model_kind.hpp"
+
 namespace chens {
 
 enum class MethodId : int { euler = 0, rk2 = 1, rk4 = 2, dopri5 = 3, midpoint = 4, gauss2 = 5, rattle = 6, verlet = 7 };
@@ -31,7 +34,7 @@ class StudyError : public std::runtime_error {
 
 struct Study {
   // [model]
-  std::string model_kind = "pendulum";  // "pendulum" | "chain" | "penalty-pendulum"
+  ModelKind model_kind = ModelKind::pendulum;
   std::vector<double> initial;          // empty: the model's default (initial_state())
   double mass = 1.0;                    // every atom's mass (chain), the bob's (pendulum)
   std::vector<double> masses;           // chain: one mass per atom (overrides mass)
@@ -92,9 +95,9 @@ struct Study {
   bool has(const char* key) const { return given.count(key) > 0; }
 };
 
-// The chain size with float instantiations (integrator.precision = "float"): the size of the
-// benchmarks and of the GPU chain kernels.
-inline constexpr int float_chain_atoms = 7;
+// The chain size with float instantiations (integrator.precision = "float"; CMake's
+// CHENS_FLOAT_CHAIN_ATOMS): the size of the benchmarks.
+inline constexpr int float_chain_atoms = CHENS_FLOAT_CHAIN_ATOMS;
 
 // Chain sizes this build has instantiated (CMake: CHENS_CHAIN_ATOMS).
 const std::vector<int>& compiled_chain_sizes();

@@ -8,9 +8,9 @@
 
 namespace chens {
 
-bool is_chain(const Study& s) { return s.model_kind == "chain"; }
-bool is_penalty_pendulum(const Study& s) { return s.model_kind == "penalty-pendulum"; }
-bool is_rigid_pendulum(const Study& s) { return s.model_kind == "pendulum"; }
+bool is_chain(const Study& s) { return s.model_kind == ModelKind::chain; }
+bool is_penalty_pendulum(const Study& s) { return s.model_kind == ModelKind::penalty_pendulum; }
+bool is_rigid_pendulum(const Study& s) { return s.model_kind == ModelKind::pendulum; }
 
 bool in_scope(KeyScope scope, const Study& s) {
   switch (scope) {
@@ -162,7 +162,7 @@ std::vector<StudyKey> declare_keys() {
   using S = Study;
   return {
       // [model]
-      {.section = "model", .name = "kind", .type = strings_one_of(&S::model_kind, {"pendulum", "chain", "penalty-pendulum"}),
+      {.section = "model", .name = "kind", .type = one_of(&S::model_kind, every_id<ModelKind>(model_kind_count, model_kind_name)),
        .meaning = "the model; `\"penalty-pendulum\"` is the pendulum with its constraint replaced by a stiff potential "
                   "(003; below)"},
       {.section = "model", .name = "initial",
@@ -397,7 +397,7 @@ std::vector<const StudyKey*> section_keys(const std::string& section) {
 void refuse_keys_out_of_scope(const Study& s, const std::string& section) {
   for (const StudyKey* k : section_keys(section)) {
     if (!s.has(k->path().c_str()) || in_scope(k->scope, s)) continue;
-    std::string why = k->scope_note ? k->scope_note : "this study's model.kind is \"" + s.model_kind + "\"";
+    std::string why = k->scope_note ? k->scope_note : "this study's model.kind is \"" + std::string(model_kind_name(s.model_kind)) + "\"";
     why = "(" + why + ")";
     switch (k->scope) {
       case KeyScope::every_study: break;

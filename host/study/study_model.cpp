@@ -95,8 +95,8 @@ std::vector<std::string> physical_state_names(const Study& s) {
 
 double pendulum_nominal_period(const Study& s) {
   if (!is_rigid_pendulum(s))
-    throw StudyError("output.phase_error measures the pendulum's phase after whole periods; model.kind is \"" +
-                     s.model_kind + "\"");
+    throw StudyError(std::string("output.phase_error measures the pendulum's phase after whole periods; model.kind is \"") +
+                     model_kind_name(s.model_kind) + "\"");
   const std::vector<double> z = initial_state(s);
   const auto exact = PendulumExact<double>::make(Pendulum<double>{s.mass, s.length, s.gravity}, Vec<double, 4>{{z[0], z[1], z[2], z[3]}});
   const double T = exact.period();

@@ -36,8 +36,8 @@ void validate_model(const Study& s) {
                        " = true: model.kind = \"penalty-pendulum\" replaces the constraint by a potential and is not "
                        "projected (003); set it to false");
   } else if (s.formulation == FormulationId::penalty) {
-    throw StudyError("integrator.formulation = \"penalty\" is the equations of model.kind = \"penalty-pendulum\" (this "
-                     "study's model.kind is \"" + s.model_kind + "\")");
+    throw StudyError(std::string("integrator.formulation = \"penalty\" is the equations of model.kind = \"penalty-pendulum\" "
+                                 "(this study's model.kind is \"") + model_kind_name(s.model_kind) + "\")");
   }
   if (s.method == MethodId::verlet && !penalty)
     throw StudyError("integrator.method = \"verlet\" (Stormer-Verlet) needs a separable Hamiltonian: model.kind = "

@@ -124,7 +124,7 @@ class PenaltyCpuVsGpu : public NeedsGpu<::testing::TestWithParam<MethodId>> {};
 TEST_P(PenaltyCpuVsGpu, SameInstancesGiveTheSameResults) {
   const MethodId method = GetParam();
   Study s;
-  s.model_kind = "penalty-pendulum";
+  s.model_kind = ModelKind::penalty_pendulum;
   s.formulation = FormulationId::penalty;
   s.penalty = 100.0;
   s.penalty_constraint = "G1";
@@ -210,8 +210,8 @@ class ChainCpuVsGpu : public CpuVsGpu {};
 TEST_P(ChainCpuVsGpu, SameInstancesGiveTheSameResults) {
   const auto [formulation, method] = GetParam();
   Study s;
-  s.model_kind = "chain";
-  s.atoms = cuda_chain_atoms;
+  s.model_kind = ModelKind::chain;
+  s.atoms = cuda_chain_sizes().front();
   s.formulation = formulation;
   s.method = method;
   s.t_end = 10.0;
@@ -222,7 +222,7 @@ TEST_P(ChainCpuVsGpu, SameInstancesGiveTheSameResults) {
   s.projection_tol = 1e-8;
   s.rtol = s.atol = 1e-9;
   s.reference = "auto";
-  expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 4 * cuda_chain_atoms, 1e-9,
+  expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 4 * static_cast<int>(s.atoms), 1e-9,
               std::string("chain ") + formulation_name(formulation) + " + " + method_name(method));
 }
 
@@ -272,8 +272,8 @@ Study ensemble_study(const std::string& model) {
   s.projection_tol = 1e-8;
   s.size = 3000;  // not a multiple of the block size
   if (model == "chain") {
-    s.model_kind = "chain";
-    s.atoms = cuda_chain_atoms;
+    s.model_kind = ModelKind::chain;
+    s.atoms = cuda_chain_sizes().front();
     s.reference = "auto";
     s.size = 700;
   }

@@ -224,8 +224,8 @@ TEST_F(GpuPaths, LostInstancesAreLostAlike) {
 // the states agree to rounding over this horizon, the counters exactly.
 TEST_F(GpuPaths, ChainLeanKernelAgreesWithTheGeneralKernel) {
   Study s;
-  s.model_kind = "chain";
-  s.atoms = cuda_chain_atoms;
+  s.model_kind = ModelKind::chain;
+  s.atoms = cuda_chain_sizes().front();
   s.h = 0.02;
   s.t_end = 2.0;
   s.sample_dt = 0.5;
@@ -235,7 +235,7 @@ TEST_F(GpuPaths, ChainLeanKernelAgreesWithTheGeneralKernel) {
   s.projection_tol = 1e-6;
   s.reference = "none";
   const Paths p = both_paths(s);
-  EXPECT_LT(compare(p, 4 * cuda_chain_atoms, "chain dirac + rk4"), 1e-10);
+  EXPECT_LT(compare(p, 4 * static_cast<int>(s.atoms), "chain dirac + rk4"), 1e-10);
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ TEST(PaperExamples, SingleUnperturbedTrajectoryAndNoLoss) {
     const Study s = load_study(f, {});
     EXPECT_EQ(s.size, 1);
     EXPECT_EQ(s.perturbation, 0.0);
-    if (s.model_kind == "pendulum") {
+    if (s.model_kind == ModelKind::pendulum) {
       EXPECT_EQ(s.method, MethodId::rk4);  // the pendulum papers use RK4 only
     }
     const auto r = run_example(f);

@@ -215,7 +215,7 @@ inline std::vector<std::pair<std::string, Study>> resume_studies() {
   d.t_end = 10.0;
   v.emplace_back("pendulum_dirac_dopri5", d);
   Study c;
-  c.model_kind = "chain";
+  c.model_kind = ModelKind::chain;
   c.atoms = 7;
   c.size = 130;
   c.h = 0.01;
@@ -228,7 +228,7 @@ inline std::vector<std::pair<std::string, Study>> resume_studies() {
   // Issue 8: the penalty pendulum with Stormer-Verlet, carrying the wedge diagnostic's
   // tangents (12 numbers per instance).
   Study w;
-  w.model_kind = "penalty-pendulum";
+  w.model_kind = ModelKind::penalty_pendulum;
   w.formulation = FormulationId::penalty;
   w.method = MethodId::verlet;
   w.penalty = 100.0;

@@ -16,7 +16,7 @@
 // A step's and a projection's arithmetic is the general path's own code (ExplicitRk::
 // advance, momentum_project), so results are the general path's bit for bit
 // (tests/test_lean_steps.cpp; on the GPU tests/gpu/test_gpu_paths.cpp). The GPU's step
-// kernel runs this loop for the common settings (kernels/ensemble_kernel.cuh); the CPU
+// kernel runs this loop for the common settings (kernels/cuda_engine.cuh); the CPU
 // backend keeps its lanes.
 #pragma once
 

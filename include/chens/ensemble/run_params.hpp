@@ -2,6 +2,8 @@
 // trivially copyable struct (the host builds it from the study, host/study/).
 #pragma once
 
+#include <type_traits>
+
 #include <chens/config.hpp>
 #include <chens/ensemble/perturbation_shape.hpp>
 
@@ -100,6 +102,7 @@ struct RunParams {
 // The run parameters in another precision (float runs, `integrator.precision`).
 template <class R, class Real>
 RunParams<R> run_params_as(const RunParams<Real>& rp) {
+  if constexpr (std::is_same_v<R, Real>) return rp;
   RunParams<R> r;
   r.h = R(rp.h);
   r.last_h = R(rp.last_h);

@@ -1,6 +1,6 @@
 // One instance through one segment of sample times, with the ensemble stored as a
 // structure of arrays of 8-byte words (word w of instance i at soa[w * n + i]): the body of
-// the GPU's advance_segment kernel (kernels/ensemble_kernel.cuh), written as host/device
+// the GPU's advance_segment kernel (kernels/ensemble_kernels.cuh), written as host/device
 // code so that tests run it on the CPU against the CPU backend (tests/test_soa_segment.cpp).
 //
 // Why not simply load the whole instance into a local variable: a GPU thread keeps every
@@ -91,7 +91,7 @@ struct SplitWords {
                 "instance layout: z, t, ..., step, lost, then the counters");
 };
 
-// The GPU's split path, one row at a time (kernels/ensemble_kernel.cuh): instance i to sample
+// The GPU's split path, one row at a time (kernels/ensemble_kernels.cuh): instance i to sample
 // k through the lean loop, reading and writing only z, t, step, lost and the three counters
 // the loop adds to. Lost instances stay frozen. InlineRhs: formulation.hpp's eval_rhs; r:
 // the loop's working storage, provided by the caller.

@@ -24,7 +24,7 @@ namespace chens {
 // (x * 1 = x and 1 / y are exact cases of IEEE arithmetic), so a unit pendulum's states
 // equal the run-time one's bit for bit while a step costs about a quarter fewer FP64
 // instructions (docs/performance.md). The GPU's lean kernels use it when a study's
-// parameters are all 1 (kernels/pendulum_systems.cuh).
+// parameters are all 1 (kernels/ensemble_kernels.cuh's unit_twin).
 template <class Real_, bool Unit = false>
 struct Pendulum {
   using Real = Real_;

@@ -1,0 +1,124 @@
+// What chens needs to know of a model beyond its per-instance code (issue 18): one traits
+// specialisation per model, keyed by the model's type. A model is its header in
+// include/chens/models/, an entry here, and a line in the systems list (CMakeLists.txt;
+// docs/adding-a-model.md). Each traits entry gives
+//   kind                     its ModelKind (model.kind)
+//   matches(study)           whether the study runs this instantiation (kind, precision, size)
+//   make(study)              the model from the study's [model] keys
+//   Reference                what integration_error measures against (reference/)
+//   reference_kind(rp)       summary.json's words for it
+//   state_names()            the physical state's components (states.h5, trajectory.csv)
+//   bytes_per_instance(t)    host memory an instance needs at most, with tangents (t) or not
+// The initial state is the study's (model.initial or the model's default, initial_state())
+// for every model. C++17-clean: nvcc compiles it.
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <chens/ensemble/instance.hpp>
+#include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/models/chain.hpp>
+#include <chens/models/pendulum.hpp>
+#include <chens/models/penalty_pendulum.hpp>
+#include <chens/reference/numerical.hpp>
+#include <chens/reference/pendulum_exact.hpp>
+
+#include "study/study.hpp"
+
+namespace chens {
+
+template <class Model>
+struct ModelTraits;
+
+// Whether the study asks for Real's precision (integrator.precision).
+template <class Real>
+bool precision_matches(const Study& s) {
+  return (s.precision == "float") == std::is_same_v<Real, float>;
+}
+
+// The study's initial state (model.initial or the model's default) in the model's variables.
+template <class Model>
+typename Model::State initial_of(const Study& s) {
+  const std::vector<double> z = initial_state(s);
+  typename Model::State z0;
+  for (int c = 0; c < Model::state_size; ++c) z0[c] = static_cast<typename Model::Real>(z[static_cast<std::size_t>(c)]);
+  return z0;
+}
+
+// The rigid pendulum (001 §3, 002 §6), in double and (integrator.precision = "float") float.
+template <class Real>
+struct ModelTraits<Pendulum<Real>> {
+  static constexpr ModelKind kind = ModelKind::pendulum;
+  static bool matches(const Study& s) { return s.model_kind == kind && precision_matches<Real>(s); }
+  static Pendulum<Real> make(const Study& s) {
+    return Pendulum<Real>{static_cast<Real>(s.mass), static_cast<Real>(s.length), static_cast<Real>(s.gravity)};
+  }
+  // The closed form, in double at the float runs' step times too (diagnostics/metrics.hpp).
+  using Reference = PendulumExact<double>;
+  static std::string reference_kind(const RunParams<double>&) {
+    return std::is_same_v<Real, float>
+               ? "closed form in Jacobi elliptic functions (double, at the float run's step times)"
+               : "closed form in Jacobi elliptic functions";
+  }
+  static std::vector<std::string> state_names() { return {"x", "y", "px", "py"}; }
+  // With output.wedge an instance also carries two tangent vectors (geometry/wedge.hpp).
+  static constexpr std::size_t bytes_per_instance(bool tangents) { return tangents ? 512 : 384; }
+};
+
+// The penalty pendulum (003): the rigid pendulum's limit mu -> infinity is its reference.
+template <>
+struct ModelTraits<PenaltyPendulum<double>> {
+  static constexpr ModelKind kind = ModelKind::penalty_pendulum;
+  static bool matches(const Study& s) { return s.model_kind == kind && precision_matches<double>(s); }
+  static PenaltyPendulum<double> make(const Study& s) { return penalty_model(s); }
+  // integration_error measures the distance to the rigid pendulum, which is the mu -> infinity
+  // limit for tangential initial velocities (003 §3).
+  using Reference = PendulumExact<double>;
+  static std::string reference_kind(const RunParams<double>&) {
+    return "constrained pendulum (closed form in Jacobi elliptic functions) from the initial data projected onto the "
+           "constraint manifold";
+  }
+  static std::vector<std::string> state_names() { return {"x", "y", "px", "py"}; }
+  static constexpr std::size_t bytes_per_instance(bool tangents) { return ModelTraits<Pendulum<double>>::bytes_per_instance(tangents); }
+};
+
+// summary.json's reference.kind for chains in double.
+inline std::string numerical_reference_kind(const RunParams<double>& rp) {
+  char tol[32];  // as a number: std::to_string printed 1e-12 as 0.000000 (issue 17)
+  std::snprintf(tol, sizeof tol, "%.3g", rp.reference_tol);
+  return std::string("numerical: DOPRI5 on the Hamilton-Dirac equations, rtol = atol = ") + tol;
+}
+
+// Chains of N atoms (002 §7): every size of the systems list is its own instantiation. In
+// double a tight DOPRI5 run is the reference; float runs have none (the reference's 1e-12
+// tolerance is below float's resolution).
+template <class Real, int N>
+struct ModelTraits<Chain<Real, N>> {
+  static constexpr ModelKind kind = ModelKind::chain;
+  static bool matches(const Study& s) { return s.model_kind == kind && s.atoms == N && precision_matches<Real>(s); }
+  static Chain<Real, N> make(const Study& s) {
+    Chain<double, N> c = Chain<double, N>::uniform(s.bond_length, s.lj_epsilon, s.mass);
+    const std::vector<double> w = chain_inverse_masses(s);
+    for (int i = 0; i < N; ++i) c.w[i] = w[static_cast<std::size_t>(i)];
+    if constexpr (std::is_same_v<Real, double>) {
+      return c;
+    } else {
+      return c.template rebound<Real>();
+    }
+  }
+  using Reference = std::conditional_t<std::is_same_v<Real, double>, NumericalReference<Chain<Real, N>>,
+                                       NoReference<Real, Chain<Real, N>::state_size>>;
+  static std::string reference_kind(const RunParams<double>& rp) {
+    return std::is_same_v<Real, double> ? numerical_reference_kind(rp) : std::string("none");
+  }
+  static std::vector<std::string> state_names() { return chain_state_names(N); }
+  static constexpr std::size_t bytes_per_instance(bool) {
+    return sizeof(InstanceOf<HamiltonDirac<Chain<double, N>>, NumericalReference<Chain<double, N>>>);
+  }
+};
+
+}  // namespace chens

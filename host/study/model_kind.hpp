@@ -1,0 +1,25 @@
+// The models chens knows (model.kind): the one enumeration the study parser turns the
+// study's string into; everything after the parser compares these, never the string.
+// C++17-clean: nvcc compiles it.
+#pragma once
+
+namespace chens {
+
+enum class ModelKind : int {
+  pendulum = 0,          // the rigid planar pendulum in Cartesian coordinates (001 §3, 002 §6)
+  chain = 1,             // planar chain molecules with fixed bond lengths (002 §7)
+  penalty_pendulum = 2,  // the pendulum held by a penalty potential (003)
+};
+inline constexpr int model_kind_count = 3;
+
+// model.kind's value for each kind, as study files spell it.
+constexpr const char* model_kind_name(ModelKind k) {
+  switch (k) {
+    case ModelKind::pendulum: return "pendulum";
+    case ModelKind::chain: return "chain";
+    case ModelKind::penalty_pendulum: return "penalty-pendulum";
+  }
+  return "?";
+}
+
+}  // namespace chens

@@ -1,0 +1,74 @@
+// The systems list (CMakeLists.txt, cmake/ChensSystems.cmake) against the study parser: every
+// study resolve() accepts has a CPU unit in the list, every study it refuses has none, and
+// every unit runs. Over every model kind, formulation, precision, output.wedge and chain size
+// (the compiled ones and one that is not): the list and the study's rules cannot drift apart.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "dispatch/run_study.hpp"
+#include "dispatch/system_dispatch.hpp"
+
+namespace chens {
+namespace {
+
+Study tiny(ModelKind kind, FormulationId f, const char* precision, bool wedge, int atoms) {
+  Study s;
+  s.model_kind = kind;
+  s.formulation = f;
+  s.method = f == FormulationId::constrained ? MethodId::rattle : MethodId::rk4;
+  s.precision = precision;
+  s.wedge = wedge;
+  s.atoms = atoms;
+  s.size = 16;
+  s.h = 0.01;
+  s.t_end = 0.1;
+  s.sample_dt = 0.05;
+  s.reference = "none";
+  return s;
+}
+
+std::string describe(const Study& s) {
+  return std::string(model_kind_name(s.model_kind)) + " " + formulation_name(s.formulation) + " " + s.precision +
+         (s.wedge ? " wedge" : "") + (s.model_kind == ModelKind::chain ? " N=" + std::to_string(s.atoms) : "");
+}
+
+TEST(SystemsList, ResolveAcceptsExactlyTheStudiesTheListRunsAndEveryUnitRuns) {
+  std::vector<int> sizes = compiled_chain_sizes();
+  sizes.push_back(5);  // not compiled
+  int units = 0;
+  for (int k = 0; k < model_kind_count; ++k)
+    for (int f = 0; f < formulation_count; ++f)
+      for (const char* precision : {"double", "float"})
+        for (bool wedge : {false, true})
+          for (int atoms : sizes) {
+            const auto kind = static_cast<ModelKind>(k);
+            if (kind != ModelKind::chain && atoms != sizes.front()) continue;
+            const Study s = tiny(kind, static_cast<FormulationId>(f), precision, wedge, atoms);
+            bool accepted = true;
+            try {
+              resolve(s);
+            } catch (const StudyError&) {
+              accepted = false;
+            }
+            ASSERT_EQ(accepted, has_system<CpuBackend>(s)) << describe(s);
+            if (!accepted) continue;
+            ++units;
+            const EnsembleResult r = run_study_cpu(s, resolve(s), ensemble_spec(s, 1));
+            EXPECT_EQ(static_cast<int>(r.state_names.size()), physical_state_size(s)) << describe(s);
+            const SampleStats& last = r.series.back();
+            EXPECT_EQ(last.metric[int(MetricId::energy_error)].count, 16u) << describe(s);
+            EXPECT_TRUE(std::isfinite(last.metric[int(MetricId::energy_error)].max)) << describe(s);
+          }
+  // Every CPU unit of the list was reached: each study above matches one unit.
+  int listed = 0;
+  for_each_system<CpuBackend>([&](auto) {
+    ++listed;
+    return false;
+  });
+  EXPECT_EQ(units, listed);
+}
+
+}  // namespace
+}  // namespace chens
