@@ -9,12 +9,6 @@
 #
 #   chens_system(MODEL <C++ type> FORMULATIONS <FormulationId...> BACKENDS <cpu|cuda...> [TANGENTS])
 
-set(CHENS_SYSTEM_ENTRIES_CPU "")
-set(CHENS_SYSTEM_ENTRIES_CUDA "")
-set(CHENS_SYSTEM_MODELS "")
-set(CHENS_CPU_SYSTEM_SOURCES "")
-set(CHENS_CUDA_SYSTEM_SOURCES "")
-
 function(chens_system)
   cmake_parse_arguments(PARSE_ARGV 0 S "TANGENTS" "MODEL" "FORMULATIONS;BACKENDS")
   if(NOT S_MODEL OR NOT S_FORMULATIONS OR NOT S_BACKENDS)

@@ -56,6 +56,7 @@
 
 #include "support/dense_dirac_oracle.hpp"
 #include "support/dense_oracle.hpp"
+#include "support/eigen_vec.hpp"
 
 namespace chens {
 namespace {
@@ -115,18 +116,8 @@ auto make_oracle(const ChainDefinition<N>& def) {
 }
 
 // ---- conversions and comparisons ------------------------------------------------------
-template <int M>
-Eigen::VectorXd to_eigen(const Vec<double, M>& v) {
-  Eigen::VectorXd r(M);
-  for (int i = 0; i < M; ++i) r[i] = v[i];
-  return r;
-}
-template <int M>
-Vec<double, M> from_eigen(const Eigen::VectorXd& v) {
-  Vec<double, M> r;
-  for (int i = 0; i < M; ++i) r[i] = v[i];
-  return r;
-}
+using test::from_eigen;
+using test::to_eigen;
 
 double inf_norm(const Eigen::VectorXd& v) { return v.lpNorm<Eigen::Infinity>(); }
 double relative(const Eigen::VectorXd& got, const Eigen::VectorXd& want) {

@@ -5,6 +5,7 @@
 
 #include <chens/concepts.hpp>
 #include <chens/models/chain.hpp>
+#include <chens/models/double_pendulum.hpp>
 #include <chens/models/pendulum.hpp>
 #include <chens/models/penalty_pendulum.hpp>
 
@@ -38,6 +39,8 @@ TEST(Concepts, EveryModelFormulationAndMethodSatisfiesThem) {
                 ConstrainedModel<Pendulum<double, true>> && ConstrainedModel<PenaltyPendulum<double>> &&
                 ConstrainedModel<Chain<double, 7>> && ConstrainedModel<Chain<double, 64>> && ConstrainedModel<Chain<float, 7>>);
   static_assert(every_formulation_is_a_system<Pendulum<double>>() && every_formulation_is_a_system<Chain<double, 16>>());
+  static_assert(ConstrainedModel<DoublePendulum<double>> && every_formulation_is_a_system<DoublePendulum<double>>() &&
+                ModelSystem<Baumgarte<DoublePendulum<double>>>);
   using P = Pendulum<double>;
   static_assert(ModelSystem<TotalHamiltonian<P>> && ModelSystem<ExtendedHamiltonian<P>> && ModelSystem<ImpetusModified<P>> &&
                 ModelSystem<Baumgarte<P>> && ModelSystem<PenaltyOde<PenaltyPendulum<double>>>);

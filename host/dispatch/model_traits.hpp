@@ -22,6 +22,7 @@
 #include <chens/ensemble/instance.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
 #include <chens/models/chain.hpp>
+#include <chens/models/double_pendulum.hpp>
 #include <chens/models/pendulum.hpp>
 #include <chens/models/penalty_pendulum.hpp>
 #include <chens/reference/numerical.hpp>
@@ -118,6 +119,21 @@ struct ModelTraits<Chain<Real, N>> {
   static std::vector<std::string> state_names() { return chain_state_names(N); }
   static constexpr std::size_t bytes_per_instance(bool) {
     return sizeof(InstanceOf<HamiltonDirac<Chain<double, N>>, NumericalReference<Chain<double, N>>>);
+  }
+};
+
+// The planar double pendulum (docs/adding-a-model.md): no closed form, so a tight DOPRI5 run
+// of the Hamilton-Dirac equations is the reference (output.reference = "auto"), as for chains.
+template <>
+struct ModelTraits<DoublePendulum<double>> {
+  static constexpr ModelKind kind = ModelKind::double_pendulum;
+  static bool matches(const Study& s) { return s.model_kind == kind && precision_matches<double>(s); }
+  static DoublePendulum<double> make(const Study& s) { return double_pendulum_model(s); }
+  using Reference = NumericalReference<DoublePendulum<double>>;
+  static std::string reference_kind(const RunParams<double>& rp) { return numerical_reference_kind(rp); }
+  static std::vector<std::string> state_names() { return double_pendulum_state_names(); }
+  static constexpr std::size_t bytes_per_instance(bool) {
+    return sizeof(InstanceOf<HamiltonDirac<DoublePendulum<double>>, NumericalReference<DoublePendulum<double>>>);
   }
 };
 

@@ -9,8 +9,9 @@ enum class ModelKind : int {
   pendulum = 0,          // the rigid planar pendulum in Cartesian coordinates (001 §3, 002 §6)
   chain = 1,             // planar chain molecules with fixed bond lengths (002 §7)
   penalty_pendulum = 2,  // the pendulum held by a penalty potential (003)
+  double_pendulum = 3,   // the planar double pendulum in Cartesian coordinates (docs/adding-a-model.md)
 };
-inline constexpr int model_kind_count = 3;
+inline constexpr int model_kind_count = 4;
 
 // model.kind's value for each kind, as study files spell it.
 constexpr const char* model_kind_name(ModelKind k) {
@@ -18,6 +19,7 @@ constexpr const char* model_kind_name(ModelKind k) {
     case ModelKind::pendulum: return "pendulum";
     case ModelKind::chain: return "chain";
     case ModelKind::penalty_pendulum: return "penalty-pendulum";
+    case ModelKind::double_pendulum: return "double-pendulum";
   }
   return "?";
 }

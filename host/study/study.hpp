@@ -14,6 +14,7 @@
 
 #include <chens/ensemble/run_params.hpp>
 #include <chens/formulations/formulation.hpp>
+#include <chens/models/double_pendulum.hpp>
 #include <chens/models/penalty_pendulum.hpp>
 
 #include "dispatch/chain_sizes.hpp"
@@ -36,10 +37,11 @@ struct Study {
   // [model]
   ModelKind model_kind = ModelKind::pendulum;
   std::vector<double> initial;          // empty: the model's default (initial_state())
-  double mass = 1.0;                    // every atom's mass (chain), the bob's (pendulum)
-  std::vector<double> masses;           // chain: one mass per atom (overrides mass)
-  double length = 1.0;                  // pendulum
-  double gravity = 1.0;                 // pendulum
+  double mass = 1.0;                    // every atom's mass (chain), the bob's (pendulum), both bobs' (double pendulum)
+  std::vector<double> masses;           // chain: one mass per atom; double pendulum: [m1, m2] (overrides mass)
+  double length = 1.0;                  // pendulum; double pendulum: both links
+  std::vector<double> lengths;          // double pendulum: [l1, l2] (overrides length)
+  double gravity = 1.0;                 // pendulum, double pendulum
   std::int64_t atoms = 7;               // chain
   double bond_length = 1.0;             // chain
   double lj_epsilon = 0.1;              // chain (002 eq. 39)
@@ -82,7 +84,8 @@ struct Study {
   // [output]
   std::optional<double> sample_dt;  // default: see resolve()
   bool trajectory = false;
-  std::optional<std::string> reference;  // "auto" | "none"; default: auto for the pendulum, none for chains
+  std::optional<std::string> reference;  // "auto" | "none"; default: auto for the (penalty) pendulum, none for
+                                         // chains and the double pendulum (numerical references)
   double reference_tol = 1e-12;
   bool states = false;                 // states.h5: every instance's initial and final state
   std::vector<std::int64_t> record;    // instances whose trajectories go into states.h5
@@ -103,18 +106,25 @@ inline constexpr int float_chain_atoms = CHENS_FLOAT_CHAIN_ATOMS;
 const std::vector<int>& compiled_chain_sizes();
 
 // The initial state the study runs from: model.initial, or the model's default
-// ([1, 0, 0, -2] for the pendulum; chain_default_initial for chains).
+// ([1, 0, 0, -2] for the pendulum; chain_default_initial for chains;
+// DoublePendulum::default_initial for the double pendulum).
 std::vector<double> initial_state(const Study& s);
 // The penalty pendulum of a study (model.kind = "penalty-pendulum": model.penalty,
 // model.constraint, mass, length, gravity).
 PenaltyPendulum<double> penalty_model(const Study& s);
 // Inverse masses of the chain's atoms.
 std::vector<double> chain_inverse_masses(const Study& s);
+// The double pendulum of a study (model.kind = "double-pendulum": mass or masses, length or
+// lengths, gravity).
+DoublePendulum<double> double_pendulum_model(const Study& s);
+// Column names of the double pendulum's state: x1, y1, x2, y2, px1, py1, px2, py2.
+std::vector<std::string> double_pendulum_state_names();
 // Whether the run computes a reference solution (output.reference resolved).
 bool reference_on(const Study& s);
 // Column names of a chain's state: x0, y0, ..., then px0, py0, ...
 std::vector<std::string> chain_state_names(int atoms);
-// Names of the physical state's components (pendulum x, y, px, py; chain x0, y0, ..., px0, ...).
+// Names of the physical state's components (pendulum x, y, px, py; chain x0, y0, ..., px0, ...;
+// double pendulum x1, y1, x2, y2, px1, ...).
 std::vector<std::string> physical_state_names(const Study& s);
 // The exact period of the pendulum's nominal instance (after projection onto the manifold):
 // the T of output.phase_error. Throws StudyError for a chain or where there is no period.

@@ -72,6 +72,8 @@ const char* scope_name(KeyScope scope) {
     case KeyScope::pendulum_models: return " pendulum";
     case KeyScope::penalty_pendulum: return " penalty-pendulum";
     case KeyScope::chain: return " chain";
+    case KeyScope::bodies: return " chain double-pendulum";
+    case KeyScope::double_pendulum: return " double-pendulum";
     case KeyScope::baumgarte: return " baumgarte";
   }
   return "";

@@ -22,14 +22,17 @@ bool is_chain(const Study& s);
 bool is_penalty_pendulum(const Study& s);
 // The pendulum itself, not the penalty pendulum: the model with a closed-form period.
 bool is_rigid_pendulum(const Study& s);
+bool is_double_pendulum(const Study& s);
 
 // Which studies a key belongs to: given in any other it is refused, and it is printed
 // (to_toml, to_json) only in its own.
 enum class KeyScope {
   every_study,
-  pendulum_models,   // "pendulum" and "penalty-pendulum"
+  pendulum_models,   // "pendulum", "penalty-pendulum" and "double-pendulum" (length, gravity)
   penalty_pendulum,  // model.kind = "penalty-pendulum"
   chain,             // model.kind = "chain"
+  bodies,            // models of several masses: "chain" and "double-pendulum" (masses)
+  double_pendulum,   // model.kind = "double-pendulum"
   baumgarte,         // integrator.formulation = "baumgarte"
 };
 bool in_scope(KeyScope scope, const Study& s);

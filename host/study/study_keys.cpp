@@ -11,6 +11,7 @@ namespace chens {
 bool is_chain(const Study& s) { return s.model_kind == ModelKind::chain; }
 bool is_penalty_pendulum(const Study& s) { return s.model_kind == ModelKind::penalty_pendulum; }
 bool is_rigid_pendulum(const Study& s) { return s.model_kind == ModelKind::pendulum; }
+bool is_double_pendulum(const Study& s) { return s.model_kind == ModelKind::double_pendulum; }
 
 bool in_scope(KeyScope scope, const Study& s) {
   switch (scope) {
@@ -18,6 +19,8 @@ bool in_scope(KeyScope scope, const Study& s) {
     case KeyScope::pendulum_models: return !is_chain(s);
     case KeyScope::penalty_pendulum: return is_penalty_pendulum(s);
     case KeyScope::chain: return is_chain(s);
+    case KeyScope::bodies: return is_chain(s) || is_double_pendulum(s);
+    case KeyScope::double_pendulum: return is_double_pendulum(s);
     case KeyScope::baumgarte: return s.formulation == FormulationId::baumgarte;
   }
   return false;
@@ -144,18 +147,33 @@ std::optional<KeyValue> resolved_reference(const Study& s, const RunParams<doubl
 // The h it gives is printed instead (integrator.h), so that the printed study reads back to
 // the same run without it.
 std::optional<KeyValue> never_printed(const Study&, const RunParams<double>&, Printout) { return std::nullopt; }
-// A chain prints its atoms' masses as given (mass or masses) in TOML and one mass per atom
-// in JSON.
+// A chain or a double pendulum prints its masses as given (mass or masses) in TOML and one
+// mass per atom or bob in JSON; the double pendulum its link lengths alike (length or lengths).
 std::optional<KeyValue> printed_mass(const Study& s, const RunParams<double>&, Printout to) {
-  if (!is_chain(s) || (to == Printout::toml && s.masses.empty())) return s.mass;
+  if (!in_scope(KeyScope::bodies, s) || (to == Printout::toml && s.masses.empty())) return s.mass;
   return std::nullopt;
 }
 std::optional<KeyValue> printed_masses(const Study& s, const RunParams<double>&, Printout to) {
-  if (!is_chain(s) || (to == Printout::toml && s.masses.empty())) return std::nullopt;
+  if (!in_scope(KeyScope::bodies, s) || (to == Printout::toml && s.masses.empty())) return std::nullopt;
   if (to == Printout::toml) return s.masses;
+  if (is_double_pendulum(s)) {
+    const DoublePendulum<double> m = double_pendulum_model(s);
+    return std::vector<double>{m.m1, m.m2};
+  }
   std::vector<double> m;
   for (double w : chain_inverse_masses(s)) m.push_back(1.0 / w);
   return m;
+}
+std::optional<KeyValue> printed_length(const Study& s, const RunParams<double>&, Printout to) {
+  if (!in_scope(KeyScope::pendulum_models, s)) return std::nullopt;
+  if (!is_double_pendulum(s) || (to == Printout::toml && s.lengths.empty())) return s.length;
+  return std::nullopt;
+}
+std::optional<KeyValue> printed_lengths(const Study& s, const RunParams<double>&, Printout to) {
+  if (!is_double_pendulum(s) || (to == Printout::toml && s.lengths.empty())) return std::nullopt;
+  if (to == Printout::toml) return s.lengths;
+  const DoublePendulum<double> m = double_pendulum_model(s);
+  return std::vector<double>{m.l1, m.l2};
 }
 
 std::vector<StudyKey> declare_keys() {
@@ -164,23 +182,27 @@ std::vector<StudyKey> declare_keys() {
       // [model]
       {.section = "model", .name = "kind", .type = one_of(&S::model_kind, every_id<ModelKind>(model_kind_count, model_kind_name)),
        .meaning = "the model; `\"penalty-pendulum\"` is the pendulum with its constraint replaced by a stiff potential "
-                  "(003; below)"},
+                  "(003; below), `\"double-pendulum\"` the planar double pendulum (below)"},
       {.section = "model", .name = "initial",
        .type = numbers(&S::initial, "must be an array of numbers (pendulum: [x, y, px, py]; chain: 4 * atoms numbers)",
                        "", [](double) { return true; }),
-       .printed = resolved_initial, .doc_default = "pendulum: `[1.0, 0.0, 0.0, -2.0]`; chain: see below",
+       .printed = resolved_initial, .doc_default = "pendulum: `[1.0, 0.0, 0.0, -2.0]`; chain, double pendulum: see below",
        .doc_allowed = "pendulum: 4 of them, x² + y² > 0; chain: 4·atoms whose bonds have length `bond_length` "
-                      "(relative deviation ≤ 1e-6), no two atoms at the same place",
+                      "(relative deviation ≤ 1e-6), no two atoms at the same place; double pendulum: 8 whose links have "
+                      "the lengths l1, l2 (relative deviation ≤ 1e-6)",
        .meaning = "nominal initial state; for the pendulum (x, y, px, py), which need not lie on the constraint "
-                  "manifold; for chains (x0, y0, x1, y1, …, px0, py0, px1, py1, …)"},
+                  "manifold; for chains (x0, y0, x1, y1, …, px0, py0, px1, py1, …); for the double pendulum (x1, y1, "
+                  "x2, y2, px1, py1, px2, py2)"},
       {.section = "model", .name = "mass", .type = real(&S::mass, positive), .printed = printed_mass,
-       .print_after = "lj_epsilon", .meaning = "pendulum: m; chain: the mass of every atom"},
+       .print_after = "lj_epsilon", .meaning = "pendulum: m; chain: the mass of every atom; double pendulum: the mass of "
+                                                     "both bobs"},
       {.section = "model", .name = "masses",
        .type = numbers(&S::masses, "must be an array of one mass per atom", " > 0", [](double x) { return x > 0; }),
-       .scope = KeyScope::chain, .printed = printed_masses, .print_after = "lj_epsilon", .doc_default = "all `mass`",
-       .doc_allowed = "one per atom, not together with `mass`", .meaning = "one mass per atom"},
+       .scope = KeyScope::bodies, .printed = printed_masses, .print_after = "lj_epsilon", .doc_default = "all `mass`",
+       .doc_allowed = "chain: one per atom; double pendulum: two, [m1, m2]; not together with `mass`",
+       .meaning = "one mass per atom (chain) or bob (double pendulum)"},
       {.section = "model", .name = "length", .type = real(&S::length, positive), .scope = KeyScope::pendulum_models,
-       .meaning = "l"},
+       .printed = printed_length, .meaning = "l; double pendulum: the length of both links"},
       {.section = "model", .name = "gravity", .type = real(&S::gravity, non_negative), .scope = KeyScope::pendulum_models,
        .meaning = "g (gravity acts along −y)"},
       {.section = "model", .name = "atoms", .type = integer_in(&S::atoms, 2, 1000000), .scope = KeyScope::chain,
@@ -194,12 +216,18 @@ std::vector<StudyKey> declare_keys() {
       {.section = "model", .name = "constraint", .type = strings_one_of(&S::penalty_constraint, {"G", "G1"}),
        .scope = KeyScope::penalty_pendulum,
        .meaning = "C = G = x² + y² − l², or C = G1 = e^(x/l) G (003 §5: the same zero set)"},
+      {.section = "model", .name = "lengths",
+       .type = numbers(&S::lengths, "must be an array of the two link lengths [l1, l2]", " > 0",
+                       [](double x) { return x > 0; }),
+       .scope = KeyScope::double_pendulum, .printed = printed_lengths, .doc_default = "both `length`",
+       .doc_allowed = "two, [l1, l2]; not together with `length`",
+       .meaning = "l1 (pivot to bob 1) and l2 (bob 1 to bob 2)"},
       // [integrator]
       {.section = "integrator", .name = "formulation",
        .type = one_of(&S::formulation, every_id<FormulationId>(formulation_count, formulation_name)),
        .doc_default = "`\"dirac\"` (`\"constrained\"` with `rattle`, `\"penalty\"` for the penalty pendulum)",
-       .doc_allowed = "chains: `\"naive\"`, `\"dirac\"`, `\"impetus\"`, `\"constrained\"`; the penalty pendulum: "
-                      "`\"penalty\"` only",
+       .doc_allowed = "chains: `\"naive\"`, `\"dirac\"`, `\"impetus\"`, `\"constrained\"`; the double pendulum: "
+                      "the same and `\"baumgarte\"`; the penalty pendulum: `\"penalty\"` only",
        .meaning = "underlying equations; `\"constrained\"` is the constrained system itself, which only `rattle` "
                   "integrates; `\"baumgarte\"` the naive equations with Baumgarte stabilisation (docs/geometry.md). In "
                   "004's terms `\"extended\"` is the Hamiltonian underlying ODE of Dirac (3.2)–(3.3), `\"dirac\"` the "
@@ -332,9 +360,9 @@ std::vector<StudyKey> declare_keys() {
        .meaning = "also write `trajectory.csv` (instance 0 and its reference solution at every sample)"},
       {.section = "output", .name = "reference",
        .type = one_of(&S::reference, std::vector<std::pair<std::string, std::string>>{{"auto", "auto"}, {"none", "none"}}),
-       .printed = resolved_reference, .doc_default = "pendulum: `\"auto\"`; chain: `\"none\"`",
+       .printed = resolved_reference, .doc_default = "pendulum: `\"auto\"`; chain, double pendulum: `\"none\"`",
        .meaning = "the reference solution for `integration_error`: `auto` = the closed form in Jacobi elliptic "
-                  "functions (pendulum) or a numerical reference (chains: DOPRI5 with rtol = atol = `reference_tol` on "
+                  "functions (pendulum) or a numerical reference (chains and the double pendulum: DOPRI5 with rtol = atol = `reference_tol` on "
                   "the Hamilton–Dirac equations from each instance's own physical initial data, advanced alongside it; "
                   "it costs about as much as one more tight-tolerance instance); `none` = no integration error"},
       {.section = "output", .name = "reference_tol", .type = real(&S::reference_tol, positive),
@@ -361,7 +389,7 @@ std::vector<StudyKey> declare_keys() {
        .meaning = "the periodogram of that component of instance 0 at the equally spaced sample times (001 §6): "
                   "`periodogram.csv` and the peak in `summary.json`; at most 65 536 samples (direct DFT), at least 5"},
       {.section = "output", .name = "wedge", .type = flag(&S::wedge),
-       .doc_allowed = "the pendulum models, fixed-step methods, double precision",
+       .doc_allowed = "the pendulum and the penalty pendulum, fixed-step methods, double precision",
        .meaning = "the wedge-product (symplecticity) diagnostic of 004 §3.2: two consistent tangent vectors are carried "
                   "through every step and projection by the discrete variational equations, and the metric "
                   "`wedge_error` = \\|ω(t) − ω(0)\\| (ω(0) = 1) is reported with the same statistics as the other "
@@ -402,11 +430,15 @@ void refuse_keys_out_of_scope(const Study& s, const std::string& section) {
     switch (k->scope) {
       case KeyScope::every_study: break;
       case KeyScope::pendulum_models:
-        throw StudyError(k->path() + " applies to model.kind = \"pendulum\" only; a chain has model.bond_length and no "
-                         "gravity");
+        throw StudyError(k->path() + " applies to the pendulum models (model.kind = \"pendulum\", \"penalty-pendulum\", "
+                         "\"double-pendulum\") only; a chain has model.bond_length and no gravity");
       case KeyScope::penalty_pendulum:
         throw StudyError(k->path() + " applies to model.kind = \"penalty-pendulum\" only " + why);
       case KeyScope::chain: throw StudyError(k->path() + " applies to model.kind = \"chain\" only " + why);
+      case KeyScope::bodies:
+        throw StudyError(k->path() + " applies to model.kind = \"chain\" and \"double-pendulum\" only " + why);
+      case KeyScope::double_pendulum:
+        throw StudyError(k->path() + " applies to model.kind = \"double-pendulum\" only " + why);
       case KeyScope::baumgarte:
         throw StudyError(k->path() + " is a parameter of integrator.formulation = \"baumgarte\" (formulation was \"" +
                          formulation_name(s.formulation) + "\")");

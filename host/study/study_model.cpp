@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <chens/models/chain.hpp>
+#include <chens/models/double_pendulum.hpp>
 #include <chens/models/pendulum.hpp>
 #include <chens/reference/pendulum_exact.hpp>
 
@@ -62,6 +63,16 @@ std::vector<double> chain_inverse_masses(const Study& s) {
   return w;
 }
 
+DoublePendulum<double> double_pendulum_model(const Study& s) {
+  // resolve() has checked that masses and lengths hold two numbers where given.
+  const bool two_masses = s.masses.size() == 2, two_lengths = s.lengths.size() == 2;
+  return DoublePendulum<double>{two_masses ? s.masses[0] : s.mass, two_masses ? s.masses[1] : s.mass,
+                                two_lengths ? s.lengths[0] : s.length, two_lengths ? s.lengths[1] : s.length,
+                                s.gravity};
+}
+
+std::vector<std::string> double_pendulum_state_names() { return {"x1", "y1", "x2", "y2", "px1", "py1", "px2", "py2"}; }
+
 std::vector<double> initial_state(const Study& s) {
   if (!s.initial.empty()) return s.initial;
   if (is_chain(s)) {
@@ -70,12 +81,17 @@ std::vector<double> initial_state(const Study& s) {
     chain_default_initial(static_cast<int>(s.atoms), s.bond_length, w.data(), 0.25, z.data());
     return z;
   }
+  if (is_double_pendulum(s)) {
+    const DoublePendulum<double> m = double_pendulum_model(s);
+    const auto z = DoublePendulum<double>::default_initial(m);
+    return std::vector<double>(z.v, z.v + z.size);
+  }
   return {1.0, 0.0, 0.0, -2.0};
 }
 
 bool reference_on(const Study& s) {
   if (s.reference) return *s.reference == "auto";
-  return !is_chain(s);  // the pendulum models have the closed form
+  return !is_chain(s) && !is_double_pendulum(s);  // the (penalty) pendulum has the closed form
 }
 
 std::vector<std::string> chain_state_names(int atoms) {
@@ -90,6 +106,7 @@ std::vector<std::string> chain_state_names(int atoms) {
 
 std::vector<std::string> physical_state_names(const Study& s) {
   if (is_chain(s)) return chain_state_names(static_cast<int>(s.atoms));
+  if (is_double_pendulum(s)) return double_pendulum_state_names();
   return {"x", "y", "px", "py"};
 }
 

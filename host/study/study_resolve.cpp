@@ -17,6 +17,45 @@ std::string list(const std::vector<int>& v) {
   return out;
 }
 
+// The double pendulum's keys and initial data (docs/adding-a-model.md): two masses, two
+// lengths, 8 numbers whose links have their lengths.
+void validate_double_pendulum(const Study& s) {
+  if (s.formulation != FormulationId::naive && s.formulation != FormulationId::dirac &&
+      s.formulation != FormulationId::impetus && s.formulation != FormulationId::baumgarte &&
+      s.formulation != FormulationId::constrained)
+    throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) +
+                     "\" is written for the pendulum only; the double pendulum has \"naive\", \"dirac\", \"impetus\", "
+                     "\"baumgarte\" and method \"rattle\"");
+  if (s.has("model.masses") && s.has("model.mass"))
+    throw StudyError("model.mass and model.masses are both given: use one (mass sets both bobs)");
+  if (!s.masses.empty() && s.masses.size() != 2)
+    throw StudyError("model.masses has " + std::to_string(s.masses.size()) +
+                     " entries; model.kind = \"double-pendulum\" needs two masses [m1, m2]");
+  if (s.has("model.lengths") && s.has("model.length"))
+    throw StudyError("model.length and model.lengths are both given: use one (length sets both links)");
+  if (!s.lengths.empty() && s.lengths.size() != 2)
+    throw StudyError("model.lengths has " + std::to_string(s.lengths.size()) +
+                     " entries; model.kind = \"double-pendulum\" needs two link lengths [l1, l2]");
+  const std::vector<double> z = initial_state(s);
+  if (z.size() != 8)
+    throw StudyError("model.initial has " + std::to_string(z.size()) +
+                     " numbers: the double pendulum needs an array of 8 numbers [x1, y1, x2, y2, px1, py1, px2, py2]");
+  // The links must have their lengths (as a chain's bonds): the constraint manifold is the
+  // point of the model, and the numerical reference keeps the level set it starts on. The
+  // tolerance admits coordinates typed to about 7 digits.
+  constexpr double link_rel_tol = 1e-6;
+  const DoublePendulum<double> m = double_pendulum_model(s);
+  const double r1 = std::hypot(z[0], z[1]), r2 = std::hypot(z[2] - z[0], z[3] - z[1]);
+  if (!(std::fabs(r1 - m.l1) <= link_rel_tol * m.l1))
+    throw StudyError("model.initial: link 1 (pivot to bob 1) has length " + shortest(r1) + ", but l1 = " +
+                     shortest(m.l1) + " (model.length or model.lengths; allowed relative deviation " +
+                     shortest(link_rel_tol) + ")");
+  if (!(std::fabs(r2 - m.l2) <= link_rel_tol * m.l2))
+    throw StudyError("model.initial: link 2 (bob 1 to bob 2) has length " + shortest(r2) + ", but l2 = " +
+                     shortest(m.l2) + " (model.length or model.lengths; allowed relative deviation " +
+                     shortest(link_rel_tol) + ")");
+}
+
 // Model-specific keys and values: which keys apply to which model, and whether the
 // initial data make sense for it.
 void validate_model(const Study& s) {
@@ -62,9 +101,9 @@ void validate_model(const Study& s) {
     throw StudyError("projection.every = " + std::to_string(s.projection_every) + " but no projection is enabled: set "
                      "projection.position and/or projection.momentum = true");
   if (s.wedge) {
-    if (chain)
+    if (s.model_kind != ModelKind::pendulum && !penalty)
       throw StudyError("output.wedge is written for the pendulum models (its consistent initial tangents, 004 §3.2); "
-                       "model.kind is \"chain\"");
+                       "model.kind is \"" + std::string(model_kind_name(s.model_kind)) + "\"");
     if (s.method == MethodId::dopri5)
       throw StudyError("output.wedge propagates tangents through fixed-step maps (004 §3.2); integrator.method = "
                        "\"dopri5\" chooses its steps from the state: use a fixed-step method");
@@ -92,6 +131,9 @@ void validate_model(const Study& s) {
       throw StudyError(std::string("integrator.precision = \"float\" is built for the formulations \"naive\" and "
                        "\"dirac\" only (formulation was \"") + formulation_name(s.formulation) +
                        "\"); use precision = \"double\"");
+    if (is_double_pendulum(s))
+      throw StudyError("integrator.precision = \"float\" is built for the pendulum and chains only (model.kind = "
+                       "\"double-pendulum\"); use precision = \"double\"");
     if (chain && s.atoms != float_chain_atoms)
       throw StudyError("integrator.precision = \"float\" is built for chains of " + std::to_string(float_chain_atoms) +
                        " atoms only (model.atoms = " + std::to_string(s.atoms) + "); use precision = \"double\"");
@@ -99,6 +141,10 @@ void validate_model(const Study& s) {
       throw StudyError("output.reference = \"auto\" with integrator.precision = \"float\": the chain's numerical "
                        "reference runs at reference_tol = 1e-12, below float's resolution; use output.reference = "
                        "\"none\" or precision = \"double\"");
+  }
+  if (is_double_pendulum(s)) {
+    validate_double_pendulum(s);
+    return;
   }
   if (!chain) {
     const std::vector<double> z = initial_state(s);
@@ -182,7 +228,7 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
                                                                                             : "output.periodogram") +
                        " is about instance 0, which ensemble.only leaves out; add 0 to ensemble.only or drop it");
   }
-  const double S = is_chain(s) ? 4.0 * static_cast<double>(s.atoms) : 4.0;
+  const double S = static_cast<double>(physical_state_names(s).size());
   const std::size_t recorded = recorded_instances(s).size();
   const double rec_bytes = static_cast<double>(recorded) * static_cast<double>(rp.samples + 1) *
                            (2 * S + metric_count + 1) * 8;

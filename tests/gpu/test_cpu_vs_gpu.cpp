@@ -76,6 +76,14 @@ PerInstanceResult kept_on(const Study& s, bool gpu) {
   return (gpu ? run_study_cuda(s, rp, spec) : run_study_cpu(s, rp, spec)).kept;
 }
 
+// A (formulation, method) case's name: "impetus_modified_rk4".
+std::string pair_name(const ::testing::TestParamInfo<std::tuple<FormulationId, MethodId>>& info) {
+  std::string name = std::string(formulation_name(std::get<0>(info.param))) + "_" + method_name(std::get<1>(info.param));
+  for (char& ch : name)
+    if (ch == '-') ch = '_';
+  return name;
+}
+
 TEST_P(CpuVsGpu, SameInstancesGiveTheSameResults) {
   const auto [formulation, method] = GetParam();
   Study s;
@@ -106,12 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          FormulationId::baumgarte),
                        ::testing::Values(MethodId::euler, MethodId::rk2, MethodId::rk4, MethodId::dopri5,
                                          MethodId::midpoint, MethodId::gauss2)),
-    [](const auto& info) {
-      std::string name = std::string(formulation_name(std::get<0>(info.param))) + "_" + method_name(std::get<1>(info.param));
-      for (char& ch : name)
-        if (ch == '-') ch = '_';
-      return name;
-    });
+    pair_name);
 
 INSTANTIATE_TEST_SUITE_P(Rattle, CpuVsGpu,
                          ::testing::Values(std::make_tuple(FormulationId::constrained, MethodId::rattle)),
@@ -236,12 +239,42 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(FormulationId::naive, MethodId::dopri5),
                       std::make_tuple(FormulationId::impetus, MethodId::rk4),
                       std::make_tuple(FormulationId::constrained, MethodId::rattle)),
-    [](const auto& info) {
-      std::string name = std::string(formulation_name(std::get<0>(info.param))) + "_" + method_name(std::get<1>(info.param));
-      for (char& ch : name)
-        if (ch == '-') ch = '_';
-      return name;
-    });
+    pair_name);
+
+// The planar double pendulum (docs/adding-a-model.md), unequal masses and lengths, with the
+// numerical reference: the systems list's GPU units of a model added through the list alone.
+class DoublePendulumCpuVsGpu : public CpuVsGpu {};
+
+TEST_P(DoublePendulumCpuVsGpu, SameInstancesGiveTheSameResults) {
+  const auto [formulation, method] = GetParam();
+  Study s;
+  s.model_kind = ModelKind::double_pendulum;
+  s.masses = {1.3, 0.7};
+  s.lengths = {1.1, 0.8};
+  s.gravity = 9.81;
+  s.formulation = formulation;
+  s.method = method;
+  s.t_end = 5.0;
+  s.h = 0.005;
+  s.size = 1024;
+  s.perturbation = 1e-4;
+  s.momentum = formulation == FormulationId::dirac || formulation == FormulationId::naive;
+  s.projection_tol = 1e-8;
+  s.rtol = s.atol = 1e-9;
+  s.reference = "auto";
+  expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 8, 1e-9,
+              std::string("double pendulum ") + formulation_name(formulation) + " + " + method_name(method));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formulations, DoublePendulumCpuVsGpu,
+    ::testing::Values(std::make_tuple(FormulationId::dirac, MethodId::rk4),
+                      std::make_tuple(FormulationId::dirac, MethodId::dopri5),
+                      std::make_tuple(FormulationId::naive, MethodId::gauss2),
+                      std::make_tuple(FormulationId::impetus, MethodId::rk4),
+                      std::make_tuple(FormulationId::baumgarte, MethodId::rk4),
+                      std::make_tuple(FormulationId::constrained, MethodId::rattle)),
+    pair_name);
 
 }  // namespace
 }  // namespace chens
