@@ -245,7 +245,7 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   spec.keep_instances = keep > mine.first ? std::min(keep - mine.first, mine.size) : 0;
   if (world.rank != 0) spec.progress = nullptr;
   // The same segments on every rank, from the largest shard's memory (the CPU backend's and
-  // the CUDA backend's bounds, ensemble_spec.hpp and kernels/ensemble_kernel.cuh).
+  // the CUDA backend's bounds, ensemble_spec.hpp and kernels/cuda_engine.cuh).
   const std::uint64_t largest = ((blocks + static_cast<std::uint64_t>(world.size) - 1) / static_cast<std::uint64_t>(world.size)) *
                                 cpu_block_size;
   const std::int64_t cpu_row = static_cast<std::int64_t>(largest / cpu_block_size + 1) * metric_count *

@@ -1,5 +1,5 @@
 // The example studies of the paper reproductions (examples/seiler*.toml) run through the
-// same path as `chens run` (load_study, resolve, run_pendulum_cpu) and give the numbers
+// same path as `chens run` (load_study, resolve, run_study_cpu) and give the numbers
 // the per-instance tests assert (docs/reproductions/pendulum.md).
 #include <gtest/gtest.h>
 
