@@ -17,9 +17,19 @@ cp examples/*.toml "$out/corpus/"
 # internal debug assertions are off, as in the Debian library chens links (built with
 # NDEBUG, where TOML_ASSERT_ASSUME is a no-op under GCC): they fire on inputs the parser
 # then reports as errors (e.g. "[;integrator]"), which is what chens relies on.
-clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  '-DTOML_ASSERT(expr)=((void)0)' \
-  -I include -I host -I "$build/generated" tests/fuzz/fuzz_study.cpp host/study/study_*.cpp -o "$out/fuzz_study"
+# One object per source, through ccache where installed (a clean clone of a commit built
+# before compiles nothing), on every core.
+cxx=(clang++)
+if command -v ccache > /dev/null; then
+  cxx=(env CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 ccache clang++)
+fi
+flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+       '-DTOML_ASSERT(expr)=((void)0)' -I include -I host -I "$build/generated")
+rm -rf "$out/obj" && mkdir -p "$out/obj"
+printf '%s\n' tests/fuzz/fuzz_study.cpp host/study/study_*.cpp |
+  xargs -P "$(nproc)" -I{} sh -c 'f="$1"; shift; "$@" -c "$f" -o "'"$out"'/obj/$(basename "$f" .cpp).o"' _ {} \
+    "${cxx[@]}" "${flags[@]}"
+clang++ -fsanitize=fuzzer,address,undefined "$out"/obj/*.o -o "$out/fuzz_study"
 log="$out/fuzz.log"
 if ! "$out/fuzz_study" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
      -artifact_prefix="$out/artifacts/" "$out/corpus" > "$log" 2>&1; then

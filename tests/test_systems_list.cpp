@@ -1,6 +1,6 @@
 // The systems list (CMakeLists.txt, cmake/ChensSystems.cmake) against the study parser: every
-// study resolve() accepts has a CPU unit in the list, every study it refuses has none, and
-// every unit runs. Over every model kind, formulation, precision, output.wedge and chain size
+// study resolve() accepts has a CPU entry in the list, every study it refuses has none, and
+// every entry runs (and names the state's components as many as its model has). Over every model kind, formulation, precision, output.wedge and chain size
 // (the compiled ones and one that is not): the list and the study's rules cannot drift apart.
 #include <gtest/gtest.h>
 
@@ -34,10 +34,10 @@ std::string describe(const Study& s) {
          (s.wedge ? " wedge" : "") + (s.model_kind == ModelKind::chain ? " N=" + std::to_string(s.atoms) : "");
 }
 
-TEST(SystemsList, ResolveAcceptsExactlyTheStudiesTheListRunsAndEveryUnitRuns) {
+TEST(SystemsList, ResolveAcceptsExactlyTheStudiesTheListRunsAndEveryEntryRuns) {
   std::vector<int> sizes = compiled_chain_sizes();
   sizes.push_back(5);  // not compiled
-  int units = 0;
+  int entries = 0;
   for (int k = 0; k < model_kind_count; ++k)
     for (int f = 0; f < formulation_count; ++f)
       for (const char* precision : {"double", "float"})
@@ -54,20 +54,20 @@ TEST(SystemsList, ResolveAcceptsExactlyTheStudiesTheListRunsAndEveryUnitRuns) {
             }
             ASSERT_EQ(accepted, has_system<CpuBackend>(s)) << describe(s);
             if (!accepted) continue;
-            ++units;
+            ++entries;
             const EnsembleResult r = run_study_cpu(s, resolve(s), ensemble_spec(s, 1));
             EXPECT_EQ(static_cast<int>(r.state_names.size()), physical_state_size(s)) << describe(s);
             const SampleStats& last = r.series.back();
             EXPECT_EQ(last.metric[int(MetricId::energy_error)].count, 16u) << describe(s);
             EXPECT_TRUE(std::isfinite(last.metric[int(MetricId::energy_error)].max)) << describe(s);
           }
-  // Every CPU unit of the list was reached: each study above matches one unit.
+  // Every CPU entry of the list was reached: each study above matches one entry.
   int listed = 0;
   for_each_system<CpuBackend>([&](auto) {
     ++listed;
     return false;
   });
-  EXPECT_EQ(units, listed);
+  EXPECT_EQ(entries, listed);
 }
 
 }  // namespace

@@ -7,10 +7,10 @@
 //   make(study)              the model from the study's [model] keys
 //   Reference                what integration_error measures against (reference/)
 //   reference_kind(rp)       summary.json's words for it
-//   state_names()            the physical state's components (states.h5, trajectory.csv)
 //   bytes_per_instance(t)    host memory an instance needs at most, with tangents (t) or not
 // The initial state is the study's (model.initial or the model's default, initial_state())
-// for every model. C++17-clean: nvcc compiles it.
+// for every model; the physical state's component names are physical_state_names(study)
+// (study/study_model.cpp), which resolve() needs for sizes the build may not have. C++17-clean: nvcc compiles it.
 #pragma once
 
 #include <cstddef>
@@ -65,7 +65,6 @@ struct ModelTraits<Pendulum<Real>> {
                ? "closed form in Jacobi elliptic functions (double, at the float run's step times)"
                : "closed form in Jacobi elliptic functions";
   }
-  static std::vector<std::string> state_names() { return {"x", "y", "px", "py"}; }
   // With output.wedge an instance also carries two tangent vectors (geometry/wedge.hpp).
   static constexpr std::size_t bytes_per_instance(bool tangents) { return tangents ? 512 : 384; }
 };
@@ -83,7 +82,6 @@ struct ModelTraits<PenaltyPendulum<double>> {
     return "constrained pendulum (closed form in Jacobi elliptic functions) from the initial data projected onto the "
            "constraint manifold";
   }
-  static std::vector<std::string> state_names() { return {"x", "y", "px", "py"}; }
   static constexpr std::size_t bytes_per_instance(bool tangents) { return ModelTraits<Pendulum<double>>::bytes_per_instance(tangents); }
 };
 
@@ -116,7 +114,6 @@ struct ModelTraits<Chain<Real, N>> {
   static std::string reference_kind(const RunParams<double>& rp) {
     return std::is_same_v<Real, double> ? numerical_reference_kind(rp) : std::string("none");
   }
-  static std::vector<std::string> state_names() { return chain_state_names(N); }
   static constexpr std::size_t bytes_per_instance(bool) {
     return sizeof(InstanceOf<HamiltonDirac<Chain<double, N>>, NumericalReference<Chain<double, N>>>);
   }
@@ -131,7 +128,6 @@ struct ModelTraits<DoublePendulum<double>> {
   static DoublePendulum<double> make(const Study& s) { return double_pendulum_model(s); }
   using Reference = NumericalReference<DoublePendulum<double>>;
   static std::string reference_kind(const RunParams<double>& rp) { return numerical_reference_kind(rp); }
-  static std::vector<std::string> state_names() { return double_pendulum_state_names(); }
   static constexpr std::size_t bytes_per_instance(bool) {
     return sizeof(InstanceOf<HamiltonDirac<DoublePendulum<double>>, NumericalReference<DoublePendulum<double>>>);
   }

@@ -35,7 +35,6 @@ EnsembleResult run_system(const Study& s, const RunParams<double>& rp_double, co
       EnsembleResult r =
           run_ensemble<Backend, RunSystem, std::decay_t<decltype(run_method)>, Reference>(run_sys, run_method, rp, z0, spec);
       r.reference_kind = Traits::reference_kind(rp_double);
-      r.state_names = Traits::state_names();
       return r;
     });
   });

@@ -68,6 +68,7 @@ EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const Ense
                              formulation_name(s.formulation) + "\", integrator.precision = \"" + s.precision +
                              "\" and output.wedge = " + (s.wedge ? "true" : "false") +
                              " (the systems list, CMakeLists.txt)");
+  r.state_names = physical_state_names(s);
   return r;
 }
 
