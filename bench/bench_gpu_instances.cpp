@@ -12,6 +12,9 @@
 //   BM_GpuChain7/n, BM_CpuChain7/n      seven-atom chain of 002 §7, Hamilton-Dirac + RK4,
 //       h = 0.01, t in [0, 10], momentum projection at 1e-8, no reference
 //   BM_GpuPendulumGeneralModel/n  BM_GpuPendulum with the unit model off (EnsembleSpec::gpu_unit)
+//   BM_{Gpu,Cpu}PendulumNoReference/n, BM_{Gpu,Cpu}PlanarPendulumAd/n  the hand-written pendulum
+//                                 (general model) and the same pendulum as a user model from V
+//                                 and phi (docs/custom-models.md), both without a reference
 //   BM_GpuPendulumFloat/n, BM_CpuPendulumFloat/n  BM_*Pendulum with integrator.precision =
 //       "float" (projection tolerance 1e-5; diagnostics and reference in double)
 //
@@ -142,6 +145,38 @@ void BM_CpuPendulumFloat(benchmark::State& st) {
   measure(st, float_pendulum_study(st.range(0)), run_study_cpu, false, pendulum_dirac_rk4_instance_step,
           pendulum_momentum_projection);
 }
+// The planar pendulum written as a user model from V and phi (issue 19; docs/custom-models.md,
+// registered in this binary by chens_add_model) against the hand-written pendulum, both
+// without a reference (the user model's would be a numerical DOPRI5 run, the pendulum's the
+// closed form): what the automatic differentiation and the dense solves cost.
+Study no_reference(Study s) {
+  s.reference = "none";
+  return s;
+}
+Study ad_pendulum_study(std::int64_t n) {
+  Study s = no_reference(pendulum_study(n));
+  s.model_kind = ModelKind::custom;
+  s.custom_model = "planar-pendulum";
+  s.parameters = {1.0, 1.0, 1.0};  // mass, length, gravity: the pendulum's defaults
+  s.initial = {1.0, 0.0, 0.0, -2.0};
+  return s;
+}
+void BM_GpuPendulumNoReference(benchmark::State& st) {
+  measure(st, no_reference(pendulum_study(st.range(0))), run_study_cuda, true, pendulum_dirac_rk4_instance_step,
+          pendulum_momentum_projection, false);
+}
+void BM_GpuPlanarPendulumAd(benchmark::State& st) {
+  measure(st, ad_pendulum_study(st.range(0)), run_study_cuda, true, pendulum_dirac_rk4_instance_step,
+          pendulum_momentum_projection);
+}
+void BM_CpuPendulumNoReference(benchmark::State& st) {
+  measure(st, no_reference(pendulum_study(st.range(0))), run_study_cpu, false, pendulum_dirac_rk4_instance_step,
+          pendulum_momentum_projection);
+}
+void BM_CpuPlanarPendulumAd(benchmark::State& st) {
+  measure(st, ad_pendulum_study(st.range(0)), run_study_cpu, false, pendulum_dirac_rk4_instance_step,
+          pendulum_momentum_projection);
+}
 void BM_GpuChain7(benchmark::State& st) {
   measure(st, chain_study(st.range(0)), run_study_cuda, true, chain7_dirac_rk4_instance_step, chain7_momentum_projection);
 }
@@ -154,6 +189,10 @@ BENCHMARK(BM_GpuPendulumGeneralModel)->Arg(10000000)->UseManualTime()->Unit(benc
 BENCHMARK(BM_CpuPendulum)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GpuChain7)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CpuChain7)->Arg(1000)->Arg(10000)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GpuPendulumNoReference)->Arg(1000000)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GpuPlanarPendulumAd)->Arg(1000000)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CpuPendulumNoReference)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CpuPlanarPendulumAd)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GpuPendulumFloat)->Arg(1000000)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CpuPendulumFloat)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);
 

@@ -68,7 +68,7 @@ std::string cuda_unsupported_reason(const Study& s) {
     for (int n : cuda_chain_sizes()) sizes += (sizes.empty() ? "" : ", ") + std::to_string(n);
     return "the GPU backend has chain kernels for model.atoms = " + sizes + " only";
   }
-  return std::string("the GPU backend has no kernels for model.kind = \"") + model_kind_name(s.model_kind) +
+  return std::string("the GPU backend has no kernels for model.kind = \"") + model_name(s) +
          "\" with integrator.formulation = \"" + formulation_name(s.formulation) + "\"";
 }
 

@@ -71,7 +71,8 @@ struct EnsembleResult {
   std::vector<int> lost_example_reasons;
   bool reference_available = false;       // integration_error is reported
   std::string reference_kind = "none";    // what the reference is (summary.json)
-  bool momentum_metrics = false;          // linear/angular momentum errors are reported
+  bool momentum_metrics = false;          // the angular momentum error is reported (a first integral)
+  bool linear_momentum_metric = false;    // and the linear momentum error (chains)
   bool wedge_metric = false;              // the wedge product's change is reported (output.wedge)
   std::vector<std::string> state_names;   // names of the physical state's components
   std::uint64_t reference_projected = 0;  // instances whose reference started from projected data
@@ -102,7 +103,8 @@ struct EnsembleResult {
 
   bool metric_reported(int m) const {
     if (m == int(MetricId::integration_error)) return reference_available;
-    if (m == int(MetricId::linear_momentum_error) || m == int(MetricId::angular_momentum_error)) return momentum_metrics;
+    if (m == int(MetricId::linear_momentum_error)) return linear_momentum_metric;
+    if (m == int(MetricId::angular_momentum_error)) return momentum_metrics;
     if (m == int(MetricId::wedge_error)) return wedge_metric;
     return true;
   }

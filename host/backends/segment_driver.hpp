@@ -59,6 +59,7 @@ EnsembleResult drive_segments(Engine& engine, const RunParams<typename Engine::R
   res.instances = n;
   res.reference_available = Reference::available && rp.reference;
   res.momentum_metrics = decltype(sys.model)::has_momentum_integrals;
+  res.linear_momentum_metric = reports_linear_momentum_v<decltype(sys.model)>;
   res.wedge_metric = has_tangents_v<System>;
   res.series.resize(static_cast<std::size_t>(samples + 1));
   res.kept = PerInstanceResult::sized(keep, P);

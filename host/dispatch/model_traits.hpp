@@ -10,7 +10,9 @@
 //   bytes_per_instance(t)    host memory an instance needs at most, with tangents (t) or not
 // The initial state is the study's (model.initial or the model's default, initial_state())
 // for every model; the physical state's component names are physical_state_names(study)
-// (study/study_model.cpp), which resolve() needs for sizes the build may not have. C++17-clean: nvcc compiles it.
+// (study/study_model.cpp), which resolve() needs for sizes the build may not have. User models
+// (AutoModel<Spec>) have theirs in auto_model_traits.hpp, which only their units include.
+// C++17-clean: nvcc compiles it.
 #pragma once
 
 #include <cstddef>

@@ -27,13 +27,14 @@ namespace {
 template <class F>
 void with_model_of(const Study& s, F&& f) {
   if (with_study_model(s, f)) return;
-  throw StudyError(std::string("model.kind = \"") + model_kind_name(s.model_kind) +
+  throw StudyError(std::string("model.kind = \"") + model_name(s) +
                    "\" with these keys is not in this build's systems list");
 }
 
 }  // namespace
 
 int physical_state_size(const Study& s) {
+  if (s.model_kind == ModelKind::custom) return 2 * custom_model_of(s).dof;
   int size = 0;
   with_model_of(s, [&](auto m) { size = decltype(m)::type::state_size; });
   return size;
@@ -45,6 +46,7 @@ std::size_t bytes_per_instance(const Study& s) {
   const auto S = static_cast<std::size_t>(physical_state_size(s));
   const std::size_t kept = s.states ? (4 * S + metric_count) * sizeof(double) + sizeof(Counters) + sizeof(int) : 0;
   std::size_t bytes = 0;
+  if (s.model_kind == ModelKind::custom) return custom_model_of(s).bytes_per_instance + kept;
   with_model_of(s, [&](auto m) { bytes = ModelTraits<typename decltype(m)::type>::bytes_per_instance(s.wedge); });
   return bytes + kept;
 }

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "backends/backend.hpp"
+#include "dispatch/custom_models.hpp"
 #include "dispatch/model_traits.hpp"
 #include "dispatch/system_list.hpp"
 
@@ -46,25 +47,34 @@ bool for_each_system(F&& f) {
   return done;
 }
 
-// Whether this build runs the study on Backend.
+// Whether this build runs the study on Backend: an entry of the systems list, or of a user
+// model registered by chens_add_model (dispatch/custom_models.hpp).
 template <class Backend>
 bool has_system(const Study& s) {
-  return for_each_system<Backend>([&](auto e) { return decltype(e)::runs(s); });
+  return for_each_system<Backend>([&](auto e) { return decltype(e)::runs(s); }) ||
+         find_custom_entry(s, Backend::name) != nullptr;
 }
 
 // The study's ensemble on Backend, by the entry of the systems list that matches it.
 template <class Backend>
 EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
   EnsembleResult r;
-  const bool ran = for_each_system<Backend>([&](auto e) {
+  bool ran = for_each_system<Backend>([&](auto e) {
     using E = decltype(e);
     if (!E::runs(s)) return false;
     r = run_system<Backend, typename E::Model, E::formulation, E::tangents>(s, rp, spec);
     return true;
   });
+  if (!ran) {
+    if (const CustomRunFn run = find_custom_entry(s, Backend::name)) {
+      r = run(s, rp, spec);
+      ran = true;
+    }
+  }
   if (!ran)
     throw std::runtime_error(std::string("this build has no ") + Backend::name + " unit for model.kind = \"" +
-                             model_kind_name(s.model_kind) + "\", integrator.formulation = \"" +
+                             model_name(s) +
+                             "\", integrator.formulation = \"" +
                              formulation_name(s.formulation) + "\", integrator.precision = \"" + s.precision +
                              "\" and output.wedge = " + (s.wedge ? "true" : "false") +
                              " (the systems list, CMakeLists.txt)");
@@ -73,7 +83,7 @@ EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const Ense
 }
 
 // Calls f(TypeTag<Model>) with the model of the study (kind, precision, size) from the
-// systems list's models; false when the build has none.
+// systems list's built-in models; false when the build has none (user models: custom_models.hpp).
 template <class F>
 bool with_study_model(const Study& s, F&& f) {
 #define CHENS_MODEL_ENTRY(...)                    \

@@ -33,9 +33,15 @@ class StudyError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+struct Study;
+// model.kind as the study gave it: a built-in kind's name or a user model's.
+std::string model_name(const Study& s);
+
 struct Study {
   // [model]
   ModelKind model_kind = ModelKind::pendulum;
+  std::string custom_model;             // model_kind = custom: the user model's name (model.kind)
+  std::vector<double> parameters;       // model_kind = custom: its parameters' values, in its spec's order
   std::vector<double> initial;          // empty: the model's default (initial_state())
   double mass = 1.0;                    // every atom's mass (chain), the bob's (pendulum), both bobs' (double pendulum)
   std::vector<double> masses;           // chain: one mass per atom; double pendulum: [m1, m2] (overrides mass)

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dispatch/custom_models.hpp"
 #include "study/study_key_table.hpp"
 #include "study/study_keys.hpp"
 
@@ -26,6 +27,15 @@ struct TomlText {
     return out + "]";
   }
 };
+
+// A user model's parameters, every one with its value (defaults filled in), one per line.
+std::string custom_parameters_toml(const Study& s) {
+  const CustomModelInfo& m = custom_model_of(s);
+  std::string out;
+  for (std::size_t i = 0; i < m.parameters.size(); ++i)
+    out += m.parameters[i].name + " = " + toml_float(s.parameters[i]) + "\n";
+  return out;
+}
 
 }  // namespace
 
@@ -52,6 +62,7 @@ std::string to_toml(const Study& s, const RunParams<double>& rp) {
       for (const StudyKey* later : keys)
         if (printed_after(*later) == k) print(*later);
     }
+    if (section == "model" && is_custom(s)) out += custom_parameters_toml(s);
   }
   return out;
 }
@@ -61,6 +72,10 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
   for (const StudyKey& k : study_keys())
     if (const auto v = printed_value(k, s, rp, Printout::json))
       std::visit([&](const auto& x) { j[k.section][k.name] = x; }, *v);
+  if (is_custom(s)) {
+    const CustomModelInfo& m = custom_model_of(s);
+    for (std::size_t i = 0; i < m.parameters.size(); ++i) j["model"][m.parameters[i].name] = s.parameters[i];
+  }
   return j;
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "study/default_study.hpp"
+#include "dispatch/custom_models.hpp"
 #include "study/study_key_table.hpp"
 
 namespace chens {
@@ -36,6 +37,11 @@ const StudyKey* find_key(const std::string& section, const std::string& name) {
 std::string key_names(const std::string& section) {
   std::string out;
   for (const StudyKey* k : section_keys(section)) out += (out.empty() ? "" : ", ") + std::string(k->name);
+  if (section == "model")  // and the parameters of the executable's user models
+    for (const CustomModelInfo& m : custom_models()) {
+      out += "; model.kind = \"" + m.name + "\": kind, initial";
+      for (const CustomModelParameter& p : m.parameters) out += ", " + p.name;
+    }
   return out;
 }
 
@@ -81,6 +87,9 @@ std::string key_suggestion(const std::string& section, const std::string& key) {
     if (section != sec && find_key(sec, key)) return " (did you mean " + sec + "." + key + "?)";
   std::vector<std::string> names;
   for (const StudyKey* k : section_keys(section)) names.emplace_back(k->name);
+  if (section == "model")
+    for (const CustomModelInfo& m : custom_models())
+      for (const CustomModelParameter& p : m.parameters) names.push_back(p.name);
   return did_you_mean(key, names, section + ".");
 }
 
@@ -107,16 +116,21 @@ std::string shown_name(const std::string& name) {
   return out + "\"";
 }
 
-// Checks that a key exists; `origin` says where it came from.
-const StudyKey& lookup(const std::string& section, const std::string& key, const std::string& origin) {
+// The message for a key no model or section has; `origin` says where it came from.
+[[noreturn]] void unknown_key(const std::string& section, const std::string& key, const std::string& origin) {
+  throw StudyError(origin + ": unknown key " + shown_name(section + "." + key) + key_suggestion(section, key) +
+                   "; allowed keys in [" + section + "]: " + key_names(section));
+}
+
+// Checks that a key exists; `origin` says where it came from. A user model's parameters are
+// [model] keys too (checked against the study's model.kind by study_from_root).
+void lookup(const std::string& section, const std::string& key, const std::string& origin) {
   if (!known_section(section))
     throw StudyError(origin + ": unknown section [" + shown_name(section) + "]" + section_suggestion(section) +
                      "; allowed sections: " + section_names());
-  const StudyKey* spec = find_key(section, key);
-  if (!spec)
-    throw StudyError(origin + ": unknown key " + shown_name(section + "." + key) + key_suggestion(section, key) +
-                     "; allowed keys in [" + section + "]: " + key_names(section));
-  return *spec;
+  // A user model's parameter: study_from_root judges it once model.kind is known.
+  if (section == "model" && is_custom_parameter_name(key)) return;
+  if (!find_key(section, key)) unknown_key(section, key, origin);
 }
 
 // The text toml++ is given: study files are ASCII except in comments, whose non-ASCII
@@ -290,16 +304,49 @@ void apply_sets(toml::table& root, const std::vector<std::string>& sets) {
   }
 }
 
+// A user model's [model] table: kind, initial and its parameters, by name; anything else is
+// refused with the parameters it has.
+void read_custom_parameters(const toml::table& model, Study& st) {
+  const CustomModelInfo& m = custom_model_of(st);
+  std::string names;
+  for (const CustomModelParameter& p : m.parameters) names += (names.empty() ? "" : ", ") + p.name;
+  for (const auto& [k, v] : model) {
+    const std::string key(k.str());
+    if (key == "kind" || key == "initial") continue;
+    std::size_t i = 0;
+    while (i < m.parameters.size() && m.parameters[i].name != key) ++i;
+    if (i == m.parameters.size()) {
+      std::vector<std::string> candidates;
+      for (const CustomModelParameter& p : m.parameters) candidates.push_back(p.name);
+      throw StudyError(where(v) + ": model." + shown_name(key) + " is not a parameter of model.kind = \"" + m.name +
+                       "\"" + did_you_mean(key, candidates, "model.") + "; its parameters: " +
+                       (names.empty() ? "none" : names) + " (" + m.header + ")");
+    }
+    st.parameters[i] = finite_number(v, "model." + key, "", [](double) { return true; });
+    st.given.insert("model." + key);
+  }
+}
+
 Study study_from_root(const toml::table& root) {
   Study st;
   for (const StudyKey& key : study_keys()) {
     const auto* tbl = root[key.section].as_table();
     if (!tbl) continue;
+    // A user model's other [model] entries are its parameters (read_custom_parameters).
+    if (is_custom(st) && std::string(key.section) == "model" && std::string(key.name) != "initial") continue;
     if (const toml::node* n = tbl->get(key.name)) {
       key.type.parse(*n, key.path(), st);
       st.given.insert(key.path());
     }
   }
+  if (is_custom(st)) read_custom_parameters(*root["model"].as_table(), st);
+  else if (const auto* model = root["model"].as_table())
+    for (const auto& [k, v] : *model) {
+      const std::string key(k.str());
+      if (find_key("model", key)) continue;
+      throw StudyError(where(v) + ": model." + shown_name(key) + " is a parameter of a user model; this study's "
+                       "model.kind is \"" + model_name(st) + "\"");
+    }
   // RATTLE integrates the constrained equations themselves: that is its formulation.
   if (st.method == MethodId::rattle && !st.has("integrator.formulation")) st.formulation = FormulationId::constrained;
   // The penalty model has one set of equations, its own.

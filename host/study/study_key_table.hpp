@@ -23,6 +23,7 @@ bool is_penalty_pendulum(const Study& s);
 // The pendulum itself, not the penalty pendulum: the model with a closed-form period.
 bool is_rigid_pendulum(const Study& s);
 bool is_double_pendulum(const Study& s);
+bool is_custom(const Study& s);  // a user model (model.kind names one registered by chens_add_model)
 
 // Which studies a key belongs to: given in any other it is refused, and it is printed
 // (to_toml, to_json) only in its own.

@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "dispatch/custom_models.hpp"
 #include "study/study_key_table.hpp"
 
 namespace chens {
@@ -12,11 +13,14 @@ bool is_chain(const Study& s) { return s.model_kind == ModelKind::chain; }
 bool is_penalty_pendulum(const Study& s) { return s.model_kind == ModelKind::penalty_pendulum; }
 bool is_rigid_pendulum(const Study& s) { return s.model_kind == ModelKind::pendulum; }
 bool is_double_pendulum(const Study& s) { return s.model_kind == ModelKind::double_pendulum; }
+bool is_custom(const Study& s) { return s.model_kind == ModelKind::custom; }
+
+std::string model_name(const Study& s) { return is_custom(s) ? s.custom_model : model_kind_name(s.model_kind); }
 
 bool in_scope(KeyScope scope, const Study& s) {
   switch (scope) {
     case KeyScope::every_study: return true;
-    case KeyScope::pendulum_models: return !is_chain(s);
+    case KeyScope::pendulum_models: return !is_chain(s) && !is_custom(s);
     case KeyScope::penalty_pendulum: return is_penalty_pendulum(s);
     case KeyScope::chain: return is_chain(s);
     case KeyScope::bodies: return is_chain(s) || is_double_pendulum(s);
@@ -126,6 +130,35 @@ KeyType indices(std::vector<std::int64_t> Study::*member, const char* what, std:
   return t;
 }
 
+// model.kind: a built-in kind, or a user model registered in this executable (chens_add_model,
+// dispatch/custom_models.hpp), whose parameters then start at their defaults.
+KeyType model_kind_key() {
+  KeyType t;
+  std::vector<std::pair<std::string, ModelKind>> builtin = every_id<ModelKind>(model_kind_count, model_kind_name);
+  t.parse = [builtin](const toml::node& n, const std::string& k, Study& st) {
+    std::vector<std::pair<std::string, std::string>> names;  // every model.kind this executable knows
+    for (const auto& b : builtin) names.emplace_back(b.first, b.first);
+    for (const CustomModelInfo& m : custom_models()) names.emplace_back(m.name, m.name);
+    const std::string name = choice<std::string>(n, k, names);
+    for (const auto& b : builtin)
+      if (b.first == name) {
+        st.model_kind = b.second;
+        st.custom_model.clear();
+        st.parameters.clear();
+        return;
+      }
+    const CustomModelInfo* m = find_custom_model(name);
+    st.model_kind = ModelKind::custom;
+    st.custom_model = name;
+    st.parameters.clear();
+    for (const CustomModelParameter& p : m->parameters) st.parameters.push_back(p.value);
+  };
+  t.value = [](const Study& s) { return KeyValue(model_name(s)); };
+  for (const auto& b : builtin) t.allowed += (t.allowed.empty() ? "`\"" : ", `\"") + b.first + "\"`";
+  t.allowed += ", the name of a user model built into the executable (docs/custom-models.md)";
+  return t;
+}
+
 KeyType text(std::string Study::*member, const char* what) {
   KeyType t;
   t.parse = [member, what](const toml::node& n, const std::string& k, Study& st) {
@@ -180,7 +213,7 @@ std::vector<StudyKey> declare_keys() {
   using S = Study;
   return {
       // [model]
-      {.section = "model", .name = "kind", .type = one_of(&S::model_kind, every_id<ModelKind>(model_kind_count, model_kind_name)),
+      {.section = "model", .name = "kind", .type = model_kind_key(),
        .meaning = "the model; `\"penalty-pendulum\"` is the pendulum with its constraint replaced by a stiff potential "
                   "(003; below), `\"double-pendulum\"` the planar double pendulum (below)"},
       {.section = "model", .name = "initial",
@@ -423,9 +456,12 @@ std::vector<const StudyKey*> section_keys(const std::string& section) {
 }
 
 void refuse_keys_out_of_scope(const Study& s, const std::string& section) {
+  // A user model's [model] entries are its own parameters, checked when they were read
+  // (study_files.cpp); the built-in keys of the same names do not apply to it.
+  if (is_custom(s) && section == "model") return;
   for (const StudyKey* k : section_keys(section)) {
     if (!s.has(k->path().c_str()) || in_scope(k->scope, s)) continue;
-    std::string why = k->scope_note ? k->scope_note : "this study's model.kind is \"" + std::string(model_kind_name(s.model_kind)) + "\"";
+    std::string why = k->scope_note ? k->scope_note : "this study's model.kind is \"" + model_name(s) + "\"";
     why = "(" + why + ")";
     switch (k->scope) {
       case KeyScope::every_study: break;
@@ -447,6 +483,11 @@ void refuse_keys_out_of_scope(const Study& s, const std::string& section) {
 }
 
 std::optional<KeyValue> printed_value(const StudyKey& key, const Study& s, const RunParams<double>& rp, Printout to) {
+  // A user model's [model] is its kind, its initial state and its parameters (printed by
+  // to_toml and to_json after the keys of the table).
+  if (is_custom(s) && std::string(key.section) == "model" && std::string(key.name) != "kind" &&
+      std::string(key.name) != "initial")
+    return std::nullopt;
   if (key.printed) return key.printed(s, rp, to);
   if (!in_scope(key.scope, s)) return std::nullopt;
   return key.type.value(s);

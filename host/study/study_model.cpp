@@ -10,6 +10,7 @@
 #include <chens/reference/pendulum_exact.hpp>
 
 #include "dispatch/chain_sizes.hpp"
+#include "dispatch/custom_models.hpp"
 #include "study/study_key_table.hpp"
 
 namespace chens {
@@ -75,6 +76,12 @@ std::vector<std::string> double_pendulum_state_names() { return {"x1", "y1", "x2
 
 std::vector<double> initial_state(const Study& s) {
   if (!s.initial.empty()) return s.initial;
+  if (is_custom(s)) {
+    const CustomModelInfo& m = custom_model_of(s);
+    std::vector<double> z(static_cast<std::size_t>(2 * m.dof), std::nan(""));
+    if (m.has_initial) m.initial(s.parameters.data(), z.data());
+    return z;
+  }
   if (is_chain(s)) {
     std::vector<double> z(static_cast<std::size_t>(4 * s.atoms));
     const std::vector<double> w = chain_inverse_masses(s);
@@ -91,7 +98,7 @@ std::vector<double> initial_state(const Study& s) {
 
 bool reference_on(const Study& s) {
   if (s.reference) return *s.reference == "auto";
-  return !is_chain(s) && !is_double_pendulum(s);  // the (penalty) pendulum has the closed form
+  return !is_chain(s) && !is_double_pendulum(s) && !is_custom(s);  // the (penalty) pendulum has the closed form
 }
 
 std::vector<std::string> chain_state_names(int atoms) {
@@ -106,6 +113,11 @@ std::vector<std::string> chain_state_names(int atoms) {
 
 std::vector<std::string> physical_state_names(const Study& s) {
   if (is_chain(s)) return chain_state_names(static_cast<int>(s.atoms));
+  if (is_custom(s)) {  // q by the spec's names, then p<name>
+    std::vector<std::string> names = custom_model_of(s).coordinates;
+    for (const std::string& c : custom_model_of(s).coordinates) names.push_back("p" + c);
+    return names;
+  }
   if (is_double_pendulum(s)) return double_pendulum_state_names();
   return {"x", "y", "px", "py"};
 }
@@ -113,7 +125,7 @@ std::vector<std::string> physical_state_names(const Study& s) {
 double pendulum_nominal_period(const Study& s) {
   if (!is_rigid_pendulum(s))
     throw StudyError(std::string("output.phase_error measures the pendulum's phase after whole periods; model.kind is \"") +
-                     model_kind_name(s.model_kind) + "\"");
+                     model_name(s) + "\"");
   const std::vector<double> z = initial_state(s);
   const auto exact = PendulumExact<double>::make(Pendulum<double>{s.mass, s.length, s.gravity}, Vec<double, 4>{{z[0], z[1], z[2], z[3]}});
   const double T = exact.period();

@@ -5,6 +5,7 @@
 
 #include <chens/diagnostics/metrics.hpp>
 
+#include "dispatch/custom_models.hpp"
 #include "study/study_key_table.hpp"
 
 namespace chens {
@@ -56,6 +57,52 @@ void validate_double_pendulum(const Study& s) {
                      shortest(link_rel_tol) + ")");
 }
 
+// A user model (docs/custom-models.md): the formulations its executable built, its initial
+// data's size, finite V and phi there, and independent constraints (Q = J M^-1 J^T of 002
+// eq. 28 well conditioned: every formulation solves with it, and a singular Q is a model or
+// data error no integration can repair).
+void validate_custom_model(const Study& s) {
+  const CustomModelInfo& m = custom_model_of(s);
+  std::string formulations;
+  bool built = false;
+  for (const CustomEntry& e : m.entries) {
+    const std::string name = "\"" + std::string(formulation_name(e.formulation)) + "\"";
+    if (formulations.find(name) == std::string::npos) formulations += (formulations.empty() ? "" : ", ") + name;
+    built = built || e.formulation == s.formulation;
+  }
+  if (!built)
+    throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) + "\": model.kind = \"" +
+                     m.name + "\" is built with " + formulations + " (chens_add_model's FORMULATIONS; \"constrained\" "
+                     "is method \"rattle\")");
+  if (s.precision != "double")
+    throw StudyError("integrator.precision = \"" + s.precision + "\": user models run in double precision only");
+  if (s.initial.empty() && !m.has_initial)
+    throw StudyError("model.initial is missing: model.kind = \"" + m.name + "\" (" + m.header +
+                     ") has no default initial state; give " + std::to_string(2 * m.dof) + " numbers (q, then p)");
+  const std::vector<double> z = initial_state(s);
+  if (z.size() != static_cast<std::size_t>(2 * m.dof))
+    throw StudyError("model.initial has " + std::to_string(z.size()) + " numbers; model.kind = \"" + m.name + "\" needs " +
+                     std::to_string(2 * m.dof) + " (q, then p: " + std::to_string(m.dof) + " each)");
+  for (std::size_t i = 0; i < z.size(); ++i)
+    if (!std::isfinite(z[i]))
+      throw StudyError("the initial state of model.kind = \"" + m.name + "\" has a non-finite component " +
+                       physical_state_names(s)[i] + " = " + shortest(z[i]));
+  const InitialCheck c = m.check(s.parameters.data(), z.data());
+  if (!std::isfinite(c.potential))
+    throw StudyError("the potential V of model.kind = \"" + m.name + "\" is not finite at the initial state (V = " +
+                     shortest(c.potential) + "; " + m.header + ", parameters as given)");
+  for (std::size_t a = 0; a < c.phi.size(); ++a)
+    if (!std::isfinite(c.phi[a]))
+      throw StudyError("constraint " + std::to_string(a) + " of model.kind = \"" + m.name +
+                       "\" is not finite at the initial state (phi = " + shortest(c.phi[a]) + ")");
+  constexpr double max_condition = 1e12;
+  if (!(c.gram_condition <= max_condition))
+    throw StudyError("the constraints of model.kind = \"" + m.name + "\" are dependent at the initial state: Q = J M^-1 J^T "
+                     "has condition number " + shortest(c.gram_condition) + " (> " + shortest(max_condition) +
+                     "; infinite: singular or not positive definite, e.g. a mass <= 0). Choose initial data where the "
+                     "constraint gradients are independent");
+}
+
 // Model-specific keys and values: which keys apply to which model, and whether the
 // initial data make sense for it.
 void validate_model(const Study& s) {
@@ -76,7 +123,7 @@ void validate_model(const Study& s) {
                        "projected (003); set it to false");
   } else if (s.formulation == FormulationId::penalty) {
     throw StudyError(std::string("integrator.formulation = \"penalty\" is the equations of model.kind = \"penalty-pendulum\" "
-                                 "(this study's model.kind is \"") + model_kind_name(s.model_kind) + "\")");
+                                 "(this study's model.kind is \"") + model_name(s) + "\")");
   }
   if (s.method == MethodId::verlet && !penalty)
     throw StudyError("integrator.method = \"verlet\" (Stormer-Verlet) needs a separable Hamiltonian: model.kind = "
@@ -103,7 +150,7 @@ void validate_model(const Study& s) {
   if (s.wedge) {
     if (s.model_kind != ModelKind::pendulum && !penalty)
       throw StudyError("output.wedge is written for the pendulum models (its consistent initial tangents, 004 §3.2); "
-                       "model.kind is \"" + std::string(model_kind_name(s.model_kind)) + "\"");
+                       "model.kind is \"" + model_name(s) + "\"");
     if (s.method == MethodId::dopri5)
       throw StudyError("output.wedge propagates tangents through fixed-step maps (004 §3.2); integrator.method = "
                        "\"dopri5\" chooses its steps from the state: use a fixed-step method");
@@ -144,6 +191,10 @@ void validate_model(const Study& s) {
   }
   if (is_double_pendulum(s)) {
     validate_double_pendulum(s);
+    return;
+  }
+  if (is_custom(s)) {
+    validate_custom_model(s);
     return;
   }
   if (!chain) {

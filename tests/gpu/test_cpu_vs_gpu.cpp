@@ -11,6 +11,7 @@
 // compare them in total over the ensemble with a small allowance.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -275,6 +276,51 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(FormulationId::baumgarte, MethodId::rk4),
                       std::make_tuple(FormulationId::constrained, MethodId::rattle)),
     pair_name);
+
+// User models from V and phi (issue 19; docs/custom-models.md), built into this binary by
+// chens_add_model with both backends (tests/CMakeLists.txt): the planar pendulum, the
+// spherical pendulum and the triatomic molecule, with the numerical reference, every
+// formulation a user model has and RATTLE.
+class CustomModelCpuVsGpu : public NeedsGpu<::testing::TestWithParam<std::tuple<std::string, FormulationId, MethodId>>> {};
+
+TEST_P(CustomModelCpuVsGpu, SameInstancesGiveTheSameResults) {
+  const auto [model, formulation, method] = GetParam();
+  Study s = load_runs_text("[model]\nkind = \"" + model + "\"\n", "test", {}).at(0).study;
+  s.formulation = formulation;
+  s.method = method;
+  s.t_end = 5.0;
+  s.h = 0.005;
+  s.size = 1024;
+  s.perturbation = 1e-4;
+  s.momentum = formulation == FormulationId::dirac || formulation == FormulationId::naive;
+  s.projection_tol = 1e-8;
+  s.rtol = s.atol = 1e-9;
+  s.reference = "auto";
+  const int S = static_cast<int>(initial_state(s).size());
+  expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), S, 1e-9,
+              model + " " + formulation_name(formulation) + " + " + method_name(method));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, CustomModelCpuVsGpu,
+    ::testing::Values(std::make_tuple("planar-pendulum", FormulationId::dirac, MethodId::rk4),
+                      std::make_tuple("planar-pendulum", FormulationId::constrained, MethodId::rattle),
+                      std::make_tuple("spherical-pendulum", FormulationId::dirac, MethodId::rk4),
+                      std::make_tuple("spherical-pendulum", FormulationId::naive, MethodId::gauss2),
+                      std::make_tuple("spherical-pendulum", FormulationId::constrained, MethodId::rattle),
+                      std::make_tuple("triatomic", FormulationId::dirac, MethodId::dopri5),
+                      std::make_tuple("triatomic", FormulationId::impetus, MethodId::rk4),
+                      std::make_tuple("triatomic", FormulationId::baumgarte, MethodId::rk4),
+                      std::make_tuple("triatomic", FormulationId::constrained, MethodId::rattle),
+                      std::make_tuple("rigid-tetrahedron", FormulationId::dirac, MethodId::rk4),
+                      std::make_tuple("rigid-tetrahedron", FormulationId::constrained, MethodId::rattle)),
+    [](const auto& info) {
+      std::string name = std::get<0>(info.param) + "_" + formulation_name(std::get<1>(info.param)) + "_" +
+                         method_name(std::get<2>(info.param));
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
 
 }  // namespace
 }  // namespace chens

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include <chens/config.hpp>
 #include <chens/formulations/formulation.hpp>
@@ -55,6 +56,17 @@ struct NoReference {
   CHENS_HD bool enabled() const { return false; }
   CHENS_HD Vec<Real, S> eval(Real) const { return Vec<Real, S>::zero(); }
 };
+
+// Whether a model's linear momenta are first integrals too (chains): models whose one
+// conserved quantity besides H is an angular momentum (a user model's, models/auto_model.hpp)
+// say reports_linear_momentum = false, and only angular_momentum_error is reported.
+template <class Model, class = void>
+struct reports_linear_momentum : std::bool_constant<Model::has_momentum_integrals> {};
+template <class Model>
+struct reports_linear_momentum<Model, std::void_t<decltype(Model::reports_linear_momentum)>>
+    : std::bool_constant<Model::reports_linear_momentum> {};
+template <class Model>
+inline constexpr bool reports_linear_momentum_v = reports_linear_momentum<Model>::value;
 
 // The first integrals besides H that a model conserves (P_x, P_y, L_z), or zeros.
 template <class Model>

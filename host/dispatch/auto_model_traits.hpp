@@ -1,0 +1,39 @@
+// ModelTraits of the user models (models/auto_model.hpp; docs/custom-models.md): included by
+// the units chens_add_model generates (cmake/custom_model_unit.in, custom_model_registration.in)
+// and by nothing else, so that the built-in units do not depend on auto_model.hpp.
+// C++17-clean: nvcc compiles it.
+#pragma once
+
+#include <string>
+
+#include <chens/models/auto_model.hpp>
+
+#include "dispatch/model_traits.hpp"
+
+namespace chens {
+
+// A user model from V and phi (models/auto_model.hpp; registered by chens_add_model,
+// dispatch/custom_models.hpp): model.kind is its spec's name, its parameters the study's
+// Study::parameters (defaults filled in by the parser). No closed form: a tight DOPRI5 run of
+// the Hamilton-Dirac equations is the reference (output.reference = "auto"), as for chains.
+template <class Spec>
+struct ModelTraits<AutoModel<Spec, double>> {
+  using Model = AutoModel<Spec, double>;
+  static constexpr ModelKind kind = ModelKind::custom;
+  static bool matches(const Study& s) {
+    return s.model_kind == kind && s.custom_model == Spec::name && precision_matches<double>(s);
+  }
+  static Model make(const Study& s) {
+    typename Model::Params k = Model::Params::zero();
+    for (int i = 0; i < Model::parameter_count && i < static_cast<int>(s.parameters.size()); ++i)
+      k[i] = s.parameters[static_cast<std::size_t>(i)];
+    return Model::make(k);
+  }
+  using Reference = NumericalReference<Model>;
+  static std::string reference_kind(const RunParams<double>& rp) { return numerical_reference_kind(rp); }
+  static constexpr std::size_t bytes_per_instance(bool) {
+    return sizeof(InstanceOf<HamiltonDirac<Model>, NumericalReference<Model>>);
+  }
+};
+
+}  // namespace chens

@@ -1,0 +1,61 @@
+// The registry of user models (custom_models.hpp).
+#include "dispatch/custom_models.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "study/study.hpp"
+
+namespace chens {
+
+namespace {
+std::vector<CustomModelInfo>& registry() {
+  static std::vector<CustomModelInfo> models;  // filled by static initialisers: constructed on first use
+  return models;
+}
+}  // namespace
+
+bool register_custom_model(CustomModelInfo info) {
+  for (int k = 0; k < model_kind_count; ++k)
+    if (info.name == model_kind_name(static_cast<ModelKind>(k)))
+      throw std::logic_error("chens_add_model: a user model may not be called \"" + info.name +
+                             "\", the name of a built-in model.kind (" + info.header + ")");
+  for (const CustomModelInfo& m : registry())
+    if (m.name == info.name)
+      throw std::logic_error("chens_add_model: two user models are called \"" + info.name + "\" (" + m.header + ", " +
+                             info.header + ")");
+  registry().push_back(std::move(info));
+  return true;
+}
+
+const std::vector<CustomModelInfo>& custom_models() { return registry(); }
+
+const CustomModelInfo* find_custom_model(const std::string& name) {
+  for (const CustomModelInfo& m : registry())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+const CustomModelInfo& custom_model_of(const Study& s) {
+  const CustomModelInfo* m = s.model_kind == ModelKind::custom ? find_custom_model(s.custom_model) : nullptr;
+  if (!m) throw StudyError("model.kind = \"" + s.custom_model + "\" is not a model of this executable");
+  return *m;
+}
+
+bool is_custom_parameter_name(const std::string& name) {
+  for (const CustomModelInfo& m : registry())
+    for (const CustomModelParameter& p : m.parameters)
+      if (p.name == name) return true;
+  return false;
+}
+
+CustomRunFn find_custom_entry(const Study& s, const char* backend) {
+  if (s.model_kind != ModelKind::custom || s.wedge || s.precision != "double") return nullptr;
+  const CustomModelInfo* m = find_custom_model(s.custom_model);
+  if (!m) return nullptr;
+  for (const CustomEntry& e : m->entries)
+    if (e.formulation == s.formulation && std::strcmp(e.backend, backend) == 0) return e.run;
+  return nullptr;
+}
+
+}  // namespace chens
