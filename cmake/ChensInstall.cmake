@@ -9,7 +9,8 @@
 # Layout under the prefix: bin/chens; include/chens/ (the per-instance code); include/chens/host/
 # (what a generated unit includes: the engines, the dispatch, the study, the CUDA engine's
 # .cuh and this build's generated headers); lib/ (static libraries); lib/cmake/chens/ (the
-# package, ChensAddModel.cmake and its templates); share/chens/main.cpp (the CLI's main).
+# package, ChensAddModel.cmake and its templates); share/chens/ (the CLI's main.cpp, and
+# plot_study.py, which an installed chens's `chens plot` runs).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 set(chens_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/chens)
@@ -22,7 +23,7 @@ install(DIRECTORY ${chens_generated}/ DESTINATION ${chens_host_include} FILES_MA
 if(CHENS_HAVE_CUDA)
   install(DIRECTORY kernels/ DESTINATION ${chens_host_include} FILES_MATCHING PATTERN "*.cuh")
 endif()
-install(FILES host/cli/main.cpp DESTINATION ${CMAKE_INSTALL_DATADIR}/chens)
+install(FILES host/cli/main.cpp scripts/plot_study.py DESTINATION ${CMAKE_INSTALL_DATADIR}/chens)
 install(FILES cmake/ChensAddModel.cmake cmake/custom_model_unit.in cmake/custom_model_registration.in
         DESTINATION ${chens_cmake_dir})
 

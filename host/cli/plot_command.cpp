@@ -39,8 +39,11 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
     return exit_bad_input;
   }
   const char* python = "/usr/bin/python3";
-  const fs::path script = CHENS_PLOT_SCRIPT;
   std::error_code ec;
+  // An installed chens (cmake --install) finds the script beside it, PREFIX/share/chens/; a
+  // build tree's chens the one in its source tree.
+  fs::path script = fs::read_symlink("/proc/self/exe", ec).parent_path().parent_path() / "share" / "chens" / "plot_study.py";
+  if (ec || !fs::exists(script, ec)) script = CHENS_PLOT_SCRIPT;
   if (!fs::exists(python, ec) || !fs::exists(script, ec)) {
     err << "chens plot: needs " << python << " and " << script.string()
         << " (scripts/bootstrap.sh installs python3-matplotlib)\n";
