@@ -31,7 +31,7 @@
 //                                                         const Vec<T, n>& p);  a first integral,
 //                                                         reported as angular_momentum_error
 //   static constexpr bool cpu_lanes = false;                  V or phi use functions the CPU
-//                                                         lanes' D2 lacks (D2 has + - * / sqrt exp)
+//                                                         lanes' D2 lacks (D2 has + - * / and exp only)
 // where k holds the parameters' values in the study's order (k[0] is parameters[0]).
 //
 // Host/device (CHENS_HD), fixed sizes, trivially copyable, no heap or exceptions.
