@@ -100,8 +100,14 @@ function(chens_add_model target)
   configure_file(${CHENS_ADD_MODEL_DIR}/custom_model_registration.in ${dir}/register_${id}.cpp @ONLY)
   list(APPEND sources ${dir}/register_${id}.cpp)
   target_sources(${target} PRIVATE ${sources})
+  # GCC's inliner sizes the user's V and phi over jets before the masks of structural zeros
+  # (linalg/jet.hpp) fold, finds them too large to inline into the step (its default
+  # max-inline-insns-single, 200 at -O3, "limit reached") and then runs every masked branch
+  # at run time: the planar pendulum's step 2.8 times slower. A larger budget in the model's
+  # own units inlines them (docs/performance.md, "User models").
+  set(options "$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:--param=max-inline-insns-single=1000>")
   if("cuda" IN_LIST M_BACKENDS)
-    set_source_files_properties(${sources} TARGET_DIRECTORY ${target} PROPERTIES
-                                COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr;-diag-suppress;20012;-Xptxas=-warn-spills>")
+    list(APPEND options "$<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr;-diag-suppress;20012;-Xptxas=-warn-spills>")
   endif()
+  set_source_files_properties(${sources} TARGET_DIRECTORY ${target} PROPERTIES COMPILE_OPTIONS "${options}")
 endfunction()

@@ -15,6 +15,8 @@
 //   (S nu)_a = D^2 phi_a [u, v] - (J M^-1 sum_b nu_b Hess(phi_b) v)_a,  u = M^-1 J^T nu
 //     from S_ab = {psi_a, psi_b} = J_b M^-1 Hess(phi_a) v - J_a M^-1 Hess(phi_b) v (002 eq. 43's
 //     definition, with d psi_a / dq = Hess(phi_a) v and d psi_a / dp = M^-1 J_a^T).
+// The passes seed q_i along e_i alone: the jets' masks of structural zeros (linalg/jet.hpp)
+// drop the products with the other directions' zero tangents at compile time.
 //
 // A spec (examples/custom_model/models/ has three) is a struct with
 //   static constexpr const char* name;                       model.kind in study files
@@ -137,17 +139,17 @@ struct AutoModel {
     }
   }
 
-  CHENS_HD static Coords q_of(const State& z) {
+  CHENS_HD CHENS_FORCEINLINE static Coords q_of(const State& z) {
     Coords q;
     for (int i = 0; i < dof; ++i) q[i] = z[i];
     return q;
   }
-  CHENS_HD static Coords p_of(const State& z) {
+  CHENS_HD CHENS_FORCEINLINE static Coords p_of(const State& z) {
     Coords p;
     for (int i = 0; i < dof; ++i) p[i] = z[dof + i];
     return p;
   }
-  CHENS_HD static State join(const Coords& q, const Coords& p) {
+  CHENS_HD CHENS_FORCEINLINE static State join(const Coords& q, const Coords& p) {
     State z;
     for (int i = 0; i < dof; ++i) {
       z[i] = q[i];
@@ -156,7 +158,7 @@ struct AutoModel {
     return z;
   }
 
-  CHENS_HD Coords minv_mul(const Coords& v) const {
+  CHENS_HD CHENS_FORCEINLINE Coords minv_mul(const Coords& v) const {
     Coords r;
     for (int i = 0; i < dof; ++i) r[i] = inv_mass[i] * v[i];
     return r;
@@ -170,12 +172,13 @@ struct AutoModel {
   CHENS_HD Multipliers phi(const Coords& q) const { return Spec::constraint(k, q); }
 
   // grad V: V over Jet<Real, n>, q_i seeded with e_i.
-  CHENS_HD Coords grad_potential(const Coords& q) const {
+  CHENS_HD CHENS_FORCEINLINE Coords grad_potential(const Coords& q) const {
     using J = Jet<Real, dof>;
     Vec<J, dof> x;
+    CHENS_UNROLL
     for (int i = 0; i < dof; ++i) {
-      x[i] = J(q[i]);
-      x[i].d[i] = Real(1);
+      x[i] = J(q[i]);  // q_i along e_i alone: the jets' masks know the zeros
+      x[i].set_tangent(i, Real(1));
     }
     const J V = Spec::potential(k, x);
     Coords g;
@@ -187,12 +190,50 @@ struct AutoModel {
   struct Jacobian {
     Real a[constraints][dof];
   };
-  CHENS_HD Jacobian jacobian(const Coords& q) const {
+  // The three contractions of an m x n block (J, or the rows Hess(phi_a) v) that every
+  // primitive and the one-pass right-hand side below share, in one operation order:
+  //   rows_mul:   r_a = sum_i x_ai w_i                        (J v, v^T Hess(phi_a) w)
+  //   rows_t_mul: r_i = sum_a x_ai l_a                        (J^T lambda, sum_a l_a Hess(phi_a) v)
+  //   weighted_products: A_ab = sum_i x_ai M^-1_ii y_bi       (Q = J M^-1 J^T, RATTLE's matrix)
+  using Rows = Real[constraints][dof];
+  CHENS_HD CHENS_FORCEINLINE static Multipliers rows_mul(const Rows& x, const Coords& w) {
+    Multipliers r;
+    for (int a = 0; a < constraints; ++a) {
+      Real s = x[a][0] * w[0];
+      for (int i = 1; i < dof; ++i) s = s + x[a][i] * w[i];
+      r[a] = s;
+    }
+    return r;
+  }
+  CHENS_HD CHENS_FORCEINLINE static Coords rows_t_mul(const Rows& x, const Multipliers& l) {
+    Coords r;
+    for (int i = 0; i < dof; ++i) {
+      Real s = x[0][i] * l[0];
+      for (int a = 1; a < constraints; ++a) s = s + x[a][i] * l[a];
+      r[i] = s;
+    }
+    return r;
+  }
+  // symmetric (x = y): the lower triangle, mirrored.
+  template <bool Symmetric>
+  CHENS_HD CHENS_FORCEINLINE Mat<Real, constraints> weighted_products(const Rows& x, const Rows& y) const {
+    Mat<Real, constraints> A;
+    for (int a = 0; a < constraints; ++a)
+      for (int b = 0; b < (Symmetric ? a + 1 : constraints); ++b) {
+        Real s = x[a][0] * inv_mass[0] * y[b][0];
+        for (int i = 1; i < dof; ++i) s = s + x[a][i] * inv_mass[i] * y[b][i];
+        A.a[a][b] = s;
+        if (Symmetric) A.a[b][a] = s;
+      }
+    return A;
+  }
+  CHENS_HD CHENS_FORCEINLINE Jacobian jacobian(const Coords& q) const {
     using J = Jet<Real, dof>;
     Vec<J, dof> x;
+    CHENS_UNROLL
     for (int i = 0; i < dof; ++i) {
-      x[i] = J(q[i]);
-      x[i].d[i] = Real(1);
+      x[i] = J(q[i]);  // q_i along e_i alone: the jets' masks know the zeros
+      x[i].set_tangent(i, Real(1));
     }
     const Vec<J, constraints> f = Spec::constraint(k, x);
     Jacobian jac;
@@ -202,9 +243,10 @@ struct AutoModel {
   }
 
   // J v: phi over Jet<Real, 1> seeded with v (a directional derivative).
-  CHENS_HD Multipliers jac_mul(const Coords& q, const Coords& v) const {
+  CHENS_HD CHENS_FORCEINLINE Multipliers jac_mul(const Coords& q, const Coords& v) const {
     using J = Jet<Real, 1>;
     Vec<J, dof> x;
+    CHENS_UNROLL
     for (int i = 0; i < dof; ++i) {
       x[i].v = q[i];
       x[i].d[0] = v[i];
@@ -215,15 +257,8 @@ struct AutoModel {
     return r;
   }
   // J^T lambda.
-  CHENS_HD Coords jac_t_mul(const Coords& q, const Multipliers& lam) const {
-    const Jacobian jac = jacobian(q);
-    Coords r;
-    for (int i = 0; i < dof; ++i) {
-      Real s = jac.a[0][i] * lam[0];
-      for (int a = 1; a < constraints; ++a) s = s + jac.a[a][i] * lam[a];
-      r[i] = s;
-    }
-    return r;
+  CHENS_HD CHENS_FORCEINLINE Coords jac_t_mul(const Coords& q, const Multipliers& lam) const {
+    return rows_t_mul(jacobian(q).a, lam);
   }
   // Everything the Hamilton-Dirac right-hand side needs of phi at (q, v), from ONE pass of phi
   // over Jet<Jet<Real, 1>, n> (inner tangent v, outer tangents e_i): phi_a's outer tangents
@@ -233,16 +268,17 @@ struct AutoModel {
     Multipliers jv;                // J v
     Real hv[constraints][dof];     // Hess(phi_a) v
   };
-  CHENS_HD Local local(const Coords& q, const Coords& v) const {
+  CHENS_HD CHENS_FORCEINLINE Local local(const Coords& q, const Coords& v) const {
     using I = Jet<Real, 1>;
     using J = Jet<I, dof>;
     Vec<J, dof> x;
+    CHENS_UNROLL
     for (int i = 0; i < dof; ++i) {
       I qi;
       qi.v = q[i];
       qi.d[0] = v[i];
       x[i] = J(qi);
-      x[i].d[i] = I(Real(1));
+      x[i].set_tangent(i, I(Real(1)));  // e_i, with no inner tangent
     }
     const Vec<J, constraints> f = Spec::constraint(k, x);
     Local l;
@@ -257,26 +293,19 @@ struct AutoModel {
   }
 
   // sum_a lambda_a Hess(phi_a) v = grad_q (lambda . J(q) v), from local()'s one pass.
-  CHENS_HD Coords hess_phi_mul(const Coords& q, const Multipliers& lam, const Coords& v) const {
-    const Local l = local(q, v);
-    Coords r;
-    for (int i = 0; i < dof; ++i) {
-      Real s = l.hv[0][i] * lam[0];
-      for (int a = 1; a < constraints; ++a) s = s + l.hv[a][i] * lam[a];
-      r[i] = s;
-    }
-    return r;
+  CHENS_HD CHENS_FORCEINLINE Coords hess_phi_mul(const Coords& q, const Multipliers& lam, const Coords& v) const {
+    return rows_t_mul(local(q, v).hv, lam);
   }
   // D^2 phi_a [u, w] = u^T Hess(phi_a) w for every a: phi over Jet<Jet<Real, 1>, 1>.
-  CHENS_HD Multipliers second_derivative(const Coords& q, const Coords& u, const Coords& w) const {
+  CHENS_HD CHENS_FORCEINLINE Multipliers second_derivative(const Coords& q, const Coords& u, const Coords& w) const {
     using I = Jet<Real, 1>;
     using J = Jet<I, 1>;
     Vec<J, dof> x;
+    CHENS_UNROLL
     for (int i = 0; i < dof; ++i) {
       x[i].v.v = q[i];
       x[i].v.d[0] = w[i];
-      x[i].d[0].v = u[i];
-      x[i].d[0].d[0] = Real(0);
+      x[i].d[0] = I(u[i]);  // u, with no inner tangent
     }
     const Vec<J, constraints> f = Spec::constraint(k, x);
     Multipliers r;
@@ -285,32 +314,15 @@ struct AutoModel {
   }
 
   // psi = {phi, H} = J M^-1 p (001 eq. 2).
-  CHENS_HD Multipliers psi(const State& z) const { return jac_mul(q_of(z), minv_mul(p_of(z))); }
+  CHENS_HD CHENS_FORCEINLINE Multipliers psi(const State& z) const { return jac_mul(q_of(z), minv_mul(p_of(z))); }
 
   // A = J(qa) M^-1 J(qb)^T; qa = qb gives Q (002 eq. 28).
   CHENS_HD Mat<Real, constraints> cross_matrix(const Coords& qa, const Coords& qb) const {
-    const Jacobian ja = jacobian(qa);
-    const Jacobian jb = jacobian(qb);
-    Mat<Real, constraints> A;
-    for (int a = 0; a < constraints; ++a)
-      for (int b = 0; b < constraints; ++b) {
-        Real s = ja.a[a][0] * inv_mass[0] * jb.a[b][0];
-        for (int i = 1; i < dof; ++i) s = s + ja.a[a][i] * inv_mass[i] * jb.a[b][i];
-        A.a[a][b] = s;
-      }
-    return A;
+    return weighted_products<false>(jacobian(qa).a, jacobian(qb).a);
   }
   CHENS_HD Mat<Real, constraints> gram_matrix(const Coords& q) const {
     const Jacobian jac = jacobian(q);
-    Mat<Real, constraints> A;
-    for (int a = 0; a < constraints; ++a)
-      for (int b = 0; b <= a; ++b) {
-        Real s = jac.a[a][0] * inv_mass[0] * jac.a[b][0];
-        for (int i = 1; i < dof; ++i) s = s + jac.a[a][i] * inv_mass[i] * jac.a[b][i];
-        A.a[a][b] = s;
-        A.a[b][a] = s;
-      }
-    return A;
+    return weighted_products<true>(jac.a, jac.a);
   }
   CHENS_HD Gram gram(const Coords& q) const { return Gram::factor(gram_matrix(q)); }
   CHENS_HD Multipliers gram_solve(const Coords& q, const Multipliers& r) const { return gram(q).solve(r); }
@@ -358,69 +370,28 @@ CHENS_HD CHENS_FORCEINLINE void hamilton_dirac_rhs(const AutoModel<Spec, Real>& 
                                                    const typename AutoModel<Spec, Real>::State& z,
                                                    typename AutoModel<Spec, Real>::State& dz) {
   using M = AutoModel<Spec, Real>;
-  constexpr int n = M::dof, m = M::constraints;
+  constexpr int m = M::constraints;
   const auto q = M::q_of(z);
   const auto p = M::p_of(z);
   const auto v = model.minv_mul(p);
   const auto gV = model.grad_potential(q);
   const typename M::Local L = model.local(q, v);
-  Mat<Real, m> A;
-  for (int a = 0; a < m; ++a)
-    for (int b = 0; b <= a; ++b) {
-      Real s = L.jac.a[a][0] * model.inv_mass[0] * L.jac.a[b][0];
-      for (int i = 1; i < n; ++i) s = s + L.jac.a[a][i] * model.inv_mass[i] * L.jac.a[b][i];
-      A.a[a][b] = s;
-      A.a[b][a] = s;
-    }
-  const auto Q = M::Gram::factor(A);
-  // J_a M^-1 w for every a
-  auto j_minv = [&](const typename M::Coords& w) {
-    typename M::Multipliers r;
-    for (int a = 0; a < m; ++a) {
-      Real s = L.jac.a[a][0] * (model.inv_mass[0] * w[0]);
-      for (int i = 1; i < n; ++i) s = s + L.jac.a[a][i] * (model.inv_mass[i] * w[i]);
-      r[a] = s;
-    }
-    return r;
-  };
-  auto jt = [&](const typename M::Multipliers& lam) {
-    typename M::Coords r;
-    for (int i = 0; i < n; ++i) {
-      Real s = L.jac.a[0][i] * lam[0];
-      for (int a = 1; a < m; ++a) s = s + L.jac.a[a][i] * lam[a];
-      r[i] = s;
-    }
-    return r;
-  };
-  auto hv_dot = [&](int a, const typename M::Coords& w) {
-    Real s = L.hv[a][0] * w[0];
-    for (int i = 1; i < n; ++i) s = s + L.hv[a][i] * w[i];
-    return s;
-  };
+  const auto Q = M::Gram::factor(model.template weighted_products<true>(L.jac.a, L.jac.a));
   const auto nu = Q.solve(L.jv);
-  typename M::Multipliers bracket;  // {psi, H}
-  const auto jg = j_minv(gV);
-  for (int a = 0; a < m; ++a) bracket[a] = hv_dot(a, v) - jg[a];
-  const auto lam = Q.solve(bracket);
-  typename M::Coords hnu;  // sum_a nu_a Hess(phi_a) v
-  for (int i = 0; i < n; ++i) {
-    Real s = L.hv[0][i] * nu[0];
-    for (int a = 1; a < m; ++a) s = s + L.hv[a][i] * nu[a];
-    hnu[i] = s;
-  }
+  // {psi, H}_a = v^T Hess(phi_a) v - J_a M^-1 grad V
+  const auto lam = Q.solve(M::rows_mul(L.hv, v) - M::rows_mul(L.jac.a, model.minv_mul(gV)));
+  const auto hnu = M::rows_t_mul(L.hv, nu);  // sum_a nu_a Hess(phi_a) v
   typename M::Multipliers rhs_l;
   if constexpr (m == 1) {
     rhs_l[0] = -lam[0];  // S is skew: zero for one constraint
   } else {
-    const auto u = model.minv_mul(jt(nu));
-    const auto jh = j_minv(hnu);
-    typename M::Multipliers snu;
-    for (int a = 0; a < m; ++a) snu[a] = hv_dot(a, u) - jh[a];
-    rhs_l = Q.solve(snu);
+    // (S nu)_a = u^T Hess(phi_a) v - J_a M^-1 hnu,  u = M^-1 J^T nu
+    const auto u = model.minv_mul(M::rows_t_mul(L.jac.a, nu));
+    rhs_l = Q.solve(M::rows_mul(L.hv, u) - M::rows_mul(L.jac.a, model.minv_mul(hnu)));
     for (int a = 0; a < m; ++a) rhs_l[a] = rhs_l[a] - lam[a];
   }
-  const auto dq = model.minv_mul(p - jt(nu));
-  const auto dp = jt(rhs_l) + hnu - gV;
+  const auto dq = model.minv_mul(p - M::rows_t_mul(L.jac.a, nu));
+  const auto dp = M::rows_t_mul(L.jac.a, rhs_l) + hnu - gV;
   dz = M::join(dq, dp);
 }
 
