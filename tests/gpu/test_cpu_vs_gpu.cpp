@@ -242,6 +242,22 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(FormulationId::constrained, MethodId::rattle)),
     pair_name);
 
+// The run of the double pendulum's and the user models' comparisons: 1024 perturbed instances
+// to t = 5, h = 0.005, with the numerical reference and the momentum projection where the
+// formulation has it.
+void set_run(Study& s, FormulationId formulation, MethodId method) {
+  s.formulation = formulation;
+  s.method = method;
+  s.t_end = 5.0;
+  s.h = 0.005;
+  s.size = 1024;
+  s.perturbation = 1e-4;
+  s.momentum = formulation == FormulationId::dirac || formulation == FormulationId::naive;
+  s.projection_tol = 1e-8;
+  s.rtol = s.atol = 1e-9;
+  s.reference = "auto";
+}
+
 // The planar double pendulum (docs/adding-a-model.md), unequal masses and lengths, with the
 // numerical reference: the systems list's GPU units of a model added through the list alone.
 class DoublePendulumCpuVsGpu : public CpuVsGpu {};
@@ -253,16 +269,7 @@ TEST_P(DoublePendulumCpuVsGpu, SameInstancesGiveTheSameResults) {
   s.masses = {1.3, 0.7};
   s.lengths = {1.1, 0.8};
   s.gravity = 9.81;
-  s.formulation = formulation;
-  s.method = method;
-  s.t_end = 5.0;
-  s.h = 0.005;
-  s.size = 1024;
-  s.perturbation = 1e-4;
-  s.momentum = formulation == FormulationId::dirac || formulation == FormulationId::naive;
-  s.projection_tol = 1e-8;
-  s.rtol = s.atol = 1e-9;
-  s.reference = "auto";
+  set_run(s, formulation, method);
   expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 8, 1e-9,
               std::string("double pendulum ") + formulation_name(formulation) + " + " + method_name(method));
 }
@@ -286,16 +293,7 @@ class CustomModelCpuVsGpu : public NeedsGpu<::testing::TestWithParam<std::tuple<
 TEST_P(CustomModelCpuVsGpu, SameInstancesGiveTheSameResults) {
   const auto [model, formulation, method] = GetParam();
   Study s = load_runs_text("[model]\nkind = \"" + model + "\"\n", "test", {}).at(0).study;
-  s.formulation = formulation;
-  s.method = method;
-  s.t_end = 5.0;
-  s.h = 0.005;
-  s.size = 1024;
-  s.perturbation = 1e-4;
-  s.momentum = formulation == FormulationId::dirac || formulation == FormulationId::naive;
-  s.projection_tol = 1e-8;
-  s.rtol = s.atol = 1e-9;
-  s.reference = "auto";
+  set_run(s, formulation, method);
   const int S = static_cast<int>(initial_state(s).size());
   expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), S, 1e-9,
               model + " " + formulation_name(formulation) + " + " + method_name(method));
