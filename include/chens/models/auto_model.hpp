@@ -171,15 +171,22 @@ struct AutoModel {
   }
   CHENS_HD Multipliers phi(const Coords& q) const { return Spec::constraint(k, q); }
 
-  // grad V: V over Jet<Real, n>, q_i seeded with e_i.
-  CHENS_HD CHENS_FORCEINLINE Coords grad_potential(const Coords& q) const {
+  // q as the variables of a first-order pass: q_i along e_i alone (the jets' masks know the
+  // zeros).
+  CHENS_HD CHENS_FORCEINLINE static Vec<Jet<Real, dof>, dof> variables(const Coords& q) {
     using J = Jet<Real, dof>;
     Vec<J, dof> x;
     CHENS_UNROLL
     for (int i = 0; i < dof; ++i) {
-      x[i] = J(q[i]);  // q_i along e_i alone: the jets' masks know the zeros
+      x[i] = J(q[i]);
       x[i].set_tangent(i, Real(1));
     }
+    return x;
+  }
+  // grad V: V over Jet<Real, n>, q_i seeded with e_i.
+  CHENS_HD CHENS_FORCEINLINE Coords grad_potential(const Coords& q) const {
+    using J = Jet<Real, dof>;
+    const Vec<J, dof> x = variables(q);
     const J V = Spec::potential(k, x);
     Coords g;
     for (int i = 0; i < dof; ++i) g[i] = V.d[i];
@@ -229,12 +236,7 @@ struct AutoModel {
   }
   CHENS_HD CHENS_FORCEINLINE Jacobian jacobian(const Coords& q) const {
     using J = Jet<Real, dof>;
-    Vec<J, dof> x;
-    CHENS_UNROLL
-    for (int i = 0; i < dof; ++i) {
-      x[i] = J(q[i]);  // q_i along e_i alone: the jets' masks know the zeros
-      x[i].set_tangent(i, Real(1));
-    }
+    const Vec<J, dof> x = variables(q);
     const Vec<J, constraints> f = Spec::constraint(k, x);
     Jacobian jac;
     for (int a = 0; a < constraints; ++a)
