@@ -114,11 +114,11 @@ static_assert(pendulum_dirac_rk4_instance_step_as_written.total() == 203, "");
 // tridiagonal Gram factorisation with one division 1/d_a per pivot, three solves, S nu,
 // {psi, H}, J^T, Hess phi) = 251 adds, 240 muls, 6 divs, O(N) (002 §7).
 inline constexpr FlopCount chain7_dirac_rhs{419, 429, 0, 27, 0, 0};
-inline constexpr FlopCount chain7_dirac_rhs_as_written{568, 528, 0, 27, 0, 0};
+inline constexpr FlopCount chain7_dirac_rhs_as_written{532, 528, 0, 27, 0, 0};
 // One RK4 step: 4 right-hand sides, 7 axpys over the 28 components (196 add, 196 mul) and
 // the 3 (7 as written) coefficient products.
 inline constexpr FlopCount chain7_dirac_rk4_step{1872, 1915, 0, 108, 0, 0};
-inline constexpr FlopCount chain7_dirac_rk4_step_as_written{2468, 2315, 0, 108, 0, 0};
+inline constexpr FlopCount chain7_dirac_rk4_step_as_written{2324, 2315, 0, 108, 0, 0};
 // all_finite of the 28 components (after a projection: of the 14 momenta, 14 adds, 28 compares).
 inline constexpr FlopCount chain7_finite_check{28, 0, 0, 0, 0, 56};
 inline constexpr FlopCount chain7_finite_check_as_written{56, 0, 0, 0, 0, 56};
@@ -128,9 +128,9 @@ inline constexpr FlopCount chain7_psi_check_as_written{30, 26, 0, 0, 0, 12};
 // What a firing momentum projection adds: the Gram factorisation (6 divisions) and one
 // solve, p - J^T lambda; distinct reuses psi and the bond vectors of the check.
 inline constexpr FlopCount chain7_momentum_projection{64, 71, 0, 6, 0, 0};
-inline constexpr FlopCount chain7_momentum_projection_as_written{161, 112, 0, 6, 0, 0};
+inline constexpr FlopCount chain7_momentum_projection_as_written{141, 112, 0, 6, 0, 0};
 // One step of the kernel loop, projection enabled and not firing: 3895 + 28 + 56 = 3979
-// flops (5003 as written); a firing projection adds 141 + 14 (finite check of the momenta).
+// flops (4859 as written); a firing projection adds 141 + 14 (finite check of the momenta).
 inline constexpr FlopCount chain7_dirac_rk4_instance_step = chain7_dirac_rk4_step + chain7_finite_check + chain7_psi_check;
 inline constexpr FlopCount chain7_dirac_rk4_instance_step_as_written =
     chain7_dirac_rk4_step_as_written + chain7_finite_check_as_written + chain7_psi_check_as_written;
@@ -140,6 +140,37 @@ inline constexpr FlopCount chain7_dirac_rk4_instance_step_invariant{6, 1, 0, 0, 
 static_assert(chain7_dirac_rhs.total() == 875, "");
 static_assert(chain7_dirac_rk4_step.total() == 3895, "");
 static_assert(chain7_dirac_rk4_instance_step.total() == 3979, "");
-static_assert(chain7_dirac_rk4_instance_step_as_written.total() == 5003, "");
+static_assert(chain7_dirac_rk4_instance_step_as_written.total() == 4859, "");
+
+// ---- Chain<double, N> of any size: Hamilton-Dirac + RK4 (issue 20) ----------------------
+// Distinct operations, as above, of the one-thread code (ChainSlice with G = 1; the lean loop
+// of ensemble/chain_group_steps.hpp, whose finiteness test is integer work), with
+// P = N (N - 1) / 2 Lennard-Jones pairs: per right-hand side P pairs of (8 adds, 9 muls,
+// 1 division), O(N^2), and the constraint part (43 N - 50 adds, 42 N - 54 muls, N - 1
+// divisions), O(N) (002 §7); RK4 adds 7 axpys over the 4N components and 3 coefficient
+// products; the projection check psi = J M^-1 p (5N - 5 adds, 4N - 2 muls, N - 1
+// comparisons: the lean loop's any_exceeds, one per bond). tests/test_flop_counts.cpp counts N = 7, 16, 32, 64 and asserts these.
+// A thread group (G >= 2 lanes) evaluates each pair on both of its atoms' lanes instead of
+// once (no writes to another lane's atoms): 4 adds, 9 muls and 1 division more per pair and
+// right-hand side, executed but not counted as work here; the rates quoted for the group
+// kernels are of the work above.
+constexpr int chain_pairs(int n) { return n * (n - 1) / 2; }
+constexpr FlopCount chain_dirac_rhs(int n) {
+  return FlopCount{8 * chain_pairs(n) + 43 * n - 50, 9 * chain_pairs(n) + 42 * n - 54, 0, chain_pairs(n) + n - 1, 0, 0};
+}
+constexpr FlopCount chain_dirac_rk4_step(int n) { return 4 * chain_dirac_rhs(n) + FlopCount{28 * n, 28 * n + 3, 0, 0, 0, 0}; }
+constexpr FlopCount chain_psi_check(int n) { return FlopCount{5 * n - 5, 4 * n - 2, 0, 0, 0, n - 1}; }
+// One step of the lean loop, projection checked and not firing (finiteness: integer work).
+constexpr FlopCount chain_dirac_rk4_lean_step(int n) { return chain_dirac_rk4_step(n) + chain_psi_check(n); }
+// What the group kernels execute beyond it per step: the second side of every pair, 4 times.
+constexpr FlopCount chain_group_redundant_pairs(int n) {
+  return 4 * FlopCount{4 * chain_pairs(n), 9 * chain_pairs(n), 0, chain_pairs(n), 0, 0};
+}
+
+static_assert(chain_dirac_rhs(7) == chain7_dirac_rhs, "the formula reproduces the counted N = 7");
+static_assert(chain_dirac_rk4_step(7) == chain7_dirac_rk4_step, "");
+static_assert(chain_psi_check(7).total() == chain7_psi_check.total(), "the same flops (the lean check compares once per bond)");
+static_assert(chain_dirac_rk4_lean_step(16).total() == 14760, "");
+static_assert(chain_dirac_rk4_lean_step(64).total() == 170904, "");
 
 }  // namespace chens::bench

@@ -30,6 +30,7 @@ pack() {
 }
 fresh .devrun
 cp $build/chens $build/tests/chens_gpu_tests $build/bench/bench_gpu_instances .devrun/
+[[ -f $build/bench/bench_chain_group ]] && cp $build/bench/bench_chain_group .devrun/
 # GPU_ONLY=1 leaves the CPU suites out (each binary carries its own copy of the kernels, and
 # the device tool carries 64 MiB in all): run them on the development machine instead.
 [[ ${GPU_ONLY:-0} == 1 ]] || cp $build/tests/chens_tests $build/tests/papers/chens_paper_tests .devrun/
@@ -47,6 +48,7 @@ if command -v mpiexec > /dev/null; then
   rm .devrun/openmpi.files
 fi
 strip .devrun/chens .devrun/chens_gpu_tests .devrun/bench_gpu_instances
+[[ -f .devrun/bench_chain_group ]] && strip .devrun/bench_chain_group
 [[ -f .devrun/chens_tests ]] && strip .devrun/chens_tests .devrun/chens_paper_tests
 # chens for scripts and Python tests: the binary with its libraries, the caller's environment untouched.
 mkdir -p .devrun/bin

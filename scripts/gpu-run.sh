@@ -31,6 +31,8 @@ finish() {
 echo
 grep -E "instance_steps_per_s" "$out/bench_gpu.log" 2> /dev/null | grep median | sed 's/_median//' | cut -c1-220
 echo
+grep -E "instance_steps_per_s" "$out/bench_chain_group.log" 2> /dev/null | grep median | sed 's/_median//' | cut -c1-200
+echo
 grep -E "inst-steps|^(jax|diffrax|torch|chens)" "$out/peers.txt" 2> /dev/null | cut -c1-110 | head -40
 echo
 printf '%-20s %s\n' "on $(cut -d, -f1 "$out/gpu.txt")" "(total $(( $(date +%s) - start )) s)"
@@ -38,7 +40,7 @@ grep -E "instance_steps_per_s" "$out/bench_gpu_base.log" 2> /dev/null | grep med
 cat "$out/sass_mix.txt" 2> /dev/null
 grep -E "Duration|Achieved Occupancy|Registers Per|pipe_fp64|Warp Cycles Per Issued|Issue Slots Busy" "$out/ncu_lean_step.txt" 2> /dev/null | head -12
 echo
-for k in chens_tests chens_paper_tests chens_gpu_tests sanitizer validate states_h5 resume mpi_gpu ttfr_cuda ttfr_cpu bench bench_base ncu sass peers; do
+for k in chens_tests chens_paper_tests chens_gpu_tests sanitizer validate states_h5 resume mpi_gpu ttfr_cuda ttfr_cpu bench bench_base chain_group ncu sass peers; do
   printf '  %-18s %-45s %s\n' "$k" "${result[$k]:-not reached}" "${took[$k]:-}"
 done
 echo "  (CPU suites and GPU checks together: ${took[tests_all]:-})"
@@ -71,6 +73,21 @@ if [[ -f .devrun-base/bundle.tar.xz ]]; then
     --benchmark_filter='BM_GpuPendulum/(1000000|10000000)/|BM_GpuPendulumFloat/10000000/|BM_GpuChain7/1000000/' \
     --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
     > "$out/bench_gpu_base.log" 2>&1 && result[bench_base]=pass || result[bench_base]=FAIL
+fi
+# Chains on thread groups (issue 20): the group kernels for every built size beside the same
+# loop on this machine's CPU cores, and ncu's view of the 64-atom fast kernel.
+if [[ -x .devrun/bench_chain_group ]]; then
+  fg env LD_LIBRARY_PATH="$lib" .devrun/bench_chain_group --benchmark_min_time=0.2 --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true > "$out/bench_chain_group.log" 2>&1 && result[chain_group]=pass ||
+    result[chain_group]="FAIL (see bench_chain_group.log)"
+  if command -v ncu > /dev/null; then
+    fg timeout 90 env LD_LIBRARY_PATH="$lib" ncu --clock-control none --section SpeedOfLight --section Occupancy \
+      --section WarpStateStats --section LaunchStats --metrics sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active \
+      -k regex:chain_group_fast.*dirac_rk4 -c 2 .devrun/bench_chain_group --benchmark_filter='BM_GpuChainGroup<(16|64)>/100000' \
+      --benchmark_min_time=0.01 > "$out/ncu_chain_group.txt" 2>&1 || true
+  fi
+else
+  result[chain_group]="not run: no bench_chain_group in the bundle"
 fi
 stamp bench $t
 # Peers on the same card (bench/peers/README.md): JAX, diffrax, torchdiffeq; about 3 min.

@@ -30,6 +30,7 @@
 
 #include <chens/ensemble/counters.hpp>
 #include <chens/ensemble/instance.hpp>
+#include <chens/ensemble/lean_steps.hpp>
 #include <chens/ensemble/run_params.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
 #include <chens/integrators/explicit_rk.hpp>
@@ -386,6 +387,48 @@ TEST(FlopCounts, Chain7DiracRhs) { check_rhs(chain7_kernel()); }
 TEST(FlopCounts, Chain7DiracRk4Step) { check_rk4_step(chain7_kernel()); }
 TEST(FlopCounts, Chain7MomentumProjection) { check_projection(chain7_kernel()); }
 TEST(FlopCounts, Chain7KernelLoopStep) { check_instance_step(chain7_kernel()); }
+
+// Chains of any size (bench/flop_counts.hpp's chain_* formulas, the rates of the thread-group
+// kernels, issue 20): the one-thread code counted for N = 7, 16, 32, 64 -- the right-hand
+// side, an RK4 step's arithmetic (ExplicitRk::advance, which the lean loop runs) and the lean
+// loop's projection check -- against the formulas, non-uniform masses, off the manifold.
+template <int N>
+void check_chain_formulas() {
+  SCOPED_TRACE("N = " + std::to_string(N));
+  Chain<double, N> c = Chain<double, N>::uniform(1.0, 0.1);
+  for (int i = 0; i < N; ++i) c.w[i] = 1.0 / (1.0 + 0.15 * i);
+  const auto z0 = Chain<double, N>::default_initial(c);
+  std::mt19937_64 rng(test::default_seed + 42 + N);
+  std::uniform_real_distribution<double> u(-1e-2, 1e-2);
+  typename Chain<double, N>::State z = z0;
+  for (int i = 0; i < 4 * N; ++i) z[i] += u(rng);
+  const auto cc = counted_model(c);
+  const HamiltonDirac<Chain<Counted, N>> sys_c{cc};
+  const auto zc = counted_state(z);
+  decltype(counted_state(z)) dzc, znc;
+  const OpCounts rhs = count_ops([&] { sys_c.rhs(zc, dzc); });
+  EXPECT_TRUE(same_counts(rhs.distinct.per_step, bench::chain_dirac_rhs(N)));
+  const OpCounts step = count_ops([&] { Rk4::advance(sys_c, zc, Counted::input(0.01), znc); });
+  EXPECT_TRUE(same_counts(step.distinct.per_step, bench::chain_dirac_rk4_step(N)));
+  bool over = true;
+  const OpCounts check = count_ops([&] { over = any_exceeds(cc.psi(znc), Counted::parameter(1e300)); });
+  EXPECT_FALSE(over);
+  // fabs is a sign operation (0 flops) here: any_exceeds compares |psi_a| once per bond.
+  EXPECT_TRUE(as_flop_count(check.distinct.per_step) == bench::chain_psi_check(N))
+      << "counted " << describe(as_flop_count(check.distinct.per_step)) << ", stated "
+      << describe(bench::chain_psi_check(N));
+  // The counted computation is the double one.
+  typename Chain<double, N>::State zn;
+  Rk4::advance(HamiltonDirac<Chain<double, N>>{c}, z, 0.01, zn);
+  EXPECT_TRUE(same_bits(znc, zn));
+}
+
+TEST(FlopCounts, ChainsOfEverySizeFollowTheFormulas) {
+  check_chain_formulas<7>();
+  check_chain_formulas<16>();
+  check_chain_formulas<32>();
+  check_chain_formulas<64>();
+}
 
 }  // namespace
 }  // namespace chens

@@ -54,20 +54,24 @@ CHENS_HD CHENS_FORCEINLINE float mul_rn(float a, float b) {
 // ptxas chooses to, and the choice can differ between two kernels running the same formula
 // (a constant folded away, different register pressure): formulas whose GPU results must
 // not depend on the kernel (HamiltonDirac<Pendulum>, axpy, the accumulators) say where
-// they fuse.
+// they fuse. A CUDA unit compiled with CHENS_UNFUSED defined (and -fmad=false) rounds
+// twice as the host does, so that its kernels give the CPU's bits (kernels/chain_group_exact.cu).
+#if defined(__CUDA_ARCH__) && !defined(CHENS_UNFUSED)
+#define CHENS_DEVICE_FMA 1
+#endif
 template <class T>
 CHENS_HD CHENS_FORCEINLINE T fmadd(const T& a, const T& b, const T& c) {
   return a * b + c;
 }
 CHENS_HD CHENS_FORCEINLINE double fmadd(double a, double b, double c) {
-#if defined(__CUDA_ARCH__)
+#if defined(CHENS_DEVICE_FMA)
   return __fma_rn(a, b, c);
 #else
   return a * b + c;
 #endif
 }
 CHENS_HD CHENS_FORCEINLINE float fmadd(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
+#if defined(CHENS_DEVICE_FMA)
   return __fmaf_rn(a, b, c);
 #else
   return a * b + c;
@@ -83,7 +87,7 @@ template <class T>
 CHENS_HD CHENS_FORCEINLINE T fnmadd(const T& a, const T& b, const T& c) {
   return c - a * b;
 }
-#if defined(__CUDA_ARCH__)
+#if defined(CHENS_DEVICE_FMA)
 __device__ CHENS_FORCEINLINE double fmsub(double a, double b, double c) { return __fma_rn(a, b, -c); }
 __device__ CHENS_FORCEINLINE float fmsub(float a, float b, float c) { return __fmaf_rn(a, b, -c); }
 __device__ CHENS_FORCEINLINE double fnmadd(double a, double b, double c) { return __fma_rn(-a, b, c); }

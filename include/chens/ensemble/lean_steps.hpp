@@ -28,6 +28,7 @@
 #include <chens/config.hpp>
 #include <chens/ensemble/counters.hpp>
 #include <chens/ensemble/run_params.hpp>
+#include <chens/ensemble/thread_group.hpp>
 #include <chens/formulations/formulation.hpp>
 #include <chens/integrators/explicit_rk.hpp>
 #include <chens/linalg/vec.hpp>
@@ -100,6 +101,17 @@ CHENS_HD CHENS_FORCEINLINE bool any_exceeds(const Vec<Real, N>& v, Real tol) {
   CHENS_UNROLL
   for (int a = 0; a < N; ++a) over = over || fabs(v[a]) > tol;
   return over;
+}
+
+// The same two tests on one lane's slice of a thread group's instance (ensemble/
+// thread_group.hpp): every lane gets the group's answer, so the group leaves the loop together.
+template <class Real, int N, class Group>
+CHENS_HD CHENS_FORCEINLINE bool finite_bits(const SliceVec<Real, N, Group>& z) {
+  return Group::all(finite_bits(z.local));
+}
+template <class Real, int N, class Group>
+CHENS_HD CHENS_FORCEINLINE bool any_exceeds(const SliceVec<Real, N, Group>& v, Real tol) {
+  return !Group::all(!any_exceeds(v.local, tol));
 }
 
 // Where a lean advance ends: the state, its step index, and what the general path would

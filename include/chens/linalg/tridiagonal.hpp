@@ -12,36 +12,52 @@
 
 namespace chens {
 
+// Thomas elimination written once, over arrays anywhere: a factor's own members (one
+// thread holds the whole system) or a thread group's shared memory (models/chain_lanes.hpp,
+// where one lane eliminates for the group). Same operations, same order, same bits.
+// A = L U with L unit lower bidiagonal (sub-diagonal l[1..M-1]) and U upper bidiagonal
+// (diagonal 1/dinv[a], super-diagonal e[a], a = 0..M-2); sub[a] = A(a+1, a),
+// diag[a] = A(a, a), super[a] = A(a, a+1), sub[M-1] and super[M-1] unused.
+template <int M, class Real>
+CHENS_HD CHENS_FORCEINLINE void tridiagonal_factor(const Real* sub, const Real* diag, const Real* super, Real* l,
+                                                   Real* e, Real* dinv) {
+  Real d = diag[0];
+  dinv[0] = Real(1) / d;
+  l[0] = Real(0);
+  for (int a = 1; a < M; ++a) {
+    e[a - 1] = super[a - 1];
+    l[a] = sub[a - 1] * dinv[a - 1];
+    d = diag[a] - l[a] * super[a - 1];
+    dinv[a] = Real(1) / d;
+  }
+  e[M - 1] = Real(0);
+}
+
+// x = A^-1 r from the factor; x may be r itself (each r[a] is read before x[a] is written).
+template <int M, class Real>
+CHENS_HD CHENS_FORCEINLINE void tridiagonal_solve(const Real* l, const Real* e, const Real* dinv, const Real* r,
+                                                  Real* x) {
+  x[0] = r[0];
+  for (int a = 1; a < M; ++a) x[a] = r[a] - l[a] * x[a - 1];
+  x[M - 1] = x[M - 1] * dinv[M - 1];
+  for (int a = M - 2; a >= 0; --a) x[a] = (x[a] - e[a] * x[a + 1]) * dinv[a];
+}
+
 template <class Real, int M>
 struct TridiagonalFactor {
-  // A = L U with L unit lower bidiagonal (sub-diagonal l[1..M-1]) and U upper bidiagonal
-  // (diagonal 1/dinv[a], super-diagonal e[a], a = 0..M-2).
   Real l[M];
   Real e[M];
   Real dinv[M];
 
-  // sub[a] = A(a+1, a), diag[a] = A(a, a), super[a] = A(a, a+1); sub[M-1], super[M-1] unused.
   CHENS_HD CHENS_FORCEINLINE static TridiagonalFactor factor(const Real* sub, const Real* diag, const Real* super) {
     TridiagonalFactor f;
-    Real d = diag[0];
-    f.dinv[0] = Real(1) / d;
-    f.l[0] = Real(0);
-    for (int a = 1; a < M; ++a) {
-      f.e[a - 1] = super[a - 1];
-      f.l[a] = sub[a - 1] * f.dinv[a - 1];
-      d = diag[a] - f.l[a] * super[a - 1];
-      f.dinv[a] = Real(1) / d;
-    }
-    f.e[M - 1] = Real(0);
+    tridiagonal_factor<M>(sub, diag, super, f.l, f.e, f.dinv);
     return f;
   }
 
   CHENS_HD CHENS_FORCEINLINE Vec<Real, M> solve(const Vec<Real, M>& r) const {
     Vec<Real, M> x;
-    x[0] = r[0];
-    for (int a = 1; a < M; ++a) x[a] = r[a] - l[a] * x[a - 1];
-    x[M - 1] = x[M - 1] * dinv[M - 1];
-    for (int a = M - 2; a >= 0; --a) x[a] = (x[a] - e[a] * x[a + 1]) * dinv[a];
+    tridiagonal_solve<M>(l, e, dinv, r.v, x.v);
     return x;
   }
 };

@@ -1,0 +1,90 @@
+// One chain instance advanced by a thread group (issue 20): Hamilton-Dirac equations
+// (002 eq. 31), classical RK4, and the momentum projection of 002 §11 wherever
+// max_a |psi_a| > tol after a step -- the lean fixed-step loop (ensemble/lean_steps.hpp) over
+// the chain's slices (models/chain_slice.hpp). The same function runs in a CUDA warp tile of
+// G lanes (kernels/chain_group.cu) and, with G = 1, in one CPU thread, with the same
+// operations in the same order: the CPU result is the GPU's up to the fused multiply-adds
+// nvcc forms (none with -fmad=false, kernels/chain_group.hpp).
+//
+// States are given in the whole chain's layout (models/chain.hpp: 4N values, positions
+// then momenta, atom by atom); each lane loads and stores its atoms' values.
+#pragma once
+
+#include <cstdint>
+
+#include <chens/config.hpp>
+#include <chens/ensemble/lean_steps.hpp>
+#include <chens/ensemble/thread_group.hpp>
+#include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/integrators/explicit_rk.hpp>
+#include <chens/integrators/tableaus.hpp>
+#include <chens/models/chain.hpp>
+
+namespace chens {
+
+// Lanes per instance for an N-atom chain: the largest power of two up to a warp (32) that
+// leaves every lane two atoms or more; 1 (one thread) for odd N.
+constexpr int chain_group_lanes(int atoms) {
+  int g = 1;
+  while (g < 32 && atoms % (2 * g) == 0 && atoms / (2 * g) >= 2) g *= 2;
+  return g;
+}
+static_assert(chain_group_lanes(7) == 1 && chain_group_lanes(16) == 8 && chain_group_lanes(32) == 16 &&
+                  chain_group_lanes(64) == 32 && chain_group_lanes(256) == 32 && chain_group_lanes(12) == 4,
+              "");
+
+template <int N, class Group>
+struct ChainGroupSteps {
+  using Whole = Chain<double, N>;
+  using Model = ChainSlice<double, N, Group>;
+  using System = HamiltonDirac<Model>;
+  using Method = ExplicitRk<Rk4Tableau>;
+  using State = typename Model::State;
+  static constexpr int A = Model::lane_atoms;
+
+  CHENS_HD CHENS_FORCEINLINE static State load(const double* z) {
+    State s;
+    const int first = 2 * Group::rank() * A;
+    CHENS_UNROLL
+    for (int i = 0; i < 2 * A; ++i) {
+      s[i] = z[first + i];
+      s[2 * A + i] = z[2 * N + first + i];
+    }
+    return s;
+  }
+  CHENS_HD CHENS_FORCEINLINE static void store(const State& s, double* z) {
+    const int first = 2 * Group::rank() * A;
+    CHENS_UNROLL
+    for (int i = 0; i < 2 * A; ++i) {
+      z[first + i] = s[i];
+      z[2 * N + first + i] = s[2 * A + i];
+    }
+  }
+
+  // `steps` steps of size h from the instance's state z (tol < 0: no projection); r.z is
+  // this lane's slice of the result (the last finite state where a step or its projection
+  // was not finite: r.lost), for store().
+  CHENS_HD static LeanStepResult<State> advance(const Whole& whole, const double* z, int steps, double h, double tol) {
+    const System sys{Model::slice_of(whole)};
+    LeanStepResult<State> r;
+    r.z = load(z);
+    r.step = 0;
+    r.steps = r.attempts = r.projections = 0;
+    r.lost = false;
+    // The right-hand side inlined into every stage on the GPU (a call would pass the state
+    // through the stack), called out of line on the CPU (formulation.hpp's eval_rhs).
+#if defined(__CUDA_ARCH__)
+    constexpr bool inline_rhs = true;
+#else
+    constexpr bool inline_rhs = false;
+#endif
+    if (tol < 0.0) {
+      lean_steps<LeanPolicy::none, inline_rhs, System, Method>(sys, r, steps, h, tol);
+    } else {
+      lean_steps<LeanPolicy::momentum, inline_rhs, System, Method>(sys, r, steps, h, tol);
+    }
+    return r;
+  }
+};
+
+}  // namespace chens
