@@ -1,14 +1,15 @@
 // The chain held by a thread group (models/chain_slice.hpp; issue 20) against the chain in
 // one thread (Chain = ChainSlice<..., SerialGroup>, which tests/test_chain_formulations.cpp
-// checks against the dense Eigen oracle): the GPU's warp-tile decompositions, G = 2 .. 32
-// lanes of 2 .. 32 atoms each, run on G host threads (tests/support/emulated_group.hpp) and
-// (N = 16 on 2, 4, 8 lanes, 32 on 16, 64 on 32, as chain_group_lanes picks for the GPU)
-// must give every primitive, the Hamilton-Dirac right-hand side, an RK4 step with its
-// status, and the tolerance-triggered projections (decisions and counters) bit for bit.
-// Non-uniform masses (ratio up to 10), states on and off the constraint manifold, fixed seed
-// printed on failure. Also: linear momentum conserved to round-off by Dirac + RK4 for every
-// size of the default build, and the 64-atom chain against a dense oracle (the nested-dual
-// oracle of test_chain_formulations.cpp stops at N = 16: its cost grows as N^4 per operation).
+// checks against the dense Eigen oracle): the GPU's warp-tile decompositions -- 16 atoms on
+// 2, 4 and 8 lanes, 32 on 16, 64 on 32 (what chain_group_lanes picks), 2 to 8 atoms a lane --
+// run on as many host threads (tests/support/emulated_group.hpp) must give every primitive,
+// the Hamilton-Dirac right-hand side, an RK4 step with its status, and the
+// tolerance-triggered projections (decisions and counters) bit for bit. Non-uniform masses
+// (ratio up to 10), states on and off the constraint manifold, fixed seed printed on
+// failure. Also: linear momentum conserved to round-off by Dirac + RK4 for every size of the
+// default build, and the 16- and 64-atom chains against a dense oracle with first derivatives
+// only (the nested-dual oracle of test_chain_formulations.cpp stops at N = 16: its cost grows
+// as N^4 per operation).
 #include <gtest/gtest.h>
 
 #include <cmath>
