@@ -284,7 +284,9 @@ void expect_slices_equal_whole_chain(int samples = 4) {
     // momenta are random), the position projection too off the manifold (on it an RK4 step
     // of 1e-3 mostly stays below its tolerance), and S nu is not zero.
     EXPECT_EQ(want.status[0] + want.status[1] + want.status[2], 3) << "finite, projected, momentum projection";
-    if (off) EXPECT_EQ(want.status[3], 1) << "the position projection fires off the manifold";
+    if (off) {
+      EXPECT_EQ(want.status[3], 1) << "the position projection fires off the manifold";
+    }
     EXPECT_NE(want.s_mul[0], 0.0);
   }
 }

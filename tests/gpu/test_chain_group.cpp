@@ -75,7 +75,6 @@ struct CpuRun {
 
 template <int N>
 CpuRun cpu_run(const Ensemble& e, std::int64_t count, int steps, double h, double tol) {
-  using Steps = ChainGroupSteps<N, SerialGroup>;
   Chain<double, N> c = Chain<double, N>::uniform(e.L, e.eps);
   for (int i = 0; i < N; ++i) c.w[i] = e.w[static_cast<std::size_t>(i)];
   CpuRun r;
@@ -83,15 +82,7 @@ CpuRun cpu_run(const Ensemble& e, std::int64_t count, int steps, double h, doubl
   r.steps.resize(static_cast<std::size_t>(count));
   r.projections.resize(r.steps.size());
   r.lost.resize(r.steps.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t n = 0; n < count; ++n) {
-    double* z = r.z.data() + n * 4 * N;
-    const auto res = Steps::advance(c, z, steps, h, tol);
-    Steps::store(res.z, z);
-    r.steps[static_cast<std::size_t>(n)] = res.steps;
-    r.projections[static_cast<std::size_t>(n)] = res.projections;
-    r.lost[static_cast<std::size_t>(n)] = res.lost ? 1 : 0;
-  }
+  chain_group_advance_cpu(c, r.z.data(), count, steps, h, tol, r.steps.data(), r.projections.data(), r.lost.data());
   return r;
 }
 

@@ -87,4 +87,26 @@ struct ChainGroupSteps {
   }
 };
 
+#if !defined(__CUDACC__)
+// What kernels/chain_group.cu's launch does, on the CPU: `count` instances of z (the whole
+// chain's layout, instance after instance) advanced in place, one thread per instance
+// (G = 1), OpenMP over the instances; each instance's steps, projections and loss into the
+// outputs that are not null. tests/gpu and bench/bench_chain_group.cpp compare it with the GPU.
+template <int N>
+void chain_group_advance_cpu(const Chain<double, N>& whole, double* z, std::int64_t count, int steps, double h,
+                             double tol, std::uint32_t* steps_out = nullptr,
+                             std::uint32_t* projections_out = nullptr, std::uint8_t* lost_out = nullptr) {
+  using Steps = ChainGroupSteps<N, SerialGroup>;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t n = 0; n < count; ++n) {
+    double* zn = z + n * 4 * N;
+    const auto r = Steps::advance(whole, zn, steps, h, tol);
+    Steps::store(r.z, zn);
+    if (steps_out) steps_out[n] = r.steps;
+    if (projections_out) projections_out[n] = r.projections;
+    if (lost_out) lost_out[n] = r.lost ? 1 : 0;
+  }
+}
+#endif
+
 }  // namespace chens
