@@ -11,6 +11,10 @@
 //       reference at each sample, n instances perturbed by 1e-3
 //   BM_GpuChain7/n, BM_CpuChain7/n      seven-atom chain of 002 §7, Hamilton-Dirac + RK4,
 //       h = 0.01, t in [0, 10], momentum projection at 1e-8, no reference
+//   BM_GpuChainOnGroups<N>/n, BM_CpuChainOnGroups<N>/n  chains of N = 16, 32, 64 atoms, the
+//       GPU on thread groups (issue 20; the engine's group path), Hamilton-Dirac + RK4,
+//       h = 0.01, t in [0, 1] (100 steps, samples at 0 and 1), momentum projection at 1e-8,
+//       no reference; skipped where the build has no group path for N
 //   BM_GpuPendulumGeneralModel/n  BM_GpuPendulum with the unit model off (EnsembleSpec::gpu_unit)
 //   BM_{Gpu,Cpu}PendulumNoReference/n, BM_{Gpu,Cpu}PlanarPendulumAd/n  the hand-written pendulum
 //                                 (general model) and the same pendulum as a user model from V
@@ -21,7 +25,8 @@
 // fp64_flops_per_s = (steps x flops of one instance-step (RK4 step, finiteness check and
 // |psi| check) + fired projections x flops of one projection) / time, with the counts of
 // bench/flop_counts.hpp (191 and 9 for the pendulum, 3979 and 141 for the chain; tested in
-// tests/test_flop_counts.cpp); per-sample diagnostics and reductions are not counted.
+// tests/test_flop_counts.cpp; chain_dirac_rk4_lean_step(N) for chains on groups, whose fired
+// projections are not counted); per-sample diagnostics and reductions are not counted.
 // first_result_s is the time from the call to the end of the first segment (the first
 // sample times' statistics on the host): the time to first result of a study.
 // kernel_instance_steps_per_s (GPU) is the rate of the integration kernels alone
@@ -33,6 +38,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "backends/cuda_backend.hpp"
 #include "flop_counts.hpp"
@@ -71,6 +77,10 @@ void measure(benchmark::State& state, const Study& s, Run run, bool gpu, const b
              const bench::FlopCount& per_projection, bool unit_model = true) {
   if (gpu && !cuda_device_info().available) {
     state.SkipWithError(cuda_device_info().description.c_str());
+    return;
+  }
+  if (const std::string why = gpu ? cuda_unsupported_reason(s) : std::string(); !why.empty()) {
+    state.SkipWithError(why.c_str());
     return;
   }
   const RunParams<double> rp = resolve(s);
@@ -183,12 +193,35 @@ void BM_GpuChain7(benchmark::State& st) {
 void BM_CpuChain7(benchmark::State& st) {
   measure(st, chain_study(st.range(0)), run_study_cpu, false, chain7_dirac_rk4_instance_step, chain7_momentum_projection);
 }
+// Chains on thread groups (issue 20): the issue's setting, through the same call on both backends.
+Study chain_group_study(int atoms, std::int64_t n) {
+  Study s = chain_study(n);
+  s.atoms = atoms;
+  s.t_end = 1.0;
+  return s;
+}
+template <int N>
+void BM_GpuChainOnGroups(benchmark::State& st) {
+  measure(st, chain_group_study(N, st.range(0)), run_study_cuda, true, bench::chain_dirac_rk4_lean_step(N),
+          bench::FlopCount{});
+}
+template <int N>
+void BM_CpuChainOnGroups(benchmark::State& st) {
+  measure(st, chain_group_study(N, st.range(0)), run_study_cpu, false, bench::chain_dirac_rk4_lean_step(N),
+          bench::FlopCount{});
+}
 
 BENCHMARK(BM_GpuPendulum)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GpuPendulumGeneralModel)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CpuPendulum)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GpuChain7)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CpuChain7)->Arg(1000)->Arg(10000)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 16)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 32)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 64)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_CpuChainOnGroups, 16)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_CpuChainOnGroups, 32)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_CpuChainOnGroups, 64)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GpuPendulumNoReference)->Arg(1000000)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GpuPlanarPendulumAd)->Arg(1000000)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CpuPendulumNoReference)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);

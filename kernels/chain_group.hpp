@@ -4,9 +4,9 @@
 // the Hamilton-Dirac equations with RK4 and the tolerance-triggered momentum projection
 // (ensemble/chain_group_steps.hpp), each instance on chain_group_lanes(N) lanes of a warp.
 //
-// Not yet the engine's path: `chens run` still integrates chains on the GPU only for the
-// sizes in CHENS_CUDA_CHAIN_ATOMS, one thread per instance (docs/performance.md, "Chains on
-// thread groups", says what remains). This entry point is what tests/gpu and
+// `chens run` reaches the same per-instance code through the engine's group path
+// (kernels/group_kernels.cuh); this standalone entry point, with its -fmad=false twin, is
+// what tests/gpu/test_chain_group.cpp (bit for bit with the CPU) and
 // bench/bench_chain_group.cpp measure the layout with.
 #pragma once
 

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <chens/ensemble/chain_group_steps.hpp>
+
+#include "backends/chain_groups.hpp"
 #include "dispatch/system_dispatch.hpp"
 #include "study/study.hpp"
 
@@ -61,12 +64,39 @@ std::vector<int> cuda_chain_sizes() {
   return sizes;
 }
 
+namespace {
+
+// Whether the build runs this chain size on thread groups (the systems list's GPU entry of a
+// size in CHENS_CHAIN_GROUP_ATOMS has the Hamilton-Dirac formulation only).
+bool chain_on_groups(const Study& s) {
+  if (s.model_kind != ModelKind::chain || s.precision != "double" || s.formulation != FormulationId::dirac ||
+      chain_group_lanes(static_cast<int>(s.atoms)) == 1)
+    return false;
+  Study other = s;
+  other.formulation = FormulationId::naive;
+  return !has_system<CudaBackend>(other);
+}
+
+}  // namespace
+
 std::string cuda_unsupported_reason(const Study& s) {
-  if (has_system<CudaBackend>(s)) return "";
+  if (has_system<CudaBackend>(s)) {
+    if (chain_on_groups(s)) return chain_group_refusal(static_cast<int>(s.atoms), s.method == MethodId::rk4, resolve(s));
+    return "";
+  }
   if (s.model_kind == ModelKind::chain) {
-    std::string sizes;
-    for (int n : cuda_chain_sizes()) sizes += (sizes.empty() ? "" : ", ") + std::to_string(n);
-    return "the GPU backend has chain kernels for model.atoms = " + sizes + " only";
+    std::string all, dirac;
+    for (int n : cuda_chain_sizes()) {
+      Study at = s;
+      at.atoms = n;
+      at.precision = "double";
+      at.formulation = FormulationId::naive;
+      std::string& list = has_system<CudaBackend>(at) ? all : dirac;
+      list += (list.empty() ? "" : ", ") + std::to_string(n);
+    }
+    std::string why = "the GPU backend has chain kernels for model.atoms = " + (all.empty() ? std::string("none") : all);
+    if (!dirac.empty()) why += " (every formulation) and " + dirac + " (integrator.formulation = \"dirac\", on thread groups)";
+    return why + " only";
   }
   return std::string("the GPU backend has no kernels for model.kind = \"") + model_name(s) +
          "\" with integrator.formulation = \"" + formulation_name(s.formulation) + "\"";

@@ -16,7 +16,14 @@
 //     step kernel uses the unit model (models/pendulum.hpp), whose states equal the general
 //     model's bit for bit;
 //   - the general path, every other method and setting: one kernel per segment running
-//     advance_segment_soa (step and measure in one thread).
+//     advance_segment_soa (step and measure in one thread);
+//   - the group path, for chains on thread groups (chain_group_system: Hamilton-Dirac
+//     chains whose atoms divide among two lanes or more, issue 20): the lean path's two
+//     kernels per row with a warp tile per instance (group_kernels.cuh,
+//     ensemble/group_segment.hpp), and initial data made on the host by the CPU backend's
+//     code. It runs RK4 under the lean settings without a reference
+//     (backends/chain_groups.hpp); the engine refuses anything else, and compiles no
+//     one-thread stepping kernel for these systems.
 // Both write each row's metrics (structure of arrays) and validity into the segment's slot.
 // The statistics stream then reduces the slot on the device (device_statistics.cuh: block
 // accumulators in instance order, the block tree, quantile histograms) and copies the roots
@@ -39,15 +46,18 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/chain_groups.hpp"
 #include "backends/cuda_backend.hpp"
 #include "backends/segment_driver.hpp"
 #include "device_buffer.cuh"
 #include "device_statistics.cuh"
 #include "ensemble_kernels.cuh"
+#include "group_kernels.cuh"
 
 namespace chens {
 namespace cuda {
@@ -86,7 +96,19 @@ class CudaEngine {
     if constexpr (!std::is_same_v<UnitSystem, System>) {
       if (sys.model.has_unit_parameters()) unit_sys_ = unit_twin<System>::of(sys);
     }
-    if constexpr (lean_capable_v<System, Method>) lean_ = spec.gpu_lean && lean_policy_for<System>(rp, policy_);
+    if constexpr (on_groups) {
+      const std::string why = chain_group_refusal(chain_group_system<System>::atoms, group_runs, rp);
+      if (!why.empty()) throw std::runtime_error(why);
+      lean_policy_for<System>(rp, policy_);
+      if constexpr (group_runs) {
+        using L = GroupLaunch<System>;
+        check(L::allow_scratch(group_lean_step<LeanPolicy::none, System, Method, Inst>), "cudaFuncSetAttribute");
+        check(L::allow_scratch(group_lean_step<LeanPolicy::momentum, System, Method, Inst>), "cudaFuncSetAttribute");
+        check(L::allow_scratch(group_measure_row<System, Inst>), "cudaFuncSetAttribute");
+      }
+    } else if constexpr (lean_capable_v<System, Method>) {
+      lean_ = spec.gpu_lean && lean_policy_for<System>(rp, policy_);
+    }
     use_unit_ = lean_ && unit_sys_ && spec.gpu_unit;
   }
 
@@ -136,13 +158,17 @@ class CudaEngine {
   }
 
   void initialise() {
-    if (n_ > 0) {
-      init_instances<System, Reference><<<grid_, threads, 0, compute_>>>(
-          sys_, rp_, z0_, static_cast<Real>(spec_.perturbation), spec_.seed, spec_.first_instance, only(), n_,
-          raw(*d_inst_));
-      check(cudaGetLastError(), "init_instances launch");
+    if constexpr (on_groups) {
+      initialise_on_host();
+    } else {
+      if (n_ > 0) {
+        init_instances<System, Reference><<<grid_, threads, 0, compute_>>>(
+            sys_, rp_, z0_, static_cast<Real>(spec_.perturbation), spec_.seed, spec_.first_instance, only(), n_,
+            raw(*d_inst_));
+        check(cudaGetLastError(), "init_instances launch");
+      }
+      compute_.sync("init_instances");
     }
-    compute_.sync("init_instances");
   }
 
   // A checkpoint holds the structure of arrays as it is on the device.
@@ -187,22 +213,34 @@ class CudaEngine {
     slot_used_[s] = true;
     sl.begin.record(compute_);
     const RowOutputs out{raw(sl.metrics), raw(sl.valid), raw(*d_record_), R_, raw(sl.snap), keep_, raw(*d_kept_metrics_)};
-    bool launched = n_ == 0;
-    if constexpr (lean_capable_v<System, Method>) {
-      if (lean_ && n_ > 0) {
-        launched = true;
-        for (index_t k = w.k0; k < w.k1; ++k) {
-          if (k > 0) lean_step_to(k, INT64_MAX);
-          measure_row<System, Inst><<<grid_, threads, 0, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k, w.k0,
-                                                                     spec_.first_instance, only(), out);
-          check(cudaGetLastError(), "measure_row launch");
+    if constexpr (on_groups) {
+      if constexpr (group_runs) {
+        using L = GroupLaunch<System>;
+        for (index_t k = w.k0; k < w.k1 && n_ > 0; ++k) {
+          if (k > 0) group_step_to(k, INT64_MAX);
+          group_measure_row<System, Inst><<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(
+              sys_, rp_, n_, raw(*d_inst_), k, w.k0, spec_.first_instance, only(), out);
+          check(cudaGetLastError(), "group_measure_row launch");
         }
       }
-    }
-    if (!launched) {
-      advance_segment<System, Method, Inst><<<grid_, threads, 0, compute_>>>(
-          sys_, method_, rp_, n_, raw(*d_inst_), w.k0, w.k1, spec_.first_instance, only(), out);
-      check(cudaGetLastError(), "advance_segment launch");
+    } else {
+      bool launched = n_ == 0;
+      if constexpr (lean_capable_v<System, Method>) {
+        if (lean_ && n_ > 0) {
+          launched = true;
+          for (index_t k = w.k0; k < w.k1; ++k) {
+            if (k > 0) lean_step_to(k, INT64_MAX);
+            measure_row<System, Inst><<<grid_, threads, 0, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k, w.k0,
+                                                                       spec_.first_instance, only(), out);
+            check(cudaGetLastError(), "measure_row launch");
+          }
+        }
+      }
+      if (!launched) {
+        advance_segment<System, Method, Inst><<<grid_, threads, 0, compute_>>>(
+            sys_, method_, rp_, n_, raw(*d_inst_), w.k0, w.k1, spec_.first_instance, only(), out);
+        check(cudaGetLastError(), "advance_segment launch");
+      }
     }
     sl.end.record(compute_);
     sl.rows_done.record(compute_);
@@ -268,12 +306,21 @@ class CudaEngine {
     if (n_ == 0) return true;
     check(cudaMemsetAsync(raw(d_short_of_), 0, sizeof(unsigned long long), compute_), "cudaMemsetAsync");
     pass_begin_.record(compute_);
-    if constexpr (lean_capable_v<System, Method>) {
-      if (lean_) lean_step_to(w.k0, w.limit.until_step);  // the general kernel then finds the integration done
+    if constexpr (on_groups) {
+      if constexpr (group_runs) {
+        group_step_to(w.k0, w.limit.until_step);
+        group_count_short<Method, Inst>
+            <<<grid_, threads, 0, compute_>>>(rp_, n_, raw(*d_inst_), w.k0, raw(d_short_of_));
+        check(cudaGetLastError(), "group_count_short launch");
+      }
+    } else {
+      if constexpr (lean_capable_v<System, Method>) {
+        if (lean_) lean_step_to(w.k0, w.limit.until_step);  // the general kernel then finds the integration done
+      }
+      advance_partial<System, Method, Inst>
+          <<<grid_, threads, 0, compute_>>>(sys_, method_, rp_, n_, raw(*d_inst_), w.k0, w.limit, raw(d_short_of_));
+      check(cudaGetLastError(), "advance_partial launch");
     }
-    advance_partial<System, Method, Inst>
-        <<<grid_, threads, 0, compute_>>>(sys_, method_, rp_, n_, raw(*d_inst_), w.k0, w.limit, raw(d_short_of_));
-    check(cudaGetLastError(), "advance_partial launch");
     pass_end_.record(compute_);
     unsigned long long short_of = 0;
     check(cudaMemcpyAsync(&short_of, raw(d_short_of_), sizeof short_of, cudaMemcpyDeviceToHost, compute_),
@@ -324,6 +371,9 @@ class CudaEngine {
   void costs(EnsembleResult&) const {}  // stepping and measuring are not timed apart on the device
 
  private:
+  // Chains on thread groups (group_kernels.cuh); RK4 only (the constructor refuses the rest).
+  static constexpr bool on_groups = chain_group_system_v<System>;
+  static constexpr bool group_runs = on_groups && std::is_same_v<Method, ExplicitRk<Rk4Tableau>>;
   using UnitSystem = typename unit_twin<System>::type;
   static constexpr int S = System::State::size;
   static constexpr int P = physical_state_size_v<System>;  // kept and recorded states
@@ -369,6 +419,54 @@ class CudaEngine {
   std::size_t snap_row() const { return spec_.record.size() * recorded_row_width(P) * sizeof(double); }
   std::size_t inst_bytes() const { return static_cast<std::size_t>(W) * n_ * sizeof(std::uint64_t); }
   const std::uint64_t* only() const { return spec_.only.empty() ? nullptr : raw(*d_only_); }
+
+  // The group path's initial data: make_instance on the host, the CPU backend's code (one
+  // thread per instance there too, so the device starts from the CPU's bits), on every
+  // host core, in chunks of instances laid out as a structure of arrays of their own and
+  // copied into the ensemble's columns (host memory: one chunk, whatever the ensemble). A
+  // chain's one-thread device initialisation (the perturbation's projection onto the
+  // constraint manifold) would spill kilobytes a thread from N = 16 on.
+  void initialise_on_host() {
+    constexpr std::uint64_t chunk = 1 << 16;
+    std::vector<std::uint64_t> words(static_cast<std::size_t>(W) * std::min(chunk, n_));
+    const unsigned workers = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 64u));
+    for (std::uint64_t c0 = 0; c0 < n_; c0 += chunk) {
+      const std::uint64_t count = std::min(chunk, n_ - c0);
+      auto part = [&](unsigned w) {
+        for (std::uint64_t j = w; j < count; j += workers) {
+          const std::uint64_t i = c0 + j;
+          const std::uint64_t g = spec_.only.empty() ? spec_.first_instance + i : spec_.only[i];  // global index
+          const Inst in = make_instance<System, Reference>(sys_, z0_, static_cast<Real>(spec_.perturbation),
+                                                           spec_.seed, g, rp_);
+          soa_store(words.data(), count, j, in, 0, W);
+        }
+      };
+      std::vector<std::thread> pool;
+      for (unsigned w = 1; w < workers; ++w) pool.emplace_back(part, w);
+      part(0);
+      for (auto& t : pool) t.join();
+      check(cudaMemcpy2DAsync(raw(*d_inst_) + c0, n_ * sizeof(std::uint64_t), words.data(),
+                              count * sizeof(std::uint64_t), count * sizeof(std::uint64_t), W, cudaMemcpyHostToDevice,
+                              compute_),
+            "cudaMemcpy2DAsync");
+      compute_.sync("initial instances");  // before the next chunk overwrites the host words
+    }
+  }
+
+  // Every instance toward sample k, stopping at step `until`, by the group step kernel.
+  void group_step_to(index_t k, index_t until) {
+    if constexpr (group_runs) {
+      using L = GroupLaunch<System>;
+      if (policy_ == LeanPolicy::momentum) {
+        group_lean_step<LeanPolicy::momentum, System, Method, Inst>
+            <<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k, until);
+      } else {
+        group_lean_step<LeanPolicy::none, System, Method, Inst>
+            <<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k, until);
+      }
+      check(cudaGetLastError(), "group_lean_step launch");
+    }
+  }
 
   // Every instance toward sample k, stopping at step `until`, by the lean step kernel.
   void lean_step_to(index_t k, index_t until) {

@@ -67,19 +67,26 @@ __device__ inline std::int64_t record_slot(const std::uint64_t* record, std::uin
   return record[lo] == g ? static_cast<std::int64_t>(lo) : -1;
 }
 
+// Instance i's metrics and validity into row `row` of the slot, and at the last sample into
+// the kept metrics.
+__device__ __forceinline__ void emit_metrics(const RowOutputs& out, std::uint64_t n, std::uint64_t i, std::uint64_t row,
+                                             bool last_sample, bool ok, const Metrics<double>& m) {
+  for (int c = 0; c < metric_count; ++c) out.metrics[(row * metric_count + c) * n + i] = ok ? m.v[c] : 0.0;
+  out.valid[row * n + i] = ok ? 1 : 0;
+  if (last_sample && i < out.keep)
+    for (int c = 0; c < metric_count; ++c) out.kept_metrics[i * metric_count + c] = ok ? m.v[c] : 0.0;
+}
+
 template <class System, class Inst>
 __device__ __forceinline__ void emit_row(const System& sys, const RunParams<typename System::Real>& rp,
                                          const RowOutputs& out, std::uint64_t n, std::uint64_t i, std::int64_t slot,
                                          std::uint64_t row, index_t k, bool ok, const Metrics<double>& m,
                                          const Inst& in) {
-  for (int c = 0; c < metric_count; ++c) out.metrics[(row * metric_count + c) * n + i] = ok ? m.v[c] : 0.0;
-  out.valid[row * n + i] = ok ? 1 : 0;
   if (slot >= 0)
     fill_recorded_row(sys, rp, in, k, ok, m,
                       out.snapshot + (row * out.R + static_cast<std::uint64_t>(slot)) *
                                          recorded_row_width(physical_state_size_v<System>));
-  if (k == rp.samples && i < out.keep)
-    for (int c = 0; c < metric_count; ++c) out.kept_metrics[i * metric_count + c] = ok ? m.v[c] : 0.0;
+  emit_metrics(out, n, i, row, k == rp.samples, ok, m);
 }
 
 // The general path: samples k0 .. k1-1 of every instance (advance_segment_soa).

@@ -32,6 +32,8 @@ echo
 grep -E "instance_steps_per_s" "$out/bench_gpu.log" 2> /dev/null | grep median | sed 's/_median//' | cut -c1-220
 echo
 grep -E "instance_steps_per_s" "$out/bench_chain_group.log" 2> /dev/null | grep median | sed 's/_median//' | cut -c1-200
+grep -E "instance_steps_per_s" "$out/bench_cpu_groups.log" 2> /dev/null | cut -c1-200
+grep -E "Duration|Achieved Occupancy|Registers Per|pipe_fp64" "$out/ncu_group_step.txt" 2> /dev/null | head -6
 echo
 grep -E "inst-steps|^(jax|diffrax|torch|chens)" "$out/peers.txt" 2> /dev/null | cut -c1-110 | head -40
 echo
@@ -88,6 +90,19 @@ if [[ -x .devrun/bench_chain_group ]]; then
   fi
 else
   result[chain_group]="not run: no bench_chain_group in the bundle"
+fi
+# The engine's chains on thread groups against the CPU backend on this machine's cores, the
+# same call (BM_CpuChainOnGroups; the GPU rows ran with BM_Gpu above), and ncu's view of the
+# engine's 64-atom group step kernel.
+fg timeout 120 env LD_LIBRARY_PATH="$lib" .devrun/bench_gpu_instances --benchmark_filter=BM_CpuChainOnGroups \
+  --benchmark_min_time=0.1 > "$out/bench_cpu_groups.log" 2>&1 || true
+if command -v ncu > /dev/null; then
+  fg timeout 90 env LD_LIBRARY_PATH="$lib" ncu --clock-control none --section SpeedOfLight --section Occupancy \
+    --section WarpStateStats --metrics sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active \
+    -k regex:group_lean_step -c 1 "$chens" run --single --set model.kind=chain --set model.atoms=64 \
+    --set ensemble.size=100000 --set integrator.h=0.01 --set integrator.t_end=0.5 --set output.sample_dt=0.5 \
+    --set projection.momentum=true --backend cuda --no-progress --out "$out/ncu-groups" > "$out/ncu_group_step.txt" 2>&1 || true
+  rm -rf "$out/ncu-groups"
 fi
 stamp bench $t
 # Peers on the same card (bench/peers/README.md): JAX, diffrax, torchdiffeq; about 3 min.

@@ -4,12 +4,17 @@
 // lost reason, its metrics at every sample, and the statistics reduced in the kernels'
 // order (blocks of 64 in instance order, merged in block order) must equal the CPU
 // backend's bit for bit. This checks the word layout, the partial loads and stores, the
-// segment-local counters and the advancing reference's write-back without a GPU.
+// segment-local counters and the advancing reference's write-back without a GPU. Chains on
+// thread groups (issue 20) run the group path's bodies (ensemble/group_segment.hpp) on groups
+// of host threads, each lane holding its atoms, with the same expectations, and their
+// recorded rows against the one-thread fill_recorded_row.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include <chens/ensemble/group_segment.hpp>
 #include <chens/ensemble/soa_segment.hpp>
 #include <chens/formulations/extended_hamiltonian.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
@@ -24,21 +29,28 @@
 #include <chens/reference/pendulum_exact.hpp>
 
 #include "backends/cpu/cpu_engine.hpp"
+#include "backends/instance_records.hpp"
 #include "dispatch/model_traits.hpp"
 #include "study/study.hpp"
+#include "support/emulated_group.hpp"
 
 namespace chens {
 namespace {
 
 bool same_bits(const Accumulator& a, const Accumulator& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-// Split = true: the lean path instead, row by row: lean_step_soa then measure_soa for every
-// instance (kernels/ensemble_kernels.cuh's lean_step and measure_row).
-template <class System, class Method, class Reference, bool Split = false>
+// The kernels a test emulates: the general path (advance_segment); the lean path, row by
+// row: lean_step_soa then measure_soa for every instance (kernels/ensemble_kernels.cuh's
+// lean_step and measure_row); the group path, row by row: group_lean_step_soa then
+// group_measure_soa on a group of host threads per row (kernels/group_kernels.cuh).
+enum class Path { segment, lean, group };
+
+template <class System, class Method, class Reference, Path path = Path::segment>
 void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& method,
                                             const RunParams<typename System::Real>& rp,
                                             const ModelStateOf<System>& z0, std::uint64_t n, double perturbation,
-                                            index_t rows_per_segment, const char* what) {
+                                            index_t rows_per_segment, const char* what,
+                                            EnsembleResult* cpu_result = nullptr) {
   using Inst = InstanceOf<System, Reference>;
   constexpr int S = physical_state_size_v<System>;  // kept states (a tangent system's tangents: via wedge_error)
   EnsembleSpec spec;
@@ -48,6 +60,7 @@ void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& met
   spec.threads = 2;
   spec.keep_instances = n;
   const EnsembleResult cpu = run_ensemble<CpuBackend, System, Method, Reference>(sys, method, rp, z0, spec);
+  if (cpu_result) *cpu_result = cpu;
 
   // The kernels' storage and launches, emulated: init_instances, then advance_segment per
   // segment (one "thread" per instance), metrics in structure of arrays per sample.
@@ -68,7 +81,50 @@ void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& met
   };
   for (index_t k0 = 0; k0 <= samples; k0 += rows_per_segment) {
     const index_t k1 = std::min<index_t>(samples + 1, k0 + rows_per_segment);
-    if constexpr (Split) {
+    if constexpr (path == Path::group) {
+      using Groups = chain_group_system<System>;
+      constexpr int G = Groups::lanes;
+      using Slice = typename Groups::template slice<test::EmulatedGroup<G>>;
+      constexpr int row_width = recorded_row_width(S);
+      LeanPolicy policy{};
+      ASSERT_TRUE(lean_policy_for<System>(rp, policy)) << what;
+      ASSERT_FALSE(rp.reference) << what;
+      for (index_t k = k0; k < k1; ++k) {
+        std::vector<double> rows(n * row_width, -1.0);
+        test::run_group<G>([&](int) {
+          const Slice slice = Groups::template slice_of<test::EmulatedGroup<G>>(sys);
+          for (std::uint64_t i = 0; i < n; ++i) {
+            if (k > 0) {
+              LeanStepResult<typename Slice::State> work;
+              if (policy == LeanPolicy::momentum) {
+                group_lean_step_soa<LeanPolicy::momentum, false, Method, Inst>(slice, rp, soa.data(), n, i, k, work);
+              } else {
+                group_lean_step_soa<LeanPolicy::none, false, Method, Inst>(slice, rp, soa.data(), n, i, k, work);
+              }
+              // The GPU's kernel boundary: lane 0's step, loss and counters are in memory
+              // before any lane measures.
+              test::EmulatedGroup<G>::sync();
+            }
+            group_measure_soa<Inst>(slice, rp, soa.data(), n, i, k,
+                                    [&](index_t kk, bool ok, const Metrics<double>& m, const typename Slice::State& z) {
+                                      if (test::EmulatedGroup<G>::rank() == 0) emit(i)(kk, ok, m, Inst{});
+                                      group_fill_recorded_row<Slice>(z, ok, m, rows.data() + i * row_width);
+                                    });
+          }
+        });
+        // The group's recorded rows are the one-thread rows of the same instance and metrics.
+        for (std::uint64_t i = 0; i < n; ++i) {
+          Inst in;
+          soa_load(soa.data(), n, i, in, 0, soa_words<Inst>);
+          Metrics<double> m;
+          for (int c = 0; c < metric_count; ++c) m.v[c] = metrics[static_cast<std::size_t>(k)][c * n + i];
+          double row[row_width];
+          fill_recorded_row(sys, rp, in, k, valid[static_cast<std::size_t>(k)][i] != 0, m, row);
+          ASSERT_EQ(std::memcmp(row, rows.data() + i * row_width, sizeof row), 0)
+              << what << ": recorded row of instance " << i << " at sample " << k;
+        }
+      }
+    } else if constexpr (path == Path::lean) {
       LeanPolicy policy{};
       ASSERT_TRUE(lean_policy_for<System>(rp, policy)) << what;
       for (index_t k = k0; k < k1; ++k) {
@@ -142,11 +198,11 @@ TEST(SoaSegment, PendulumLeanPath) {
   s.position = false;
   const RunParams<double> rp = resolve(s);
   using Sys = HamiltonDirac<Pendulum<double>>;
-  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, PendulumExact<double>, true>(
+  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, PendulumExact<double>, Path::lean>(
       Sys{Pendulum<double>{1, 1, 1}}, {}, rp, {{1, 0, 0, -2}}, 300, 1e-3, 4, "pendulum dirac + rk4, lean path");
   const RunParams<float> rpf = run_params_as<float>(resolve(s));
   using SysF = HamiltonDirac<Pendulum<float>>;
-  expect_kernel_body_matches_cpu_backend<SysF, ExplicitRk<Rk4Tableau>, PendulumExact<double>, true>(
+  expect_kernel_body_matches_cpu_backend<SysF, ExplicitRk<Rk4Tableau>, PendulumExact<double>, Path::lean>(
       SysF{Pendulum<float>{1, 1, 1}}, {}, rpf, {{1, 0, 0, -2}}, 130, 1e-3, 3, "float pendulum dirac + rk4, lean path");
 }
 
@@ -161,7 +217,7 @@ TEST(SoaSegment, PendulumLeanPathWithLostInstances) {
   s.lost_residual = 2e-2;
   const RunParams<double> rp = resolve(s);
   using Sys = Naive<Pendulum<double>>;
-  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<EulerTableau>, PendulumExact<double>, true>(
+  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<EulerTableau>, PendulumExact<double>, Path::lean>(
       Sys{Pendulum<double>{1, 1, 1}}, {}, rp, {{1, 0, 0, -2}}, 300, 0.3, 4, "pendulum naive + euler, lost instances");
 }
 
@@ -212,9 +268,80 @@ TEST(SoaSegment, ChainWithAdvancingNumericalReference) {
   using Sys = HamiltonDirac<Model>;
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>>(
       Sys{ModelTraits<Chain<double, 7>>::make(s)}, {}, rp, initial_of<Chain<double, 7>>(s), 70, 1e-3, 3, "chain dirac + rk4, numerical reference");
-  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, true>(
+  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::lean>(
       Sys{ModelTraits<Chain<double, 7>>::make(s)}, {}, rp, initial_of<Chain<double, 7>>(s), 70, 1e-3, 3,
       "chain dirac + rk4, numerical reference, lean path");
+}
+
+// A chain study without a reference (the group path's settings, backends/chain_groups.hpp).
+Study chain_group_study(int atoms) {
+  Study s;
+  s.model_kind = ModelKind::chain;
+  s.atoms = atoms;
+  s.h = 0.05;
+  s.t_end = 1.0;
+  s.sample_dt = 0.25;
+  s.momentum = true;
+  s.projection_tol = 1e-10;  // fires now and then
+  return s;  // output.reference: "none" by default for chains
+}
+
+// Chains on thread groups (issue 20): 16 atoms on the GPU's 8 lanes, instances stepped,
+// projected, measured and recorded by the group path's bodies equal the CPU backend's
+// (and the one-thread lean path's) bit for bit.
+TEST(SoaSegment, ChainOnThreadGroups) {
+  const Study s = chain_group_study(16);
+  const RunParams<double> rp = resolve(s);
+  using Model = Chain<double, 16>;
+  using Sys = HamiltonDirac<Model>;
+  static_assert(chain_group_system<Sys>::lanes == 8);
+  const Sys sys{ModelTraits<Model>::make(s)};
+  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::group>(
+      sys, {}, rp, initial_of<Model>(s), 6, 1e-3, 3, "16-atom chain dirac + rk4 on 8 lanes");
+  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::lean>(
+      sys, {}, rp, initial_of<Model>(s), 6, 1e-3, 3, "16-atom chain dirac + rk4, one thread");
+  // No projection (LeanPolicy::none), non-uniform masses.
+  Study none = s;
+  none.momentum = false;
+  none.masses = {1.0, 2.0, 0.5, 1.5, 1.0, 3.0, 0.25, 1.0, 1.0, 2.0, 0.5, 1.5, 1.0, 3.0, 0.25, 1.0};
+  const RunParams<double> rp_none = resolve(none);
+  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::group>(
+      Sys{ModelTraits<Model>::make(none)}, {}, rp_none, initial_of<Model>(none), 4, 1e-3, 5,
+      "16-atom chain dirac + rk4 on 8 lanes, no projection, non-uniform masses");
+}
+
+// 32 atoms on 16 lanes, and instances lost on the group path: by the residual bound at a
+// sample (group_measure_soa's verdict and write-back) and by a non-finite step inside the
+// lean loop (the group's collective finiteness test); lost instances stay frozen.
+TEST(SoaSegment, ChainOnThreadGroupsLosesInstancesLikeTheCpu) {
+  const std::vector<int>& built = compiled_chain_sizes();
+  if (std::find(built.begin(), built.end(), 32) == built.end())
+    GTEST_SKIP() << "skipped: this build has no 32-atom chains (CHENS_CHAIN_ATOMS)";
+  Study s = chain_group_study(32);
+  s.t_end = 0.5;
+  s.momentum = false;
+  s.perturbation = 0.05;
+  s.lost_residual = 2e-7;  // between the instances' max |psi| over the run (3e-8 .. 9e-7)
+  const RunParams<double> rp = resolve(s);
+  using Model = Chain<double, 32>;
+  using Sys = HamiltonDirac<Model>;
+  static_assert(chain_group_system<Sys>::lanes == 16);
+  const Sys sys{ModelTraits<Model>::make(s)};
+  EnsembleResult cpu;
+  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::group>(
+      sys, {}, rp, initial_of<Model>(s), 4, 0.05, 2, "32-atom chain on 16 lanes, residual bound", &cpu);
+  EXPECT_GT(cpu.lost[int(LostReason::residual_bound)], 0u);  // the case this test is for
+  EXPECT_LT(cpu.lost_total(), 4u);
+  Study blow = s;
+  blow.lost_residual = 0.0;
+  blow.lost_diverged = 0.0;  // until the state overflows
+  blow.h = 0.25;
+  blow.t_end = 2.0;
+  blow.perturbation = 0.3;
+  const RunParams<double> rp_blow = resolve(blow);
+  expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::group>(
+      sys, {}, rp_blow, initial_of<Model>(blow), 4, 0.3, 2, "32-atom chain on 16 lanes, large steps", &cpu);
+  EXPECT_GT(cpu.lost[int(LostReason::non_finite)], 0u);
 }
 
 }  // namespace

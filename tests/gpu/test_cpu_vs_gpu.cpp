@@ -21,6 +21,7 @@
 #include <chens/diagnostics/metrics.hpp>
 
 #include "backends/cuda_backend.hpp"
+#include "chain_group.hpp"
 #include "cli/cli.hpp"
 #include "dispatch/run_study.hpp"
 #include "study/study.hpp"
@@ -241,6 +242,97 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(FormulationId::impetus, MethodId::rk4),
                       std::make_tuple(FormulationId::constrained, MethodId::rattle)),
     pair_name);
+
+// Chains on thread groups (issue 20): every size the build runs on groups (16, 32, 64 by
+// default), Hamilton-Dirac + RK4 with the momentum projection and no reference, through
+// `chens run`'s entry (run_study_cuda: the engine's group path, kernels/group_kernels.cuh)
+// against the CPU backend: every instance's final state and metrics to 1e-9 relative (nvcc's
+// FMAs; tests/gpu/test_chain_group.cpp bounds the difference per step), lost flags and work
+// exactly, the recorded rows, and the statistics run to run bit for bit.
+std::vector<int> group_chain_sizes() {
+  std::vector<int> sizes;
+  for (int n : chain_group_sizes()) {
+    Study s;
+    s.model_kind = ModelKind::chain;
+    s.atoms = n;
+    if (cuda_unsupported_reason(s).empty()) sizes.push_back(n);
+  }
+  return sizes;
+}
+
+TEST(ChainGroupsOnTheGpu, TheEngineRunsEveryGroupSizeLikeTheCpu) {
+  const CudaDeviceInfo dev = cuda_device_info();
+  if (!dev.available) GTEST_SKIP() << "skipped: " << dev.description;
+  ASSERT_FALSE(group_chain_sizes().empty());
+  for (int n : group_chain_sizes()) {
+    Study s;
+    s.model_kind = ModelKind::chain;
+    s.atoms = n;
+    s.t_end = 2.0;
+    s.h = 0.02;
+    s.sample_dt = 0.25;
+    s.size = 1001;  // the last block has idle tiles
+    s.perturbation = 1e-3;
+    s.momentum = true;
+    s.projection_tol = 1e-10;
+    s.record = {0, 7, 1000};
+    const RunParams<double> rp = resolve(s);
+    EnsembleSpec spec = ensemble_spec(s);
+    spec.keep_instances = spec.size;
+    const EnsembleResult cpu = run_study_cpu(s, rp, spec);
+    const EnsembleResult gpu = run_study_cuda(s, rp, spec);
+    const EnsembleResult again = run_study_cuda(s, rp, spec);
+    const std::string what = std::to_string(n) + "-atom chain on thread groups";
+    expect_same(cpu.kept, gpu.kept, spec.size, 4 * n, 1e-9, what);
+    EXPECT_EQ(cpu.totals.steps, gpu.totals.steps) << what;
+    EXPECT_EQ(cpu.totals.rhs_evaluations, gpu.totals.rhs_evaluations) << what;
+    EXPECT_NEAR(static_cast<double>(gpu.totals.momentum_projections),
+                static_cast<double>(cpu.totals.momentum_projections),
+                1e-3 * static_cast<double>(cpu.totals.momentum_projections) + 2)
+        << what;
+    ASSERT_EQ(gpu.series.size(), cpu.series.size()) << what;
+    for (std::size_t k = 0; k < gpu.series.size(); ++k)
+      for (int m = 0; m < metric_count; ++m) {
+        EXPECT_EQ(gpu.series[k].metric[m].count, cpu.series[k].metric[m].count) << what << ", sample " << k;
+        EXPECT_EQ(gpu.series[k].metric[m].mean, again.series[k].metric[m].mean) << what << ", sample " << k;
+        EXPECT_EQ(gpu.series[k].metric[m].max, again.series[k].metric[m].max) << what << ", sample " << k;
+      }
+    ASSERT_EQ(gpu.recorded.instances, cpu.recorded.instances) << what;
+    for (std::size_t k = 0; k < cpu.recorded.samples(); ++k)
+      for (std::size_t r = 0; r < cpu.recorded.instances.size(); ++r) {
+        const std::vector<double> a = cpu.recorded.row(k, r), b = gpu.recorded.row(k, r);
+        ASSERT_EQ(a.size(), b.size()) << what;
+        for (std::size_t c = 0; c < a.size(); ++c)
+          EXPECT_NEAR(b[c], a[c], 1e-9 * (1 + std::abs(a[c]))) << what << ", recorded " << r << ", sample " << k;
+      }
+  }
+}
+
+// Needs no device: what the group path does not run is refused before anything starts, with
+// the setting to change, so that --backend auto picks the CPU for it.
+TEST(ChainGroupsOnTheGpu, SettingsTheGroupsDoNotRunAreRefusedWithTheReason) {
+  if (chain_group_sizes().empty()) GTEST_SKIP() << "skipped: this build has no chain size on thread groups";
+  ASSERT_FALSE(group_chain_sizes().empty());  // the default settings run there
+  for (int n : group_chain_sizes()) {
+    Study s;
+    s.model_kind = ModelKind::chain;
+    s.atoms = n;
+    Study other = s;
+    other.method = MethodId::dopri5;
+    EXPECT_NE(cuda_unsupported_reason(other).find("integrator.method = \"rk4\" only"), std::string::npos);
+    other = s;
+    other.position = true;
+    EXPECT_NE(cuda_unsupported_reason(other).find("projection.position = false"), std::string::npos);
+    other = s;
+    other.reference = "auto";
+    EXPECT_NE(cuda_unsupported_reason(other).find("output.reference = \"none\" only"), std::string::npos);
+    other = s;
+    other.formulation = FormulationId::naive;
+    const std::string why = cuda_unsupported_reason(other);
+    EXPECT_NE(why.find(std::to_string(n)), std::string::npos) << why;
+    EXPECT_NE(why.find("(integrator.formulation = \"dirac\", on thread groups)"), std::string::npos) << why;
+  }
+}
 
 // The run of the double pendulum's and the user models' comparisons: 1024 perturbed instances
 // to t = 5, h = 0.005, with the numerical reference and the momentum projection where the

@@ -298,27 +298,30 @@ CHENS_HD inline bool diverged(const Metrics<double>& m, double energy0, double b
   return over;
 }
 
+// The loss rules at a sample, from what measure() returned (finite: every reported value
+// finite): the LostReason the instance gets, LostReason::none when it stays live. Not
+// finite, so that statistics stay finite; a constraint residual beyond
+// RunParams::lost_residual; errors beyond RunParams::lost_diverged (diverged()). One rule
+// for measure_instance and for a thread group's measurement (ensemble/group_segment.hpp).
+template <class Real>
+CHENS_HD int sample_verdict(const RunParams<Real>& rp, bool finite, const Metrics<double>& m, double energy0) {
+  if (!finite) return int(LostReason::non_finite);
+  if (rp.lost_residual > 0.0 && (m.v[int(MetricId::phi)] > rp.lost_residual || m.v[int(MetricId::psi)] > rp.lost_residual))
+    return int(LostReason::residual_bound);
+  if (rp.lost_diverged > 0.0 && diverged(m, energy0, rp.lost_diverged)) return int(LostReason::diverged);
+  return int(LostReason::none);
+}
+
 // Diagnostics of one instance at sample k; marks the instance lost (and returns false)
-// when a reported value is not finite, so that statistics stay finite, or when a
-// constraint residual exceeds RunParams::lost_residual.
+// by sample_verdict's rules.
 template <class System, class Inst>
 CHENS_HD bool measure_instance(const System& sys, const RunParams<typename System::Real>& rp, Inst& in, index_t k,
                                Metrics<double>& out) {
   advance_reference_to_sample(sys, rp, in, k);
   if (in.lost != int(LostReason::none)) return false;
-  if (!measure(sys, in.z, in.energy0, in.integrals0, in.ref, rp.reference_time(k), out)) {
-    in.lost = int(LostReason::non_finite);
-    return false;
-  }
-  if (rp.lost_residual > 0.0 && (out.v[int(MetricId::phi)] > rp.lost_residual || out.v[int(MetricId::psi)] > rp.lost_residual)) {
-    in.lost = int(LostReason::residual_bound);
-    return false;
-  }
-  if (rp.lost_diverged > 0.0 && diverged(out, in.energy0, rp.lost_diverged)) {
-    in.lost = int(LostReason::diverged);
-    return false;
-  }
-  return true;
+  const bool finite = measure(sys, in.z, in.energy0, in.integrals0, in.ref, rp.reference_time(k), out);
+  in.lost = sample_verdict(rp, finite, out, in.energy0);
+  return in.lost == int(LostReason::none);
 }
 
 }  // namespace chens

@@ -177,16 +177,22 @@ CHENS_HD CHENS_FORCEINLINE void lean_advance_to_sample(const System& sys, const 
   r.step = step + r.steps;
 }
 
-// The result into an instance's stepping fields and counters, as the general path leaves them.
+// The result into an instance's stepping fields and counters, as the general path leaves
+// them: commit_lean_fields sets all but the state (what a thread group's lane 0 records for
+// its instance, ensemble/group_segment.hpp, while each lane stores its slice of the state).
 template <class Method, class Inst, class State, class Real>
-CHENS_HD CHENS_FORCEINLINE void commit_lean(Inst& in, const LeanStepResult<State>& r, const RunParams<Real>& rp) {
-  in.z = r.z;
+CHENS_HD CHENS_FORCEINLINE void commit_lean_fields(Inst& in, const LeanStepResult<State>& r, const RunParams<Real>& rp) {
   in.step = r.step;
   in.t = rp.step_time(r.step);
   if (r.lost) in.lost = int(LostReason::non_finite);
   in.c.steps += r.steps;
   in.c.rhs_evaluations += static_cast<std::uint64_t>(r.attempts) * static_cast<std::uint64_t>(Method::stages);
   in.c.momentum_projections += r.projections;
+}
+template <class Method, class Inst, class State, class Real>
+CHENS_HD CHENS_FORCEINLINE void commit_lean(Inst& in, const LeanStepResult<State>& r, const RunParams<Real>& rp) {
+  in.z = r.z;
+  commit_lean_fields<Method>(in, r, rp);
 }
 
 }  // namespace chens

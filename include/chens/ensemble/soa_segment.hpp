@@ -81,6 +81,7 @@ template <class Inst>
 struct SplitWords {
   using Words = InstanceWords<Inst>;
   static constexpr FieldWords zt = FieldWords::of(offsetof(Inst, z), offsetof(Inst, t) + sizeof(Inst::t));
+  static constexpr FieldWords t = FieldWords::of(offsetof(Inst, t), sizeof(Inst::t));
   static constexpr FieldWords step = FieldWords::of(offsetof(Inst, step), sizeof(Inst::step));
   static constexpr FieldWords lost = FieldWords::of(offsetof(Inst, lost), sizeof(Inst::lost));
   static constexpr int counters = Words::stepping_end;  // Counters::steps is the first counter
@@ -90,6 +91,18 @@ struct SplitWords {
   static_assert(offsetof(Inst, z) == 0 && step.first >= zt.end && lost.first >= step.end && lost.end <= counters,
                 "instance layout: z, t, ..., step, lost, then the counters");
 };
+
+// The counters the lean loop moves (c: one call's), added to instance i's in place.
+template <class Inst>
+CHENS_HD CHENS_FORCEINLINE void add_lean_counters(std::uint64_t* soa, std::uint64_t n, std::uint64_t i,
+                                                  const Counters& c) {
+  using W = SplitWords<Inst>;
+  soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, steps))) * n + i] += c.steps;
+  soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, rhs_evaluations))) * n + i] += c.rhs_evaluations;
+  if (c.momentum_projections)
+    soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, momentum_projections))) * n + i] +=
+        c.momentum_projections;
+}
 
 // The GPU's split path, one row at a time (kernels/ensemble_kernels.cuh): instance i to sample
 // k through the lean loop, reading and writing only z, t, step, lost and the three counters
@@ -113,12 +126,7 @@ CHENS_HD CHENS_FORCEINLINE void lean_step_soa(const System& sys, const RunParams
   soa_store(soa, n, i, in, W::zt.first, W::zt.end);
   soa_store(soa, n, i, in, W::step.first, W::step.end);
   if (r.lost) soa_store(soa, n, i, in, W::lost.first, W::lost.end);
-  // The counters the loop moves, added in place.
-  soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, steps))) * n + i] += in.c.steps;
-  soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, rhs_evaluations))) * n + i] += in.c.rhs_evaluations;
-  if (in.c.momentum_projections)
-    soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, momentum_projections))) * n + i] +=
-        in.c.momentum_projections;
+  add_lean_counters<Inst>(soa, n, i, in.c);
 }
 
 // The split path's measurement of instance i at sample k (after lean_step_soa): what

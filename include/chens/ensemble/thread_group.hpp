@@ -182,6 +182,11 @@ template <class Real, int N, class Group>
 CHENS_HD CHENS_FORCEINLINE bool all_finite(const SliceVec<Real, N, Group>& a) {
   return Group::all(all_finite(a.local));
 }
+// Componentwise conversion of the slice (metrics.hpp measures in double).
+template <class To, class Real, int N, class Group>
+CHENS_HD CHENS_FORCEINLINE SliceVec<To, N, Group> vec_cast(const SliceVec<Real, N, Group>& a) {
+  return {vec_cast<To>(a.local)};
+}
 // No dot(): a sum over a sliced vector has an order, which the model that lays the vector
 // out states (ChainSlice::kinetic, momentum_integrals); generic code that needs one does not
 // compile on slices rather than summing one lane's part.

@@ -135,6 +135,17 @@ struct ChainSlice {
     return s;
   }
 
+  // The same slice in another precision (metrics.hpp measures in double). Chain (G = 1)
+  // has its own, which returns a Chain.
+  template <class R>
+  CHENS_HD ChainSlice<R, N_, Group> rebound() const {
+    ChainSlice<R, N_, Group> s;
+    for (int k = 0; k < w.size; ++k) s.w[k] = R(w[k]);
+    s.L = R(L);
+    s.eps = R(eps);
+    return s;
+  }
+
   CHENS_HD Real constraint_scale() const { return L * L; }
 
   CHENS_HD CHENS_FORCEINLINE static Coords q_of(const State& z) {

@@ -1,0 +1,188 @@
+// The GPU engine's thread-group path (issue 20): a chain instance stored in the engine's
+// structure of arrays (ensemble/soa_segment.hpp: word w of instance i at soa[w * n + i])
+// stepped and measured by a group of lanes, each holding its atoms' slice of the state
+// (models/chain_slice.hpp, ensemble/thread_group.hpp). These are the bodies of the CUDA
+// engine's group kernels (kernels/group_kernels.cuh), written as host/device code so that
+// tests run them with host-thread groups against the one-thread functions of
+// soa_segment.hpp, word for word (tests/test_group_segment.cpp):
+//   group_lean_step_soa   lean_step_soa: the lean fixed-step loop (lean_steps.hpp) over the
+//                         slices; lane 0 keeps the step, time, loss and counters;
+//   group_measure_soa     measure_soa without a reference: measure() (metrics.hpp) over
+//                         the slices, whose reductions are the group's collectives in the
+//                         one-thread order, and the loss rules of sample_verdict;
+//   group_fill_recorded_row  fill_recorded_row's row of a recorded instance;
+//   group_at_sample_soa   advance_partial_soa's answer once the lean loop has run.
+// Which systems have slices: chain_group_system (Hamilton-Dirac chains whose atoms divide
+// among two lanes or more, chain_group_lanes). The engine runs them with RK4, the lean
+// projection policies and output.reference = "none" (host/backends/chain_groups.hpp says
+// why anything else is refused).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <chens/config.hpp>
+#include <chens/diagnostics/metrics.hpp>
+#include <chens/ensemble/chain_group_steps.hpp>
+#include <chens/ensemble/instance.hpp>
+#include <chens/ensemble/lean_steps.hpp>
+#include <chens/ensemble/soa_segment.hpp>
+#include <chens/ensemble/thread_group.hpp>
+#include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/models/chain.hpp>
+
+namespace chens {
+
+// Whether System runs on thread groups, and its lanes' system for a group type.
+template <class System>
+struct chain_group_system : std::false_type {};
+template <int N>
+struct chain_group_system<HamiltonDirac<Chain<double, N>>> : std::bool_constant<(chain_group_lanes(N) > 1)> {
+  static constexpr int atoms = N;
+  static constexpr int lanes = chain_group_lanes(N);
+  template <class Group>
+  using slice = HamiltonDirac<ChainSlice<double, N, Group>>;
+  // This lane's system (called on every lane).
+  template <class Group>
+  CHENS_HD static slice<Group> slice_of(const HamiltonDirac<Chain<double, N>>& sys) {
+    return slice<Group>{ChainSlice<double, N, Group>::slice_of(sys.model)};
+  }
+};
+template <class System>
+inline constexpr bool chain_group_system_v = chain_group_system<System>::value;
+
+// The whole state's component that holds component c of this lane's slice: models/chain.hpp
+// lays a state out as the N atoms' (x, y), then their momenta; lane r holds atoms
+// rA .. rA + A - 1 of both halves.
+template <class Slice>
+CHENS_HD CHENS_FORCEINLINE int whole_component(int c) {
+  using Model = decltype(Slice::model);
+  constexpr int A = Model::lane_atoms;
+  const int first = 2 * Model::Group::rank() * A;
+  return c < 2 * A ? first + c : 2 * Model::atoms + first + (c - 2 * A);
+}
+
+// This lane's slice of instance i's state (the instance's first words, instance.hpp), and back.
+template <class Slice>
+CHENS_HD CHENS_FORCEINLINE typename Slice::State group_load_state(const std::uint64_t* soa, std::uint64_t n,
+                                                                  std::uint64_t i) {
+  static_assert(std::is_same_v<typename Slice::Real, double>, "one state component per word");
+  typename Slice::State s;
+  CHENS_UNROLL
+  for (int c = 0; c < Slice::State::size; ++c) {
+    const std::uint64_t x = soa[static_cast<std::uint64_t>(whole_component<Slice>(c)) * n + i];
+    std::memcpy(&s[c], &x, sizeof x);
+  }
+  return s;
+}
+template <class Slice>
+CHENS_HD CHENS_FORCEINLINE void group_store_state(std::uint64_t* soa, std::uint64_t n, std::uint64_t i,
+                                                  const typename Slice::State& s) {
+  CHENS_UNROLL
+  for (int c = 0; c < Slice::State::size; ++c) {
+    std::uint64_t x;
+    std::memcpy(&x, &s[c], sizeof x);
+    soa[static_cast<std::uint64_t>(whole_component<Slice>(c)) * n + i] = x;
+  }
+}
+
+// lean_step_soa on a group: instance i to sample k (or step `until`), every lane calling it
+// with its slice of the system; lost instances stay frozen. The decisions inside the loop are
+// the group's (finite_bits, any_exceeds on slices), so every lane leaves with the same step
+// count, loss and projections; each lane stores its slice, lane 0 the step, time, loss and
+// counters. InlineRhs: formulation.hpp's eval_rhs; r: the loop's working storage. Lane 0
+// writes after the group's last collective: the other lanes see its words only after a
+// kernel boundary (or a Group::sync()), which the engine has between stepping and measuring.
+template <LeanPolicy P, bool InlineRhs, class Method, class Inst, class Slice>
+CHENS_HD CHENS_FORCEINLINE void group_lean_step_soa(const Slice& sys, const RunParams<double>& rp, std::uint64_t* soa,
+                                                    std::uint64_t n, std::uint64_t i, index_t k,
+                                                    LeanStepResult<typename Slice::State>& r,
+                                                    index_t until = INT64_MAX) {
+  using W = SplitWords<Inst>;
+  using Group = typename decltype(Slice::model)::Group;
+  Inst in;
+  soa_load(soa, n, i, in, W::lost.first, W::lost.end);
+  if (in.lost != int(LostReason::none)) return;  // one word, read by every lane: the group leaves together
+  soa_load(soa, n, i, in, W::step.first, W::step.end);
+  r.z = group_load_state<Slice>(soa, n, i);
+  r.step = in.step;
+  lean_advance_to_sample<P, InlineRhs, Slice, Method>(sys, rp, k, r, until);
+  group_store_state<Slice>(soa, n, i, r.z);
+  Group::sync();  // every lane has read the step before lane 0 moves it (a loop of no steps has no collective)
+  if (Group::rank() == 0) {
+    soa_load(soa, n, i, in, W::t.first, W::t.end);  // the whole words t shares
+    in.c = Counters{};
+    commit_lean_fields<Method>(in, r, rp);
+    soa_store(soa, n, i, in, W::t.first, W::t.end);
+    soa_store(soa, n, i, in, W::step.first, W::step.end);
+    if (r.lost) soa_store(soa, n, i, in, W::lost.first, W::lost.end);
+    add_lean_counters<Inst>(soa, n, i, in.c);
+  }
+}
+
+// measure_soa on a group, for runs without a reference (integration_error 0, as measure()
+// reports it when the reference is off): instance i at sample k. Every value measure()
+// reports is a group collective (max_abs over slices, the energy's and the momenta's sums in
+// atom order), so the lanes agree on the verdict; lane 0 records a loss. Every lane then
+// calls emit(k, measured, metrics, slice), with its slice of the state (a lost instance's
+// frozen one), for the recorded rows (group_fill_recorded_row).
+template <class Inst, class Slice, class Emit>
+CHENS_HD CHENS_FORCEINLINE void group_measure_soa(const Slice& sys, const RunParams<double>& rp, std::uint64_t* soa,
+                                                  std::uint64_t n, std::uint64_t i, index_t k, Emit&& emit) {
+  using W = SplitWords<Inst>;
+  using Group = typename decltype(Slice::model)::Group;
+  constexpr FieldWords initial = FieldWords::of(
+      offsetof(Inst, energy0), offsetof(Inst, integrals0) + sizeof(Inst::integrals0) - offsetof(Inst, energy0));
+  Inst in;
+  soa_load(soa, n, i, in, W::lost.first, W::lost.end);
+  const typename Slice::State z = group_load_state<Slice>(soa, n, i);
+  Metrics<double> m{};
+  bool ok = false;
+  if (in.lost == int(LostReason::none)) {
+    soa_load(soa, n, i, in, initial.first, initial.end);
+    const double energy0 = in.energy0;  // values, not references into the instance's words
+    const Vec<double, 3> integrals0 = in.integrals0;
+    const bool finite =
+        measure(sys, z, energy0, integrals0, NoReference<double, Slice::State::size>{}, rp.reference_time(k), m);
+    in.lost = sample_verdict(rp, finite, m, energy0);
+    ok = in.lost == int(LostReason::none);
+    Group::sync();  // every lane has read the loss word
+    if (!ok && Group::rank() == 0) soa_store(soa, n, i, in, W::lost.first, W::lost.end);
+  }
+  emit(k, ok, m, z);
+}
+
+// fill_recorded_row (host/backends/instance_records.hpp's layout: the physical state, the
+// reference's, the metrics, whether measured) from a group: each lane writes its slice
+// (Hamilton-Dirac states are physical), lane 0 the rest; no reference on groups.
+template <class Slice>
+CHENS_HD CHENS_FORCEINLINE void group_fill_recorded_row(const typename Slice::State& z, bool measured,
+                                                        const Metrics<double>& m, double* row) {
+  using Model = decltype(Slice::model);
+  constexpr int S = 4 * Model::atoms;
+  for (int c = 0; c < Slice::State::size; ++c) {
+    row[whole_component<Slice>(c)] = z[c];
+    row[S + whole_component<Slice>(c)] = 0.0;
+  }
+  if (Model::Group::rank() == 0) {
+    for (int c = 0; c < metric_count; ++c) row[2 * S + c] = measured ? m.v[c] : 0.0;
+    row[2 * S + metric_count] = measured ? 1.0 : 0.0;
+  }
+}
+
+// Whether instance i is at sample k (or lost): advance_partial_soa's answer for a fixed-step
+// method without a reference, where the lean loop has done the stepping.
+template <class Method, class Inst>
+CHENS_HD CHENS_FORCEINLINE bool group_at_sample_soa(const RunParams<double>& rp, const std::uint64_t* soa,
+                                                    std::uint64_t n, std::uint64_t i, index_t k) {
+  static_assert(!Method::adaptive, "the group path steps with fixed steps");
+  using W = SplitWords<Inst>;
+  Inst in;
+  soa_load(soa, n, i, in, W::lost.first, W::lost.end);
+  soa_load(soa, n, i, in, W::step.first, W::step.end);
+  return integration_at_sample<Method>(rp, in, k);
+}
+
+}  // namespace chens

@@ -1,0 +1,91 @@
+// The CUDA engine's kernels for systems on thread groups (issue 20; ensemble/
+// group_segment.hpp): a warp tile of chain_group_system<System>::lanes lanes per instance,
+// over the engine's structure of arrays, launched by cuda_engine.cuh in place of the lean
+// path's one-thread step and measuring kernels. Blocks of group_block threads; a tile past
+// the ensemble's end leaves at once (its lanes' collectives are under the tile's own mask,
+// ensemble/thread_group.hpp, so the other tiles of its warp are not affected). Each tile
+// has the model's shared scratch (the chain's tridiagonal eliminations).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include <chens/ensemble/group_segment.hpp>
+#include <chens/ensemble/thread_group.hpp>
+
+#include "ensemble_kernels.cuh"
+
+namespace chens::cuda {
+
+inline constexpr unsigned group_block = 128;
+// At least 3 blocks per SM (at most 168 registers a thread), the bound under which the
+// chain's group kernels do not spill (docs/performance.md, "Chains on thread groups").
+inline constexpr int group_min_blocks = 3;
+
+template <class System>
+struct GroupLaunch {
+  static constexpr int lanes = chain_group_system<System>::lanes;
+  using Group = WarpTile<lanes>;
+  using Slice = typename chain_group_system<System>::template slice<Group>;
+  // Dynamic shared memory of a block: each tile's scratch.
+  static constexpr std::size_t smem_bytes =
+      (group_block / lanes) * sizeof(double) * decltype(Slice::model)::Gram::scratch_count;
+  static unsigned grid(std::uint64_t n) {
+    return static_cast<unsigned>((n * lanes + group_block - 1) / group_block);
+  }
+  // Lets a kernel have smem_bytes of dynamic shared memory (beyond 48 KB from N = 256 on).
+  template <class Kernel>
+  static cudaError_t allow_scratch(Kernel* kernel) {
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes));
+  }
+};
+
+// Every instance toward sample k, stopping at step `until` (group_lean_step_soa).
+template <LeanPolicy P, class System, class Method, class Inst>
+__global__ __launch_bounds__(group_block, group_min_blocks) void group_lean_step(System sys, RunParams<double> rp,
+                                                                                 std::uint64_t n, std::uint64_t* inst,
+                                                                                 index_t k, index_t until) {
+  using L = GroupLaunch<System>;
+  const std::uint64_t i = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / L::lanes;
+  if (i >= n) return;
+  const auto slice = chain_group_system<System>::template slice_of<typename L::Group>(sys);
+  LeanStepResult<typename L::Slice::State> work;
+  group_lean_step_soa<P, true, Method, Inst>(slice, rp, inst, n, i, k, work, until);
+}
+
+// Every instance at sample k measured into row k - k0 of the slot (group_measure_soa).
+template <class System, class Inst>
+__global__ __launch_bounds__(group_block, group_min_blocks) void group_measure_row(System sys, RunParams<double> rp,
+                                                                                   std::uint64_t n, std::uint64_t* inst,
+                                                                                   index_t k, index_t k0,
+                                                                                   std::uint64_t first,
+                                                                                   const std::uint64_t* only,
+                                                                                   RowOutputs out) {
+  using L = GroupLaunch<System>;
+  const std::uint64_t i = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / L::lanes;
+  if (i >= n) return;
+  const auto slice = chain_group_system<System>::template slice_of<typename L::Group>(sys);
+  const std::int64_t slot = record_slot(out.record, out.R, only ? only[i] : first + i);  // global index
+  group_measure_soa<Inst>(slice, rp, inst, n, i, k,
+                          [&](index_t kk, bool ok, const Metrics<double>& m, const typename L::Slice::State& z) {
+                            const std::uint64_t row = static_cast<std::uint64_t>(kk - k0);
+                            if (slot >= 0)
+                              group_fill_recorded_row<typename L::Slice>(
+                                  z, ok, m,
+                                  out.snapshot + (row * out.R + static_cast<std::uint64_t>(slot)) *
+                                                     recorded_row_width(physical_state_size_v<System>));
+                            if (L::Group::rank() == 0) emit_metrics(out, n, i, row, kk == rp.samples, ok, m);
+                          });
+}
+
+// A pass's count of the instances not yet at sample k (one thread per instance).
+template <class Method, class Inst>
+__global__ void group_count_short(RunParams<double> rp, std::uint64_t n, const std::uint64_t* inst, index_t k,
+                                  unsigned long long* short_of) {
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  if (!group_at_sample_soa<Method, Inst>(rp, inst, n, i, k)) atomicAdd(short_of, 1ull);
+}
+
+}  // namespace chens::cuda
