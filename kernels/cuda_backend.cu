@@ -66,15 +66,11 @@ std::vector<int> cuda_chain_sizes() {
 
 namespace {
 
-// Whether the build runs this chain size on thread groups (the systems list's GPU entry of a
-// size in CHENS_CHAIN_GROUP_ATOMS has the Hamilton-Dirac formulation only).
+// Whether the engine runs the study's chains on thread groups: its compile-time choice
+// (chain_group_system, ensemble/group_segment.hpp) in the study's terms.
 bool chain_on_groups(const Study& s) {
-  if (s.model_kind != ModelKind::chain || s.precision != "double" || s.formulation != FormulationId::dirac ||
-      chain_group_lanes(static_cast<int>(s.atoms)) == 1)
-    return false;
-  Study other = s;
-  other.formulation = FormulationId::naive;
-  return !has_system<CudaBackend>(other);
+  return s.model_kind == ModelKind::chain && s.precision == "double" && s.formulation == FormulationId::dirac &&
+         chain_group_lanes(static_cast<int>(s.atoms)) > 1;
 }
 
 }  // namespace
