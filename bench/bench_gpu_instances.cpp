@@ -15,6 +15,8 @@
 //       GPU on thread groups (issue 20; the engine's group path), Hamilton-Dirac + RK4,
 //       h = 0.01, t in [0, 1] (100 steps, samples at 0 and 1), momentum projection at 1e-8,
 //       no reference; skipped where the build has no group path for N
+//   BM_GpuChainOnGroupsGeneral<N>/n  the same through the group path's general step kernel
+//       (the lean loop off, EnsembleSpec::gpu_lean)
 //   BM_GpuPendulumGeneralModel/n  BM_GpuPendulum with the unit model off (EnsembleSpec::gpu_unit)
 //   BM_{Gpu,Cpu}PendulumNoReference/n, BM_{Gpu,Cpu}PlanarPendulumAd/n  the hand-written pendulum
 //                                 (general model) and the same pendulum as a user model from V
@@ -74,7 +76,7 @@ Study chain_study(std::int64_t n) {
 
 template <class Run>
 void measure(benchmark::State& state, const Study& s, Run run, bool gpu, const bench::FlopCount& per_step,
-             const bench::FlopCount& per_projection, bool unit_model = true) {
+             const bench::FlopCount& per_projection, bool unit_model = true, bool lean = true) {
   if (gpu && !cuda_device_info().available) {
     state.SkipWithError(cuda_device_info().description.c_str());
     return;
@@ -86,6 +88,7 @@ void measure(benchmark::State& state, const Study& s, Run run, bool gpu, const b
   const RunParams<double> rp = resolve(s);
   EnsembleSpec spec = ensemble_spec(s);
   spec.gpu_unit = unit_model;
+  spec.gpu_lean = lean;
   EnsembleSpec warm = spec;
   warm.size = std::min<std::uint64_t>(spec.size, 256);
   // Warm-up outside the timing: CUDA context creation and module loading, or the OpenMP
@@ -210,6 +213,14 @@ void BM_CpuChainOnGroups(benchmark::State& st) {
   measure(st, chain_group_study(N, st.range(0)), run_study_cpu, false, bench::chain_dirac_rk4_lean_step(N),
           bench::FlopCount{});
 }
+// The same RK4 run by the group path's general step kernel (group_advance: instance.hpp's
+// driver over the slices, which DOPRI5, the implicit methods and the position projection
+// take) with the lean loop switched off (EnsembleSpec::gpu_lean): what the general path costs.
+template <int N>
+void BM_GpuChainOnGroupsGeneral(benchmark::State& st) {
+  measure(st, chain_group_study(N, st.range(0)), run_study_cuda, true, bench::chain_dirac_rk4_lean_step(N),
+          bench::FlopCount{}, true, false);
+}
 
 BENCHMARK(BM_GpuPendulum)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GpuPendulumGeneralModel)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -219,6 +230,8 @@ BENCHMARK(BM_CpuChain7)->Arg(1000)->Arg(10000)->Arg(100000)->UseManualTime()->Un
 BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 16)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 32)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 64)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_GpuChainOnGroupsGeneral, 16)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_GpuChainOnGroupsGeneral, 64)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_CpuChainOnGroups, 16)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_CpuChainOnGroups, 32)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_CpuChainOnGroups, 64)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond);

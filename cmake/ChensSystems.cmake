@@ -7,11 +7,7 @@
 # the list the one run_study (dispatch/system_dispatch.hpp) dispatches over, and sets
 # CHENS_CPU_SYSTEM_SOURCES and CHENS_CUDA_SYSTEM_SOURCES.
 #
-#   chens_system(MODEL <C++ type> FORMULATIONS <FormulationId...> BACKENDS <cpu|cuda...> [TANGENTS]
-#                [CUDA_FORMULATIONS <FormulationId...>])
-#
-# CUDA_FORMULATIONS gives the GPU fewer formulations than the CPU (chains on thread groups,
-# issue 20, run Hamilton-Dirac only); it adds the cuda backend.
+#   chens_system(MODEL <C++ type> FORMULATIONS <FormulationId...> BACKENDS <cpu|cuda...> [TANGENTS])
 #
 # How many entries share a unit (CHENS_SYSTEM_UNIT_ENTRIES, of one model, backend and tangents
 # variant, in list order) trades parallelism for total work: each unit pays a fixed cost
@@ -77,7 +73,7 @@ function(_chens_system_units backend backend_type engine_header ext id model tan
 endfunction()
 
 function(chens_system)
-  cmake_parse_arguments(PARSE_ARGV 0 S "TANGENTS" "MODEL" "FORMULATIONS;BACKENDS;CUDA_FORMULATIONS")
+  cmake_parse_arguments(PARSE_ARGV 0 S "TANGENTS" "MODEL" "FORMULATIONS;BACKENDS")
   if(NOT S_MODEL OR NOT S_FORMULATIONS OR NOT S_BACKENDS)
     message(FATAL_ERROR "chens_system: MODEL, FORMULATIONS and BACKENDS are required")
   endif()
@@ -89,11 +85,7 @@ function(chens_system)
   if(S_TANGENTS)
     list(APPEND variants true)
   endif()
-  if(S_CUDA_FORMULATIONS AND NOT "cuda" IN_LIST S_BACKENDS)
-    list(APPEND S_BACKENDS cuda)
-  endif()
   foreach(backend IN LISTS S_BACKENDS)
-    set(formulations ${S_FORMULATIONS})
     if(backend STREQUAL "cpu")
       set(args CpuBackend "backends/cpu/cpu_engine.hpp" cpp)
     elseif(backend STREQUAL "cuda")
@@ -101,14 +93,11 @@ function(chens_system)
         continue()
       endif()
       set(args CudaBackend "cuda_engine.cuh" cu)
-      if(S_CUDA_FORMULATIONS)
-        set(formulations ${S_CUDA_FORMULATIONS})
-      endif()
     else()
       message(FATAL_ERROR "chens_system(${S_MODEL}): unknown backend '${backend}' (cpu, cuda)")
     endif()
     foreach(t IN LISTS variants)
-      _chens_system_units(${backend} ${args} ${id} "${S_MODEL}" ${t} "${formulations}")
+      _chens_system_units(${backend} ${args} ${id} "${S_MODEL}" ${t} "${S_FORMULATIONS}")
     endforeach()
   endforeach()
   set_property(GLOBAL APPEND_STRING PROPERTY CHENS_SYSTEM_MODELS " \\\n  X(${S_MODEL})")

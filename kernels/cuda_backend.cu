@@ -69,7 +69,7 @@ namespace {
 // Whether the engine runs the study's chains on thread groups: its compile-time choice
 // (chain_group_system, ensemble/group_segment.hpp) in the study's terms.
 bool chain_on_groups(const Study& s) {
-  return s.model_kind == ModelKind::chain && s.precision == "double" && s.formulation == FormulationId::dirac &&
+  return s.model_kind == ModelKind::chain && s.precision == "double" && chain_group_formulation(s.formulation) &&
          chain_group_lanes(static_cast<int>(s.atoms)) > 1;
 }
 
@@ -77,21 +77,17 @@ bool chain_on_groups(const Study& s) {
 
 std::string cuda_unsupported_reason(const Study& s) {
   if (has_system<CudaBackend>(s)) {
-    if (chain_on_groups(s)) return chain_group_refusal(static_cast<int>(s.atoms), s.method == MethodId::rk4, resolve(s));
+    if (chain_on_groups(s)) return chain_group_refusal(static_cast<int>(s.atoms), resolve(s));
     return "";
   }
   if (s.model_kind == ModelKind::chain) {
-    std::string all, dirac;
+    std::string all, groups;
     for (int n : cuda_chain_sizes()) {
-      Study at = s;
-      at.atoms = n;
-      at.precision = "double";
-      at.formulation = FormulationId::naive;
-      std::string& list = has_system<CudaBackend>(at) ? all : dirac;
-      list += (list.empty() ? "" : ", ") + std::to_string(n);
+      all += (all.empty() ? "" : ", ") + std::to_string(n);
+      if (chain_group_lanes(n) > 1) groups += (groups.empty() ? "" : ", ") + std::to_string(n);
     }
     std::string why = "the GPU backend has chain kernels for model.atoms = " + (all.empty() ? std::string("none") : all);
-    if (!dirac.empty()) why += " (every formulation) and " + dirac + " (integrator.formulation = \"dirac\", on thread groups)";
+    if (!groups.empty()) why += " (" + groups + " on thread groups)";
     return why + " only";
   }
   return std::string("the GPU backend has no kernels for model.kind = \"") + model_name(s) +

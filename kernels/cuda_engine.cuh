@@ -17,13 +17,15 @@
 //     model's bit for bit;
 //   - the general path, every other method and setting: one kernel per segment running
 //     advance_segment_soa (step and measure in one thread);
-//   - the group path, for chains on thread groups (chain_group_system: Hamilton-Dirac
-//     chains whose atoms divide among two lanes or more, issue 20): the lean path's two
-//     kernels per row with a warp tile per instance (group_kernels.cuh,
-//     ensemble/group_segment.hpp), and initial data made on the host by the CPU backend's
-//     code. It runs RK4 under the lean settings without a reference
-//     (backends/chain_groups.hpp); the engine refuses anything else, and compiles no
-//     one-thread stepping kernel for these systems.
+//   - the group path, for chains on thread groups (chain_group_system: every chain
+//     formulation, chains whose atoms divide among two lanes or more, issue 20): two kernels
+//     per row with a warp tile per instance (group_kernels.cuh, ensemble/group_segment.hpp):
+//     the lean loop's step kernel where it applies, else a general step kernel running the
+//     per-instance driver over the slices (every method and projection setting), then a
+//     measuring kernel; initial data made
+//     on the host by the CPU backend's code. No reference solution on groups
+//     (backends/chain_groups.hpp: the engine refuses one), and no one-thread stepping kernel
+//     is compiled for these systems.
 // Both write each row's metrics (structure of arrays) and validity into the segment's slot.
 // The statistics stream then reduces the slot on the device (device_statistics.cuh: block
 // accumulators in instance order, the block tree, quantile histograms) and copies the roots
@@ -97,15 +99,17 @@ class CudaEngine {
       if (sys.model.has_unit_parameters()) unit_sys_ = unit_twin<System>::of(sys);
     }
     if constexpr (on_groups) {
-      const std::string why = chain_group_refusal(chain_group_system<System>::atoms, group_runs, rp);
+      const std::string why = chain_group_refusal(chain_group_system<System>::atoms, rp);
       if (!why.empty()) throw std::runtime_error(why);
-      lean_policy_for<System>(rp, policy_);
-      if constexpr (group_runs) {
-        using L = GroupLaunch<System>;
+      using L = GroupLaunch<System>;
+      if constexpr (lean_capable_v<System, Method>) {
+        lean_ = spec.gpu_lean && lean_policy_for<System>(rp, policy_);
         check(L::allow_scratch(group_lean_step<LeanPolicy::none, System, Method, Inst>), "cudaFuncSetAttribute");
-        check(L::allow_scratch(group_lean_step<LeanPolicy::momentum, System, Method, Inst>), "cudaFuncSetAttribute");
-        check(L::allow_scratch(group_measure_row<System, Inst>), "cudaFuncSetAttribute");
+        if constexpr (!System::has_impetus)  // impetus states are never projected (lean_policy_for)
+          check(L::allow_scratch(group_lean_step<LeanPolicy::momentum, System, Method, Inst>), "cudaFuncSetAttribute");
       }
+      check(L::allow_scratch(group_advance<System, Method, Inst>), "cudaFuncSetAttribute");
+      check(L::allow_scratch(group_measure_row<System, Inst>), "cudaFuncSetAttribute");
     } else if constexpr (lean_capable_v<System, Method>) {
       lean_ = spec.gpu_lean && lean_policy_for<System>(rp, policy_);
     }
@@ -214,14 +218,12 @@ class CudaEngine {
     sl.begin.record(compute_);
     const RowOutputs out{raw(sl.metrics), raw(sl.valid), raw(*d_record_), R_, raw(sl.snap), keep_, raw(*d_kept_metrics_)};
     if constexpr (on_groups) {
-      if constexpr (group_runs) {
-        using L = GroupLaunch<System>;
-        for (index_t k = w.k0; k < w.k1 && n_ > 0; ++k) {
-          if (k > 0) group_step_to(k, INT64_MAX);
-          group_measure_row<System, Inst><<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(
-              sys_, rp_, n_, raw(*d_inst_), k, w.k0, spec_.first_instance, only(), out);
-          check(cudaGetLastError(), "group_measure_row launch");
-        }
+      using L = GroupLaunch<System>;
+      for (index_t k = w.k0; k < w.k1 && n_ > 0; ++k) {
+        if (k > 0) group_step_to(k, StepLimit{});
+        group_measure_row<System, Inst><<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(
+            sys_, rp_, n_, raw(*d_inst_), k, w.k0, spec_.first_instance, only(), out);
+        check(cudaGetLastError(), "group_measure_row launch");
       }
     } else {
       bool launched = n_ == 0;
@@ -307,12 +309,9 @@ class CudaEngine {
     check(cudaMemsetAsync(raw(d_short_of_), 0, sizeof(unsigned long long), compute_), "cudaMemsetAsync");
     pass_begin_.record(compute_);
     if constexpr (on_groups) {
-      if constexpr (group_runs) {
-        group_step_to(w.k0, w.limit.until_step);
-        group_count_short<Method, Inst>
-            <<<grid_, threads, 0, compute_>>>(rp_, n_, raw(*d_inst_), w.k0, raw(d_short_of_));
-        check(cudaGetLastError(), "group_count_short launch");
-      }
+      group_step_to(w.k0, w.limit);
+      group_count_short<Method, Inst><<<grid_, threads, 0, compute_>>>(rp_, n_, raw(*d_inst_), w.k0, raw(d_short_of_));
+      check(cudaGetLastError(), "group_count_short launch");
     } else {
       if constexpr (lean_capable_v<System, Method>) {
         if (lean_) lean_step_to(w.k0, w.limit.until_step);  // the general kernel then finds the integration done
@@ -371,9 +370,9 @@ class CudaEngine {
   void costs(EnsembleResult&) const {}  // stepping and measuring are not timed apart on the device
 
  private:
-  // Chains on thread groups (group_kernels.cuh); RK4 only (the constructor refuses the rest).
+  // Chains on thread groups (group_kernels.cuh): every method; no reference (the constructor
+  // refuses one, backends/chain_groups.hpp).
   static constexpr bool on_groups = chain_group_system_v<System>;
-  static constexpr bool group_runs = on_groups && std::is_same_v<Method, ExplicitRk<Rk4Tableau>>;
   using UnitSystem = typename unit_twin<System>::type;
   static constexpr int S = System::State::size;
   static constexpr int P = physical_state_size_v<System>;  // kept and recorded states
@@ -453,18 +452,32 @@ class CudaEngine {
     }
   }
 
-  // Every instance toward sample k, stopping at step `until`, by the group step kernel.
-  void group_step_to(index_t k, index_t until) {
-    if constexpr (group_runs) {
+  // Every instance toward sample k within `limit`, by the group path's lean step kernel where
+  // the lean loop applies (fixed steps: the limit's step index), else by its general kernel.
+  void group_step_to(index_t k, const StepLimit& limit) {
+    if constexpr (on_groups) {
       using L = GroupLaunch<System>;
-      if (policy_ == LeanPolicy::momentum) {
-        group_lean_step<LeanPolicy::momentum, System, Method, Inst>
-            <<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k, until);
-      } else {
-        group_lean_step<LeanPolicy::none, System, Method, Inst>
-            <<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k, until);
+      if constexpr (lean_capable_v<System, Method>) {
+        if (lean_) {
+          bool projecting = false;  // impetus states are never projected (lean_policy_for)
+          if constexpr (!System::has_impetus) {
+            projecting = policy_ == LeanPolicy::momentum;
+            if (projecting)
+              group_lean_step<LeanPolicy::momentum, System, Method, Inst>
+                  <<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k,
+                                                                          limit.until_step);
+          }
+          if (!projecting)
+            group_lean_step<LeanPolicy::none, System, Method, Inst>
+                <<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k,
+                                                                        limit.until_step);
+          check(cudaGetLastError(), "group_lean_step launch");
+          return;
+        }
       }
-      check(cudaGetLastError(), "group_lean_step launch");
+      group_advance<System, Method, Inst><<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(
+          sys_, method_, rp_, n_, raw(*d_inst_), k, limit);
+      check(cudaGetLastError(), "group_advance launch");
     }
   }
 

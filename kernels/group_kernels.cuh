@@ -1,7 +1,8 @@
 // The CUDA engine's kernels for systems on thread groups (issue 20; ensemble/
 // group_segment.hpp): a warp tile of chain_group_system<System>::lanes lanes per instance,
-// over the engine's structure of arrays, launched by cuda_engine.cuh in place of the lean
-// path's one-thread step and measuring kernels. Blocks of group_block threads; a tile past
+// over the engine's structure of arrays, launched by cuda_engine.cuh in place of the
+// one-thread step and measuring kernels: group_lean_step (the lean loop), group_advance (the
+// per-instance driver, every other method and setting), group_measure_row. Blocks of group_block threads; a tile past
 // the ensemble's end leaves at once (its lanes' collectives are under the tile's own mask,
 // ensemble/thread_group.hpp, so the other tiles of its warp are not affected). Each tile
 // has the model's shared scratch (the chain's tridiagonal eliminations).
@@ -22,6 +23,10 @@ inline constexpr unsigned group_block = 128;
 // At least 3 blocks per SM (at most 168 registers a thread), the bound under which the
 // chain's group kernels do not spill (docs/performance.md, "Chains on thread groups").
 inline constexpr int group_min_blocks = 3;
+// The general step kernel (group_advance) holds a method's whole stage storage per lane
+// (DOPRI5: seven stage slices, 252 registers for N = 16): 2 blocks per SM, i.e. up to 255
+// registers a thread; with 3 (168) DOPRI5 and Gauss2 spilled 400 and 300 bytes.
+inline constexpr int group_advance_min_blocks = 2;
 
 template <class System>
 struct GroupLaunch {
@@ -54,6 +59,20 @@ __global__ __launch_bounds__(group_block, group_min_blocks) void group_lean_step
   group_lean_step_soa<P, true, Method, Inst>(slice, rp, inst, n, i, k, work, until);
 }
 
+// Every instance toward sample k within `limit` by the per-instance driver (group_advance_soa):
+// the methods and projection settings the lean loop does not take.
+template <class System, class Method, class Inst>
+__global__ __launch_bounds__(group_block, group_advance_min_blocks) void group_advance(System sys, Method method,
+                                                                               RunParams<double> rp, std::uint64_t n,
+                                                                               std::uint64_t* inst, index_t k,
+                                                                               StepLimit limit) {
+  using L = GroupLaunch<System>;
+  const std::uint64_t i = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / L::lanes;
+  if (i >= n) return;
+  const auto slice = chain_group_system<System>::template slice_of<typename L::Group>(sys);
+  group_advance_soa<Method, Inst>(slice, method, rp, inst, n, i, k, limit);
+}
+
 // Every instance at sample k measured into row k - k0 of the slot (group_measure_soa).
 template <class System, class Inst>
 __global__ __launch_bounds__(group_block, group_min_blocks) void group_measure_row(System sys, RunParams<double> rp,
@@ -71,8 +90,8 @@ __global__ __launch_bounds__(group_block, group_min_blocks) void group_measure_r
                           [&](index_t kk, bool ok, const Metrics<double>& m, const typename L::Slice::State& z) {
                             const std::uint64_t row = static_cast<std::uint64_t>(kk - k0);
                             if (slot >= 0)
-                              group_fill_recorded_row<typename L::Slice>(
-                                  z, ok, m,
+                              group_fill_recorded_row(
+                                  slice, z, ok, m,
                                   out.snapshot + (row * out.R + static_cast<std::uint64_t>(slot)) *
                                                      recorded_row_width(physical_state_size_v<System>));
                             if (L::Group::rank() == 0) emit_metrics(out, n, i, row, kk == rp.samples, ok, m);

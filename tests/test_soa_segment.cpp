@@ -7,7 +7,9 @@
 // segment-local counters and the advancing reference's write-back without a GPU. Chains on
 // thread groups (issue 20) run the group path's bodies (ensemble/group_segment.hpp) on groups
 // of host threads, each lane holding its atoms, with the same expectations, and their
-// recorded rows against the one-thread fill_recorded_row.
+// recorded rows against the one-thread fill_recorded_row: the lean loop for RK4 under its
+// settings, the per-instance driver over slices for every other method and setting, with
+// passes that stop short as a checkpoint's stop points make them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,13 +18,17 @@
 
 #include <chens/ensemble/group_segment.hpp>
 #include <chens/ensemble/soa_segment.hpp>
+#include <chens/formulations/constrained.hpp>
 #include <chens/formulations/extended_hamiltonian.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/formulations/impetus_striction.hpp>
 #include <chens/formulations/naive.hpp>
 #include <chens/geometry/wedge.hpp>
 #include <chens/integrators/midpoint_projection.hpp>
+#include <chens/integrators/rattle.hpp>
 #include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/explicit_rk.hpp>
+#include <chens/integrators/implicit_rk.hpp>
 #include <chens/integrators/tableaus.hpp>
 #include <chens/models/chain.hpp>
 #include <chens/reference/numerical.hpp>
@@ -86,8 +92,11 @@ void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& met
       constexpr int G = Groups::lanes;
       using Slice = typename Groups::template slice<test::EmulatedGroup<G>>;
       constexpr int row_width = recorded_row_width(S);
+      // The engine's choice of step kernel: the lean loop where it applies, else the
+      // per-instance driver over the slices (kernels/cuda_engine.cuh, group_step_to).
       LeanPolicy policy{};
-      ASSERT_TRUE(lean_policy_for<System>(rp, policy)) << what;
+      bool lean = false;
+      if constexpr (lean_capable_v<System, Method>) lean = lean_policy_for<System>(rp, policy);
       ASSERT_FALSE(rp.reference) << what;
       for (index_t k = k0; k < k1; ++k) {
         std::vector<double> rows(n * row_width, -1.0);
@@ -95,11 +104,24 @@ void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& met
           const Slice slice = Groups::template slice_of<test::EmulatedGroup<G>>(sys);
           for (std::uint64_t i = 0; i < n; ++i) {
             if (k > 0) {
-              LeanStepResult<typename Slice::State> work;
-              if (policy == LeanPolicy::momentum) {
-                group_lean_step_soa<LeanPolicy::momentum, false, Method, Inst>(slice, rp, soa.data(), n, i, k, work);
+              if (lean) {
+                if constexpr (lean_capable_v<System, Method>) {
+                  LeanStepResult<typename Slice::State> work;
+                  if (policy == LeanPolicy::momentum) {
+                    group_lean_step_soa<LeanPolicy::momentum, false, Method, Inst>(slice, rp, soa.data(), n, i, k,
+                                                                                  work);
+                  } else {
+                    group_lean_step_soa<LeanPolicy::none, false, Method, Inst>(slice, rp, soa.data(), n, i, k, work);
+                  }
+                }
               } else {
-                group_lean_step_soa<LeanPolicy::none, false, Method, Inst>(slice, rp, soa.data(), n, i, k, work);
+                // A pass that stops short (a checkpoint's stop point: two steps before the
+                // sample, or three trial steps), then the rest, as the engine's passes and
+                // rows do; the GPU's kernel boundary between them.
+                group_advance_soa<Method, Inst>(slice, method, rp, soa.data(), n, i, k,
+                                                StepLimit{rp.sample_step(k) - 2, 3});
+                test::EmulatedGroup<G>::sync();
+                group_advance_soa<Method, Inst>(slice, method, rp, soa.data(), n, i, k);
               }
               // The GPU's kernel boundary: lane 0's step, loss and counters are in memory
               // before any lane measures.
@@ -108,7 +130,7 @@ void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& met
             group_measure_soa<Inst>(slice, rp, soa.data(), n, i, k,
                                     [&](index_t kk, bool ok, const Metrics<double>& m, const typename Slice::State& z) {
                                       if (test::EmulatedGroup<G>::rank() == 0) emit(i)(kk, ok, m, Inst{});
-                                      group_fill_recorded_row<Slice>(z, ok, m, rows.data() + i * row_width);
+                                      group_fill_recorded_row(slice, z, ok, m, rows.data() + i * row_width);
                                     });
           }
         });
@@ -308,6 +330,122 @@ TEST(SoaSegment, ChainOnThreadGroups) {
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::group>(
       Sys{ModelTraits<Model>::make(none)}, {}, rp_none, initial_of<Model>(none), 4, 1e-3, 5,
       "16-atom chain dirac + rk4 on 8 lanes, no projection, non-uniform masses");
+}
+
+// Every other method and projection setting on groups (group_advance_soa, the engine's
+// general group kernel): DOPRI5, whose error norm is summed over the lanes in the whole
+// state's order (ChainSlice::ordered_state_sum) so that the group accepts and rejects the
+// one-thread steps; the implicit midpoint rule and Gauss2, whose fixed-point iterations stop
+// on the group's max_abs; RK4 with the position projection every second step; the midpoint
+// rule with the stage projection (004 §4); and ensemble.lost_unconverged. 16 atoms on 8
+// lanes against the CPU backend, bit for bit; each case asserts that what it is for happened.
+TEST(SoaSegment, ChainOnThreadGroupsRunsEveryMethodLikeTheCpu) {
+  using Model = Chain<double, 16>;
+  using Sys = HamiltonDirac<Model>;
+  auto run = [](const Study& s, const auto& method, const char* what) {
+    using Method = std::decay_t<decltype(method)>;
+    EnsembleResult cpu;
+    expect_kernel_body_matches_cpu_backend<Sys, Method, NumericalReference<Model>, Path::group>(
+        Sys{ModelTraits<Model>::make(s)}, method, resolve(s), initial_of<Model>(s), 5, s.perturbation, 3, what, &cpu);
+    return cpu;
+  };
+  auto study = [] {
+    Study s = chain_group_study(16);
+    s.perturbation = 1e-3;
+    return s;
+  };
+  Study s = study();
+  s.method = MethodId::dopri5;
+  s.h = 0.2;  // DOPRI5's first trial step: too large, rejected
+  RunParams<double> rp = resolve(s);
+  EnsembleResult cpu = run(s, Dopri5<double>{rp.rtol, rp.atol}, "16-atom chain dirac + dopri5 on 8 lanes");
+  EXPECT_GT(cpu.totals.rejected_steps, 0u);
+  EXPECT_GT(cpu.totals.momentum_projections, 0u);
+
+  s = study();
+  s.method = MethodId::midpoint;
+  rp = resolve(s);
+  cpu = run(s, ImplicitRk<Gauss1Tableau, double>{rp.iteration_tol, rp.max_iterations},
+            "16-atom chain dirac + implicit midpoint on 8 lanes");
+  EXPECT_GT(cpu.totals.iterations, 2 * cpu.totals.steps);
+  s.method = MethodId::gauss2;
+  rp = resolve(s);
+  cpu = run(s, ImplicitRk<Gauss2Tableau, double>{rp.iteration_tol, rp.max_iterations},
+            "16-atom chain dirac + gauss2 on 8 lanes");
+  EXPECT_GT(cpu.totals.iterations, 2 * cpu.totals.steps);
+
+  s = study();
+  s.position = true;
+  s.projection_every = 2;
+  rp = resolve(s);
+  cpu = run(s, ExplicitRk<Rk4Tableau>{}, "16-atom chain dirac + rk4, position projection every 2 steps, on 8 lanes");
+  EXPECT_GT(cpu.totals.position_projections, 0u);
+  EXPECT_GT(cpu.totals.position_newton_iterations, 0u);
+
+  s = study();
+  s.method = MethodId::midpoint;
+  s.position = true;
+  s.projection_scheme = "midpoint";
+  rp = resolve(s);
+  ASSERT_TRUE(rp.stage_projection);
+  cpu = run(s,
+            MidpointProjection<double>{rp.iteration_tol, rp.max_iterations, rp.project_position, rp.project_momentum,
+                                       rp.projection_tol, rp.projection_max_iterations},
+            "16-atom chain dirac + midpoint with stage projection on 8 lanes");
+  EXPECT_GT(cpu.totals.iterations, cpu.totals.steps);
+
+  s = study();
+  s.method = MethodId::midpoint;
+  s.max_iterations = 4;
+  s.lost_unconverged = true;
+  s.perturbation = 0.05;
+  rp = resolve(s);
+  cpu = run(s, ImplicitRk<Gauss1Tableau, double>{rp.iteration_tol, rp.max_iterations},
+            "16-atom chain dirac + implicit midpoint, 4 iterations at most, unconverged steps lose the instance");
+  EXPECT_GT(cpu.lost[int(LostReason::unconverged)], 0u);
+}
+
+// Every chain formulation on groups: the naive index reduction with RK4 and the momentum
+// projection (the lean loop), impetus-striction with RK4 (the lean loop without projection,
+// and with the impetus reset of 000 §8, the per-instance driver; its recorded rows hold the
+// physical state, a group computation), the constrained equations with RATTLE (Newton on
+// the group). 16 atoms on 8 lanes against the CPU backend, bit for bit.
+TEST(SoaSegment, ChainOnThreadGroupsRunsEveryFormulationLikeTheCpu) {
+  using Model = Chain<double, 16>;
+  auto run = [](auto sys, const Study& s, const auto& method, const char* what) {
+    using Sys = decltype(sys);
+    using Method = std::decay_t<decltype(method)>;
+    static_assert(chain_group_system<Sys>::lanes == 8);
+    EnsembleResult cpu;
+    expect_kernel_body_matches_cpu_backend<Sys, Method, NumericalReference<Model>, Path::group>(
+        sys, method, resolve(s), initial_of<Model>(s), 5, s.perturbation, 3, what, &cpu);
+    return cpu;
+  };
+  Study s = chain_group_study(16);
+  s.perturbation = 1e-3;
+  s.formulation = FormulationId::naive;
+  EnsembleResult cpu = run(Naive<Model>{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
+                           "16-atom chain naive + rk4 on 8 lanes");
+  EXPECT_GT(cpu.totals.momentum_projections, 0u);
+
+  s.formulation = FormulationId::impetus;
+  s.momentum = false;
+  run(ImpetusStriction<Model>{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
+      "16-atom chain impetus + rk4 on 8 lanes");
+  s.impetus_reset = 1e-12;  // fires: the impetus drifts from the physical momenta
+  cpu = run(ImpetusStriction<Model>{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
+            "16-atom chain impetus + rk4 with impetus reset on 8 lanes");
+  EXPECT_GT(cpu.totals.impetus_resets, 0u);
+
+  s = chain_group_study(16);
+  s.perturbation = 1e-3;
+  s.formulation = FormulationId::constrained;
+  s.method = MethodId::rattle;
+  s.momentum = false;
+  const RunParams<double> rp = resolve(s);
+  cpu = run(Constrained<Model>{ModelTraits<Model>::make(s)}, s, Rattle<double>{rp.iteration_tol, rp.max_iterations},
+            "16-atom chain constrained + rattle on 8 lanes");
+  EXPECT_GT(cpu.totals.iterations, cpu.totals.steps);
 }
 
 // 32 atoms on 16 lanes, and instances lost on the group path: by the residual bound at a

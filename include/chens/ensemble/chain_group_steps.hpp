@@ -33,6 +33,16 @@ static_assert(chain_group_lanes(7) == 1 && chain_group_lanes(16) == 8 && chain_g
                   chain_group_lanes(64) == 32 && chain_group_lanes(256) == 32 && chain_group_lanes(12) == 4,
               "");
 
+// The chain formulations a thread group integrates (ensemble/group_segment.hpp's
+// chain_group_system; `chens run`'s backend choice, kernels/cuda_backend.cu): every
+// formulation the chain has (naive, Hamilton-Dirac, impetus-striction, and the constrained
+// equations with RATTLE), whose right-hand sides and steps use only the model's primitives,
+// which ChainSlice provides on slices.
+constexpr bool chain_group_formulation(FormulationId f) {
+  return f == FormulationId::naive || f == FormulationId::dirac || f == FormulationId::impetus ||
+         f == FormulationId::constrained;
+}
+
 template <int N, class Group>
 struct ChainGroupSteps {
   using Whole = Chain<double, N>;
@@ -40,25 +50,16 @@ struct ChainGroupSteps {
   using System = HamiltonDirac<Model>;
   using Method = ExplicitRk<Rk4Tableau>;
   using State = typename Model::State;
-  static constexpr int A = Model::lane_atoms;
 
   CHENS_HD CHENS_FORCEINLINE static State load(const double* z) {
     State s;
-    const int first = 2 * Group::rank() * A;
     CHENS_UNROLL
-    for (int i = 0; i < 2 * A; ++i) {
-      s[i] = z[first + i];
-      s[2 * A + i] = z[2 * N + first + i];
-    }
+    for (int c = 0; c < State::size; ++c) s[c] = z[Model::whole_component(c)];
     return s;
   }
   CHENS_HD CHENS_FORCEINLINE static void store(const State& s, double* z) {
-    const int first = 2 * Group::rank() * A;
     CHENS_UNROLL
-    for (int i = 0; i < 2 * A; ++i) {
-      z[first + i] = s[i];
-      z[2 * N + first + i] = s[2 * A + i];
-    }
+    for (int c = 0; c < State::size; ++c) z[Model::whole_component(c)] = s[c];
   }
 
   // `steps` steps of size h from the instance's state z (tol < 0: no projection); r.z is

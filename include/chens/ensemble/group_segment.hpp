@@ -3,19 +3,22 @@
 // stepped and measured by a group of lanes, each holding its atoms' slice of the state
 // (models/chain_slice.hpp, ensemble/thread_group.hpp). These are the bodies of the CUDA
 // engine's group kernels (kernels/group_kernels.cuh), written as host/device code so that
-// tests run them with host-thread groups against the one-thread functions of
-// soa_segment.hpp, word for word (tests/test_group_segment.cpp):
+// tests run them with host-thread groups against the CPU backend, word for word
+// (tests/test_soa_segment.cpp, SoaSegment.ChainOnThreadGroups*):
 //   group_lean_step_soa   lean_step_soa: the lean fixed-step loop (lean_steps.hpp) over the
 //                         slices; lane 0 keeps the step, time, loss and counters;
+//   group_advance_soa     advance_partial_soa: the per-instance driver (instance.hpp) over
+//                         the slices, for every method and projection setting the lean
+//                         loop does not take;
 //   group_measure_soa     measure_soa without a reference: measure() (metrics.hpp) over
 //                         the slices, whose reductions are the group's collectives in the
 //                         one-thread order, and the loss rules of sample_verdict;
 //   group_fill_recorded_row  fill_recorded_row's row of a recorded instance;
-//   group_at_sample_soa   advance_partial_soa's answer once the lean loop has run.
-// Which systems have slices: chain_group_system (Hamilton-Dirac chains whose atoms divide
-// among two lanes or more, chain_group_lanes). The engine runs them with RK4, the lean
-// projection policies and output.reference = "none" (host/backends/chain_groups.hpp says
-// why anything else is refused).
+//   group_at_sample_soa   advance_partial_soa's answer once the stepping has run.
+// Which systems have slices: chain_group_system (every chain formulation, chains whose atoms
+// divide among two lanes or more, chain_group_lanes). The engine runs them with every method
+// and projection setting, without a reference solution (host/backends/chain_groups.hpp says
+// why).
 #pragma once
 
 #include <cstddef>
@@ -25,54 +28,50 @@
 
 #include <chens/config.hpp>
 #include <chens/diagnostics/metrics.hpp>
+#include <chens/ensemble/counters.hpp>
 #include <chens/ensemble/chain_group_steps.hpp>
 #include <chens/ensemble/instance.hpp>
 #include <chens/ensemble/lean_steps.hpp>
 #include <chens/ensemble/soa_segment.hpp>
 #include <chens/ensemble/thread_group.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/integrators/dopri5.hpp>
 #include <chens/models/chain.hpp>
 
 namespace chens {
 
-// Whether System runs on thread groups, and its lanes' system for a group type.
+// Whether System runs on thread groups, and its lanes' system for a group type: a chain
+// formulation of chain_group_formulation (its only member the model) over a chain whose atoms
+// divide among two lanes or more.
 template <class System>
 struct chain_group_system : std::false_type {};
-template <int N>
-struct chain_group_system<HamiltonDirac<Chain<double, N>>> : std::bool_constant<(chain_group_lanes(N) > 1)> {
+template <template <class> class Formulation, int N>
+struct chain_group_system<Formulation<Chain<double, N>>>
+    : std::bool_constant<(chain_group_lanes(N) > 1) && chain_group_formulation(Formulation<Chain<double, N>>::id)> {
   static constexpr int atoms = N;
   static constexpr int lanes = chain_group_lanes(N);
   template <class Group>
-  using slice = HamiltonDirac<ChainSlice<double, N, Group>>;
+  using slice = Formulation<ChainSlice<double, N, Group>>;
   // This lane's system (called on every lane).
   template <class Group>
-  CHENS_HD static slice<Group> slice_of(const HamiltonDirac<Chain<double, N>>& sys) {
+  CHENS_HD static slice<Group> slice_of(const Formulation<Chain<double, N>>& sys) {
+    static_assert(sizeof(sys) == sizeof(sys.model), "the formulation holds its model alone");
     return slice<Group>{ChainSlice<double, N, Group>::slice_of(sys.model)};
   }
 };
 template <class System>
 inline constexpr bool chain_group_system_v = chain_group_system<System>::value;
 
-// The whole state's component that holds component c of this lane's slice: models/chain.hpp
-// lays a state out as the N atoms' (x, y), then their momenta; lane r holds atoms
-// rA .. rA + A - 1 of both halves.
-template <class Slice>
-CHENS_HD CHENS_FORCEINLINE int whole_component(int c) {
-  using Model = decltype(Slice::model);
-  constexpr int A = Model::lane_atoms;
-  const int first = 2 * Model::Group::rank() * A;
-  return c < 2 * A ? first + c : 2 * Model::atoms + first + (c - 2 * A);
-}
-
 // This lane's slice of instance i's state (the instance's first words, instance.hpp), and back.
 template <class Slice>
 CHENS_HD CHENS_FORCEINLINE typename Slice::State group_load_state(const std::uint64_t* soa, std::uint64_t n,
                                                                   std::uint64_t i) {
   static_assert(std::is_same_v<typename Slice::Real, double>, "one state component per word");
+  using Model = decltype(Slice::model);
   typename Slice::State s;
   CHENS_UNROLL
   for (int c = 0; c < Slice::State::size; ++c) {
-    const std::uint64_t x = soa[static_cast<std::uint64_t>(whole_component<Slice>(c)) * n + i];
+    const std::uint64_t x = soa[static_cast<std::uint64_t>(Model::whole_component(c)) * n + i];
     std::memcpy(&s[c], &x, sizeof x);
   }
   return s;
@@ -80,11 +79,12 @@ CHENS_HD CHENS_FORCEINLINE typename Slice::State group_load_state(const std::uin
 template <class Slice>
 CHENS_HD CHENS_FORCEINLINE void group_store_state(std::uint64_t* soa, std::uint64_t n, std::uint64_t i,
                                                   const typename Slice::State& s) {
+  using Model = decltype(Slice::model);
   CHENS_UNROLL
   for (int c = 0; c < Slice::State::size; ++c) {
     std::uint64_t x;
     std::memcpy(&x, &s[c], sizeof x);
-    soa[static_cast<std::uint64_t>(whole_component<Slice>(c)) * n + i] = x;
+    soa[static_cast<std::uint64_t>(Model::whole_component(c)) * n + i] = x;
   }
 }
 
@@ -122,6 +122,62 @@ CHENS_HD CHENS_FORCEINLINE void group_lean_step_soa(const Slice& sys, const RunP
   }
 }
 
+// The stepping fields of an instance (instance.hpp's Instance, its first group, and the
+// counters) with one lane's slice of the state: what the per-instance driver reads and
+// writes, so that a group runs the driver itself.
+template <class State>
+struct GroupStepping {
+  State z;
+  double t;
+  double h;
+  Dopri5Controller<double> ctl;
+  index_t step;
+  int lost;
+  Counters c;
+};
+
+// advance_partial_soa on a group: instance i toward sample k within `limit` (no limit: to
+// it) by instance.hpp's advance_to_sample, unchanged -- every fixed-step method (RATTLE
+// included) with every projection setting (position and momentum projections,
+// projection.every, the stage projection of MidpointProjection, the impetus reset,
+// ensemble.lost_unconverged) and DOPRI5 -- over this lane's slice. Every decision the driver
+// takes is a group collective (all_finite and max_abs on slices, the fixed-point iterations'
+// and Newton's max_abs, DOPRI5's error norm summed in the whole state's order,
+// ChainSlice::ordered_state_sum), so the lanes take the same steps and
+// agree on losses and counters. Each lane stores its slice, lane 0 the time, step size,
+// controller, step, loss and counters (after the group's last collective: the other lanes
+// see them after a kernel boundary or a Group::sync()). The group leaves together: the loss
+// word and the fields read below are the same on every lane.
+template <class Method, class Inst, class Slice>
+CHENS_HD void group_advance_soa(const Slice& sys, const Method& method, const RunParams<double>& rp,
+                                std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k,
+                                const StepLimit& limit = StepLimit{}) {
+  using Words = InstanceWords<Inst>;
+  using W = SplitWords<Inst>;
+  using Group = typename decltype(Slice::model)::Group;
+  static_assert(offsetof(Inst, t) < offsetof(Inst, h) && offsetof(Inst, h) < offsetof(Inst, ctl) &&
+                    offsetof(Inst, ctl) < offsetof(Inst, step),
+                "instance layout: z, then t, h, ctl, step, lost and the counters");
+  Inst in;
+  soa_load(soa, n, i, in, W::lost.first, W::lost.end);
+  if (in.lost != int(LostReason::none)) return;
+  soa_load(soa, n, i, in, W::t.first, Words::counters_end);  // t .. lost, then the counters
+  if (integration_at_sample<Method>(rp, in, k)) return;
+  GroupStepping<typename Slice::State> g{group_load_state<Slice>(soa, n, i), in.t, in.h, in.ctl, in.step, in.lost, in.c};
+  advance_to_sample(sys, method, rp, g, k, limit);
+  group_store_state<Slice>(soa, n, i, g.z);
+  Group::sync();  // every lane has read the instance's words before lane 0 moves them
+  if (Group::rank() == 0) {
+    in.t = g.t;
+    in.h = g.h;
+    in.ctl = g.ctl;
+    in.step = g.step;
+    in.lost = g.lost;
+    in.c = g.c;
+    soa_store(soa, n, i, in, W::t.first, Words::counters_end);
+  }
+}
+
 // measure_soa on a group, for runs without a reference (integration_error 0, as measure()
 // reports it when the reference is off): instance i at sample k. Every value measure()
 // reports is a group collective (max_abs over slices, the energy's and the momenta's sums in
@@ -155,16 +211,18 @@ CHENS_HD CHENS_FORCEINLINE void group_measure_soa(const Slice& sys, const RunPar
 }
 
 // fill_recorded_row (host/backends/instance_records.hpp's layout: the physical state, the
-// reference's, the metrics, whether measured) from a group: each lane writes its slice
-// (Hamilton-Dirac states are physical), lane 0 the rest; no reference on groups.
+// reference's, the metrics, whether measured) from a group: each lane writes its slice of the
+// physical state (impetus-striction's is a group computation: every lane calls this), lane 0
+// the rest; no reference on groups.
 template <class Slice>
-CHENS_HD CHENS_FORCEINLINE void group_fill_recorded_row(const typename Slice::State& z, bool measured,
-                                                        const Metrics<double>& m, double* row) {
+CHENS_HD CHENS_FORCEINLINE void group_fill_recorded_row(const Slice& sys, const typename Slice::State& z,
+                                                        bool measured, const Metrics<double>& m, double* row) {
   using Model = decltype(Slice::model);
   constexpr int S = 4 * Model::atoms;
+  const typename Slice::State phys = sys.physical(z);
   for (int c = 0; c < Slice::State::size; ++c) {
-    row[whole_component<Slice>(c)] = z[c];
-    row[S + whole_component<Slice>(c)] = 0.0;
+    row[Model::whole_component(c)] = phys[c];
+    row[S + Model::whole_component(c)] = 0.0;
   }
   if (Model::Group::rank() == 0) {
     for (int c = 0; c < metric_count; ++c) row[2 * S + c] = measured ? m.v[c] : 0.0;
@@ -172,16 +230,16 @@ CHENS_HD CHENS_FORCEINLINE void group_fill_recorded_row(const typename Slice::St
   }
 }
 
-// Whether instance i is at sample k (or lost): advance_partial_soa's answer for a fixed-step
-// method without a reference, where the lean loop has done the stepping.
+// Whether instance i is at sample k (or lost): advance_partial_soa's answer once the group
+// path's stepping (lean or general) has run.
 template <class Method, class Inst>
 CHENS_HD CHENS_FORCEINLINE bool group_at_sample_soa(const RunParams<double>& rp, const std::uint64_t* soa,
                                                     std::uint64_t n, std::uint64_t i, index_t k) {
-  static_assert(!Method::adaptive, "the group path steps with fixed steps");
   using W = SplitWords<Inst>;
   Inst in;
   soa_load(soa, n, i, in, W::lost.first, W::lost.end);
   soa_load(soa, n, i, in, W::step.first, W::step.end);
+  soa_load(soa, n, i, in, W::t.first, W::t.end);
   return integration_at_sample<Method>(rp, in, k);
 }
 

@@ -191,6 +191,13 @@ CHENS_HD CHENS_FORCEINLINE SliceVec<To, N, Group> vec_cast(const SliceVec<Real, 
 // out states (ChainSlice::kinetic, momentum_integrals); generic code that needs one does not
 // compile on slices rather than summing one lane's part.
 
+template <class V>
+struct is_slice_vec : std::false_type {};
+template <class Real, int N, class Group>
+struct is_slice_vec<SliceVec<Real, N, Group>> : std::true_type {};
+template <class V>
+inline constexpr bool is_slice_vec_v = is_slice_vec<V>::value;
+
 // The type of a lane's n components: Vec itself for one lane, a SliceVec otherwise.
 template <class Real, int N, class Group>
 using sliced_vec_t = std::conditional_t<Group::size == 1, Vec<Real, N>, SliceVec<Real, N, Group>>;

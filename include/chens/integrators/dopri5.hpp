@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include <chens/config.hpp>
+#include <chens/ensemble/thread_group.hpp>
 #include <chens/formulations/formulation.hpp>
 #include <chens/integrators/status.hpp>
 #include <chens/integrators/tableaus.hpp>
@@ -52,10 +54,8 @@ struct Dopri5 {
       eval_rhs(sys, zi, k[i]);
     }
     k7 = k[6];
-    Real sum = Real(0);
-    constexpr int n = State::size;
-    CHENS_UNROLL
-    for (int c = 0; c < n; ++c) {
+    // Component c's term of the norm, (e_c / sc_c)^2.
+    auto term = [&](int c) {
       Real e = Real(0);
       CHENS_UNROLL
       for (int i = 0; i < 7; ++i) {
@@ -64,9 +64,24 @@ struct Dopri5 {
       e = e * h;
       const Real a = fabs(z[c]), b = fabs(z_new[c]);
       const Real sc = atol + rtol * (a > b ? a : b);
-      sum = sum + (e / sc) * (e / sc);
+      return (e / sc) * (e / sc);
+    };
+    if constexpr (is_slice_vec_v<State>) {
+      // A thread group's instance (ensemble/thread_group.hpp): the terms summed in the whole
+      // state's order by the model that lays the state out, so that every lane gets the
+      // one-thread norm's bits and the group accepts or rejects the step together.
+      using Model = std::decay_t<decltype(sys.model)>;
+      State q;
+      CHENS_UNROLL
+      for (int c = 0; c < State::size; ++c) q[c] = term(c);
+      return sqrt(Model::ordered_state_sum(q) / Real(Model::whole_state_size));
+    } else {
+      Real sum = Real(0);
+      constexpr int n = State::size;
+      CHENS_UNROLL
+      for (int c = 0; c < n; ++c) sum = sum + term(c);
+      return sqrt(sum / Real(n));
     }
-    return sqrt(sum / Real(n));
   }
 
   // Next step size after a trial of size h with error norm err (Hairer's DOPRI5).

@@ -170,6 +170,32 @@ struct ChainSlice {
     return z;
   }
 
+  // The whole chain's state component (models/chain.hpp: the N atoms' (x, y), then their
+  // momenta) that holds component c of this lane's state slice: lane r holds atoms
+  // rA .. rA + A - 1 of both halves. The one map between the two layouts (loads, stores and
+  // recorded rows of the group path, ensemble/group_segment.hpp and chain_group_steps.hpp).
+  CHENS_HD CHENS_FORCEINLINE static int whole_component(int c) {
+    const int first = 2 * Group::rank() * lane_atoms;
+    return c < dof ? first + c : 2 * N_ + first + (c - dof);
+  }
+
+  // sum_c v_c over the whole state in the whole state's component order (positions of atoms
+  // 0..N-1, then momenta), from 0, as one thread's loop over a Vec forms it: the error norm
+  // of DOPRI5 (integrators/dopri5.hpp) on slices.
+  static constexpr int whole_state_size = 4 * N_;
+  CHENS_HD CHENS_FORCEINLINE static Real ordered_state_sum(const State& v) {
+    const Real positions = Group::ordered_fold(Real(0), [&](Real acc) {
+      CHENS_UNROLL
+      for (int c = 0; c < dof; ++c) acc = acc + v[c];
+      return acc;
+    });
+    return Group::ordered_fold(positions, [&](Real acc) {
+      CHENS_UNROLL
+      for (int c = dof; c < state_size; ++c) acc = acc + v[c];
+      return acc;
+    });
+  }
+
   // Global index of this lane's atom (and bond) k.
   CHENS_HD CHENS_FORCEINLINE static int atom(int k) { return Group::rank() * lane_atoms + k; }
   // Bond k of this lane exists (not the last lane's placeholder).
