@@ -88,6 +88,41 @@ CHENS_HD CHENS_FORCEINLINE void group_store_state(std::uint64_t* soa, std::uint6
   }
 }
 
+// One field of instance i (at byte Offset of the instance), read from or written into the
+// words that hold it (a write keeps the rest of those words). The group bodies touch a few of
+// an instance's fields; a local instance to load them into lived in local memory beyond
+// N = 64 (8 560 B at N = 128 with its reference's storage, docs/performance.md).
+template <class T, std::size_t Offset>
+CHENS_HD CHENS_FORCEINLINE T soa_field(const std::uint64_t* soa, std::uint64_t n, std::uint64_t i) {
+  constexpr int first = static_cast<int>(Offset / sizeof(std::uint64_t));
+  constexpr int end = static_cast<int>((Offset + sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+  std::uint64_t w[end - first];
+  CHENS_UNROLL
+  for (int k = first; k < end; ++k) w[k - first] = soa[static_cast<std::uint64_t>(k) * n + i];
+  T v;
+  std::memcpy(&v, reinterpret_cast<const char*>(w) + (Offset - first * sizeof(std::uint64_t)), sizeof v);
+  return v;
+}
+template <class T, std::size_t Offset>
+CHENS_HD CHENS_FORCEINLINE void soa_set_field(std::uint64_t* soa, std::uint64_t n, std::uint64_t i, const T& v) {
+  constexpr int first = static_cast<int>(Offset / sizeof(std::uint64_t));
+  constexpr int end = static_cast<int>((Offset + sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+  std::uint64_t w[end - first];
+  CHENS_UNROLL
+  for (int k = first; k < end; ++k) w[k - first] = soa[static_cast<std::uint64_t>(k) * n + i];
+  std::memcpy(reinterpret_cast<char*>(w) + (Offset - first * sizeof(std::uint64_t)), &v, sizeof v);
+  CHENS_UNROLL
+  for (int k = first; k < end; ++k) soa[static_cast<std::uint64_t>(k) * n + i] = w[k - first];
+}
+
+// What the lean loop commits for an instance besides its state (commit_lean_fields).
+struct GroupLeanFields {
+  double t;
+  index_t step;
+  int lost;
+  Counters c;
+};
+
 // lean_step_soa on a group: instance i to sample k (or step `until`), every lane calling it
 // with its slice of the system; lost instances stay frozen. The decisions inside the loop are
 // the group's (finite_bits, any_exceeds on slices), so every lane leaves with the same step
@@ -100,25 +135,21 @@ CHENS_HD CHENS_FORCEINLINE void group_lean_step_soa(const Slice& sys, const RunP
                                                     std::uint64_t n, std::uint64_t i, index_t k,
                                                     LeanStepResult<typename Slice::State>& r,
                                                     index_t until = INT64_MAX) {
-  using W = SplitWords<Inst>;
   using Group = typename decltype(Slice::model)::Group;
-  Inst in;
-  soa_load(soa, n, i, in, W::lost.first, W::lost.end);
-  if (in.lost != int(LostReason::none)) return;  // one word, read by every lane: the group leaves together
-  soa_load(soa, n, i, in, W::step.first, W::step.end);
+  // One word, read by every lane: the group leaves together.
+  if (soa_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i) != int(LostReason::none)) return;
   r.z = group_load_state<Slice>(soa, n, i);
-  r.step = in.step;
+  r.step = soa_field<decltype(Inst::step), offsetof(Inst, step)>(soa, n, i);
   lean_advance_to_sample<P, InlineRhs, Slice, Method>(sys, rp, k, r, until);
   group_store_state<Slice>(soa, n, i, r.z);
   Group::sync();  // every lane has read the step before lane 0 moves it (a loop of no steps has no collective)
   if (Group::rank() == 0) {
-    soa_load(soa, n, i, in, W::t.first, W::t.end);  // the whole words t shares
-    in.c = Counters{};
-    commit_lean_fields<Method>(in, r, rp);
-    soa_store(soa, n, i, in, W::t.first, W::t.end);
-    soa_store(soa, n, i, in, W::step.first, W::step.end);
-    if (r.lost) soa_store(soa, n, i, in, W::lost.first, W::lost.end);
-    add_lean_counters<Inst>(soa, n, i, in.c);
+    GroupLeanFields f{0.0, 0, int(LostReason::none), Counters{}};
+    commit_lean_fields<Method>(f, r, rp);
+    soa_set_field<decltype(Inst::t), offsetof(Inst, t)>(soa, n, i, f.t);
+    soa_set_field<decltype(Inst::step), offsetof(Inst, step)>(soa, n, i, f.step);
+    if (r.lost) soa_set_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i, f.lost);
+    add_lean_counters<Inst>(soa, n, i, f.c);
   }
 }
 
@@ -152,29 +183,27 @@ template <class Method, class Inst, class Slice>
 CHENS_HD void group_advance_soa(const Slice& sys, const Method& method, const RunParams<double>& rp,
                                 std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k,
                                 const StepLimit& limit = StepLimit{}) {
-  using Words = InstanceWords<Inst>;
-  using W = SplitWords<Inst>;
   using Group = typename decltype(Slice::model)::Group;
-  static_assert(offsetof(Inst, t) < offsetof(Inst, h) && offsetof(Inst, h) < offsetof(Inst, ctl) &&
-                    offsetof(Inst, ctl) < offsetof(Inst, step),
-                "instance layout: z, then t, h, ctl, step, lost and the counters");
-  Inst in;
-  soa_load(soa, n, i, in, W::lost.first, W::lost.end);
-  if (in.lost != int(LostReason::none)) return;
-  soa_load(soa, n, i, in, W::t.first, Words::counters_end);  // t .. lost, then the counters
-  if (integration_at_sample<Method>(rp, in, k)) return;
-  GroupStepping<typename Slice::State> g{group_load_state<Slice>(soa, n, i), in.t, in.h, in.ctl, in.step, in.lost, in.c};
+  GroupStepping<typename Slice::State> g;
+  g.lost = soa_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i);
+  if (g.lost != int(LostReason::none)) return;
+  g.t = soa_field<decltype(Inst::t), offsetof(Inst, t)>(soa, n, i);
+  g.step = soa_field<decltype(Inst::step), offsetof(Inst, step)>(soa, n, i);
+  if (integration_at_sample<Method>(rp, g, k)) return;
+  g.h = soa_field<decltype(Inst::h), offsetof(Inst, h)>(soa, n, i);
+  g.ctl = soa_field<decltype(Inst::ctl), offsetof(Inst, ctl)>(soa, n, i);
+  g.c = soa_field<decltype(Inst::c), offsetof(Inst, c)>(soa, n, i);
+  g.z = group_load_state<Slice>(soa, n, i);
   advance_to_sample(sys, method, rp, g, k, limit);
   group_store_state<Slice>(soa, n, i, g.z);
   Group::sync();  // every lane has read the instance's words before lane 0 moves them
   if (Group::rank() == 0) {
-    in.t = g.t;
-    in.h = g.h;
-    in.ctl = g.ctl;
-    in.step = g.step;
-    in.lost = g.lost;
-    in.c = g.c;
-    soa_store(soa, n, i, in, W::t.first, Words::counters_end);
+    soa_set_field<decltype(Inst::t), offsetof(Inst, t)>(soa, n, i, g.t);
+    soa_set_field<decltype(Inst::h), offsetof(Inst, h)>(soa, n, i, g.h);
+    soa_set_field<decltype(Inst::ctl), offsetof(Inst, ctl)>(soa, n, i, g.ctl);
+    soa_set_field<decltype(Inst::step), offsetof(Inst, step)>(soa, n, i, g.step);
+    soa_set_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i, g.lost);
+    soa_set_field<decltype(Inst::c), offsetof(Inst, c)>(soa, n, i, g.c);
   }
 }
 
@@ -187,25 +216,19 @@ CHENS_HD void group_advance_soa(const Slice& sys, const Method& method, const Ru
 template <class Inst, class Slice, class Emit>
 CHENS_HD CHENS_FORCEINLINE void group_measure_soa(const Slice& sys, const RunParams<double>& rp, std::uint64_t* soa,
                                                   std::uint64_t n, std::uint64_t i, index_t k, Emit&& emit) {
-  using W = SplitWords<Inst>;
   using Group = typename decltype(Slice::model)::Group;
-  constexpr FieldWords initial = FieldWords::of(
-      offsetof(Inst, energy0), offsetof(Inst, integrals0) + sizeof(Inst::integrals0) - offsetof(Inst, energy0));
-  Inst in;
-  soa_load(soa, n, i, in, W::lost.first, W::lost.end);
   const typename Slice::State z = group_load_state<Slice>(soa, n, i);
   Metrics<double> m{};
   bool ok = false;
-  if (in.lost == int(LostReason::none)) {
-    soa_load(soa, n, i, in, initial.first, initial.end);
-    const double energy0 = in.energy0;  // values, not references into the instance's words
-    const Vec<double, 3> integrals0 = in.integrals0;
+  if (soa_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i) == int(LostReason::none)) {
+    const double energy0 = soa_field<decltype(Inst::energy0), offsetof(Inst, energy0)>(soa, n, i);
+    const Vec<double, 3> integrals0 = soa_field<decltype(Inst::integrals0), offsetof(Inst, integrals0)>(soa, n, i);
     const bool finite =
         measure(sys, z, energy0, integrals0, NoReference<double, Slice::State::size>{}, rp.reference_time(k), m);
-    in.lost = sample_verdict(rp, finite, m, energy0);
-    ok = in.lost == int(LostReason::none);
+    const int lost = sample_verdict(rp, finite, m, energy0);
+    ok = lost == int(LostReason::none);
     Group::sync();  // every lane has read the loss word
-    if (!ok && Group::rank() == 0) soa_store(soa, n, i, in, W::lost.first, W::lost.end);
+    if (!ok && Group::rank() == 0) soa_set_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i, lost);
   }
   emit(k, ok, m, z);
 }
@@ -235,12 +258,11 @@ CHENS_HD CHENS_FORCEINLINE void group_fill_recorded_row(const Slice& sys, const 
 template <class Method, class Inst>
 CHENS_HD CHENS_FORCEINLINE bool group_at_sample_soa(const RunParams<double>& rp, const std::uint64_t* soa,
                                                     std::uint64_t n, std::uint64_t i, index_t k) {
-  using W = SplitWords<Inst>;
-  Inst in;
-  soa_load(soa, n, i, in, W::lost.first, W::lost.end);
-  soa_load(soa, n, i, in, W::step.first, W::step.end);
-  soa_load(soa, n, i, in, W::t.first, W::t.end);
-  return integration_at_sample<Method>(rp, in, k);
+  GroupLeanFields f{};
+  f.lost = soa_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i);
+  f.step = soa_field<decltype(Inst::step), offsetof(Inst, step)>(soa, n, i);
+  f.t = soa_field<decltype(Inst::t), offsetof(Inst, t)>(soa, n, i);
+  return integration_at_sample<Method>(rp, f, k);
 }
 
 }  // namespace chens
