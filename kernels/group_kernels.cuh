@@ -2,10 +2,11 @@
 // group_segment.hpp): a warp tile of chain_group_system<System>::lanes lanes per instance,
 // over the engine's structure of arrays, launched by cuda_engine.cuh in place of the
 // one-thread step and measuring kernels: group_lean_step (the lean loop), group_advance (the
-// per-instance driver, every other method and setting), group_measure_row. Blocks of group_block threads; a tile past
-// the ensemble's end leaves at once (its lanes' collectives are under the tile's own mask,
-// ensemble/thread_group.hpp, so the other tiles of its warp are not affected). Each tile
-// has the model's shared scratch (the chain's tridiagonal eliminations).
+// per-instance driver, every other method and setting), group_measure_row. Blocks of
+// group_block threads; a tile past the ensemble's end leaves at once (its lanes' collectives
+// are under the tile's own mask, ensemble/thread_group.hpp, so the other tiles of its warp
+// are not affected). Each tile has the model's shared scratch (the chain's tridiagonal
+// eliminations).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -332,6 +332,19 @@ TEST(SoaSegment, ChainOnThreadGroups) {
       "16-atom chain dirac + rk4 on 8 lanes, no projection, non-uniform masses");
 }
 
+// A 16-atom chain study in sys's formulation, stepped by `method` on 8 host-thread lanes
+// against the CPU backend (5 instances, 3 rows a segment): the CPU's result, for what each
+// case asserts happened.
+template <class Sys, class Method>
+EnsembleResult expect_16_atoms_on_8_lanes(const Sys& sys, const Study& s, const Method& method, const char* what) {
+  using Model = Chain<double, 16>;
+  static_assert(chain_group_system<Sys>::lanes == 8);
+  EnsembleResult cpu;
+  expect_kernel_body_matches_cpu_backend<Sys, Method, NumericalReference<Model>, Path::group>(
+      sys, method, resolve(s), initial_of<Model>(s), 5, s.perturbation, 3, what, &cpu);
+  return cpu;
+}
+
 // Every other method and projection setting on groups (group_advance_soa, the engine's
 // general group kernel): DOPRI5, whose error norm is summed over the lanes in the whole
 // state's order (ChainSlice::ordered_state_sum) so that the group accepts and rejects the
@@ -343,11 +356,7 @@ TEST(SoaSegment, ChainOnThreadGroupsRunsEveryMethodLikeTheCpu) {
   using Model = Chain<double, 16>;
   using Sys = HamiltonDirac<Model>;
   auto run = [](const Study& s, const auto& method, const char* what) {
-    using Method = std::decay_t<decltype(method)>;
-    EnsembleResult cpu;
-    expect_kernel_body_matches_cpu_backend<Sys, Method, NumericalReference<Model>, Path::group>(
-        Sys{ModelTraits<Model>::make(s)}, method, resolve(s), initial_of<Model>(s), 5, s.perturbation, 3, what, &cpu);
-    return cpu;
+    return expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(s)}, s, method, what);
   };
   auto study = [] {
     Study s = chain_group_study(16);
@@ -412,29 +421,20 @@ TEST(SoaSegment, ChainOnThreadGroupsRunsEveryMethodLikeTheCpu) {
 // the group). 16 atoms on 8 lanes against the CPU backend, bit for bit.
 TEST(SoaSegment, ChainOnThreadGroupsRunsEveryFormulationLikeTheCpu) {
   using Model = Chain<double, 16>;
-  auto run = [](auto sys, const Study& s, const auto& method, const char* what) {
-    using Sys = decltype(sys);
-    using Method = std::decay_t<decltype(method)>;
-    static_assert(chain_group_system<Sys>::lanes == 8);
-    EnsembleResult cpu;
-    expect_kernel_body_matches_cpu_backend<Sys, Method, NumericalReference<Model>, Path::group>(
-        sys, method, resolve(s), initial_of<Model>(s), 5, s.perturbation, 3, what, &cpu);
-    return cpu;
-  };
   Study s = chain_group_study(16);
   s.perturbation = 1e-3;
   s.formulation = FormulationId::naive;
-  EnsembleResult cpu = run(Naive<Model>{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
-                           "16-atom chain naive + rk4 on 8 lanes");
+  EnsembleResult cpu = expect_16_atoms_on_8_lanes(Naive<Model>{ModelTraits<Model>::make(s)}, s,
+                                                  ExplicitRk<Rk4Tableau>{}, "16-atom chain naive + rk4 on 8 lanes");
   EXPECT_GT(cpu.totals.momentum_projections, 0u);
 
   s.formulation = FormulationId::impetus;
   s.momentum = false;
-  run(ImpetusStriction<Model>{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
-      "16-atom chain impetus + rk4 on 8 lanes");
+  expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
+                             "16-atom chain impetus + rk4 on 8 lanes");
   s.impetus_reset = 1e-12;  // fires: the impetus drifts from the physical momenta
-  cpu = run(ImpetusStriction<Model>{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
-            "16-atom chain impetus + rk4 with impetus reset on 8 lanes");
+  cpu = expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
+                                   "16-atom chain impetus + rk4 with impetus reset on 8 lanes");
   EXPECT_GT(cpu.totals.impetus_resets, 0u);
 
   s = chain_group_study(16);
@@ -443,8 +443,9 @@ TEST(SoaSegment, ChainOnThreadGroupsRunsEveryFormulationLikeTheCpu) {
   s.method = MethodId::rattle;
   s.momentum = false;
   const RunParams<double> rp = resolve(s);
-  cpu = run(Constrained<Model>{ModelTraits<Model>::make(s)}, s, Rattle<double>{rp.iteration_tol, rp.max_iterations},
-            "16-atom chain constrained + rattle on 8 lanes");
+  cpu = expect_16_atoms_on_8_lanes(Constrained<Model>{ModelTraits<Model>::make(s)}, s,
+                                   Rattle<double>{rp.iteration_tol, rp.max_iterations},
+                                   "16-atom chain constrained + rattle on 8 lanes");
   EXPECT_GT(cpu.totals.iterations, cpu.totals.steps);
 }
 

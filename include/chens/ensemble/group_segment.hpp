@@ -94,8 +94,8 @@ CHENS_HD CHENS_FORCEINLINE void group_store_state(std::uint64_t* soa, std::uint6
 // N = 64 (8 560 B at N = 128 with its reference's storage, docs/performance.md).
 template <class T, std::size_t Offset>
 CHENS_HD CHENS_FORCEINLINE T soa_field(const std::uint64_t* soa, std::uint64_t n, std::uint64_t i) {
-  constexpr int first = static_cast<int>(Offset / sizeof(std::uint64_t));
-  constexpr int end = static_cast<int>((Offset + sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+  constexpr FieldWords f = FieldWords::of(Offset, sizeof(T));
+  constexpr int first = f.first, end = f.end;
   std::uint64_t w[end - first];
   CHENS_UNROLL
   for (int k = first; k < end; ++k) w[k - first] = soa[static_cast<std::uint64_t>(k) * n + i];
@@ -105,8 +105,8 @@ CHENS_HD CHENS_FORCEINLINE T soa_field(const std::uint64_t* soa, std::uint64_t n
 }
 template <class T, std::size_t Offset>
 CHENS_HD CHENS_FORCEINLINE void soa_set_field(std::uint64_t* soa, std::uint64_t n, std::uint64_t i, const T& v) {
-  constexpr int first = static_cast<int>(Offset / sizeof(std::uint64_t));
-  constexpr int end = static_cast<int>((Offset + sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+  constexpr FieldWords f = FieldWords::of(Offset, sizeof(T));
+  constexpr int first = f.first, end = f.end;
   std::uint64_t w[end - first];
   CHENS_UNROLL
   for (int k = first; k < end; ++k) w[k - first] = soa[static_cast<std::uint64_t>(k) * n + i];
@@ -241,7 +241,7 @@ template <class Slice>
 CHENS_HD CHENS_FORCEINLINE void group_fill_recorded_row(const Slice& sys, const typename Slice::State& z,
                                                         bool measured, const Metrics<double>& m, double* row) {
   using Model = decltype(Slice::model);
-  constexpr int S = 4 * Model::atoms;
+  constexpr int S = Model::whole_state_size;
   const typename Slice::State phys = sys.physical(z);
   for (int c = 0; c < Slice::State::size; ++c) {
     row[Model::whole_component(c)] = phys[c];
