@@ -11,7 +11,6 @@
 
 #include <chens/ensemble/chain_group_steps.hpp>
 
-#include "backends/chain_groups.hpp"
 #include "dispatch/system_dispatch.hpp"
 #include "study/study.hpp"
 
@@ -64,22 +63,8 @@ std::vector<int> cuda_chain_sizes() {
   return sizes;
 }
 
-namespace {
-
-// Whether the engine runs the study's chains on thread groups: its compile-time choice
-// (chain_group_system, ensemble/group_segment.hpp) in the study's terms.
-bool chain_on_groups(const Study& s) {
-  return s.model_kind == ModelKind::chain && s.precision == "double" && chain_group_formulation(s.formulation) &&
-         chain_group_lanes(static_cast<int>(s.atoms)) > 1;
-}
-
-}  // namespace
-
 std::string cuda_unsupported_reason(const Study& s) {
-  if (has_system<CudaBackend>(s)) {
-    if (chain_on_groups(s)) return chain_group_refusal(static_cast<int>(s.atoms), resolve(s));
-    return "";
-  }
+  if (has_system<CudaBackend>(s)) return "";
   if (s.model_kind == ModelKind::chain) {
     std::string all, groups;
     for (int n : cuda_chain_sizes()) {

@@ -21,10 +21,9 @@
 //     formulation, chains whose atoms divide among two lanes or more, issue 20): two kernels
 //     per row with a warp tile per instance (group_kernels.cuh, ensemble/group_segment.hpp):
 //     the lean loop's step kernel where it applies, else a general step kernel running the
-//     per-instance driver over the slices (every method and projection setting), then a
-//     measuring kernel; initial data made
-//     on the host by the CPU backend's code. No reference solution on groups
-//     (backends/chain_groups.hpp: the engine refuses one), and no one-thread stepping kernel
+//     per-instance driver over the slices (every method and projection setting), then, with
+//     a numerical reference, a kernel advancing it over the slices, then a measuring kernel;
+//     initial data made on the host by the CPU backend's code. No one-thread stepping kernel
 //     is compiled for these systems.
 // Both write each row's metrics (structure of arrays) and validity into the segment's slot.
 // The statistics stream then reduces the slot on the device (device_statistics.cuh: block
@@ -53,7 +52,6 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "backends/chain_groups.hpp"
 #include "backends/cuda_backend.hpp"
 #include "backends/segment_driver.hpp"
 #include "device_buffer.cuh"
@@ -99,8 +97,6 @@ class CudaEngine {
       if (sys.model.has_unit_parameters()) unit_sys_ = unit_twin<System>::of(sys);
     }
     if constexpr (on_groups) {
-      const std::string why = chain_group_refusal(chain_group_system<System>::atoms, rp);
-      if (!why.empty()) throw std::runtime_error(why);
       using L = GroupLaunch<System>;
       if constexpr (lean_capable_v<System, Method>) {
         lean_ = spec.gpu_lean && lean_policy_for<System>(rp, policy_);
@@ -110,6 +106,8 @@ class CudaEngine {
       }
       check(L::allow_scratch(group_advance<System, Method, Inst>), "cudaFuncSetAttribute");
       check(L::allow_scratch(group_measure_row<System, Inst>), "cudaFuncSetAttribute");
+      if constexpr (Reference::advancing)
+        check(L::allow_scratch(group_reference<RefSystem, Inst, Method::adaptive>), "cudaFuncSetAttribute");
     } else if constexpr (lean_capable_v<System, Method>) {
       lean_ = spec.gpu_lean && lean_policy_for<System>(rp, policy_);
     }
@@ -370,9 +368,10 @@ class CudaEngine {
   void costs(EnsembleResult&) const {}  // stepping and measuring are not timed apart on the device
 
  private:
-  // Chains on thread groups (group_kernels.cuh): every method; no reference (the constructor
-  // refuses one, backends/chain_groups.hpp).
+  // Chains on thread groups (group_kernels.cuh): every method and setting.
   static constexpr bool on_groups = chain_group_system_v<System>;
+  // Their numerical reference's system (group_reference).
+  using RefSystem = HamiltonDirac<std::decay_t<decltype(System::model)>>;
   using UnitSystem = typename unit_twin<System>::type;
   static constexpr int S = System::State::size;
   static constexpr int P = physical_state_size_v<System>;  // kept and recorded states
@@ -453,8 +452,23 @@ class CudaEngine {
   }
 
   // Every instance toward sample k within `limit`, by the group path's lean step kernel where
-  // the lean loop applies (fixed steps: the limit's step index), else by its general kernel.
+  // the lean loop applies (fixed steps: the limit's step index), else by its general kernel;
+  // then the numerical references of those at the sample, within the limit's trial steps (the
+  // order of advance_toward_sample).
   void group_step_to(index_t k, const StepLimit& limit) {
+    if constexpr (on_groups) {
+      group_integrate_to(k, limit);
+      if constexpr (Reference::advancing) {
+        if (rp_.reference) {
+          using L = GroupLaunch<RefSystem>;
+          group_reference<RefSystem, Inst, Method::adaptive><<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(
+              RefSystem{sys_.model}, rp_, n_, raw(*d_inst_), k, limit.attempts);
+          check(cudaGetLastError(), "group_reference launch");
+        }
+      }
+    }
+  }
+  void group_integrate_to(index_t k, const StepLimit& limit) {
     if constexpr (on_groups) {
       using L = GroupLaunch<System>;
       if constexpr (lean_capable_v<System, Method>) {

@@ -97,40 +97,55 @@ void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& met
       LeanPolicy policy{};
       bool lean = false;
       if constexpr (lean_capable_v<System, Method>) lean = lean_policy_for<System>(rp, policy);
-      ASSERT_FALSE(rp.reference) << what;
+      auto integrate = [&](const Slice& slice, std::uint64_t i, index_t k, const StepLimit& limit) {
+        if (lean) {
+          if constexpr (lean_capable_v<System, Method>) {
+            LeanStepResult<typename Slice::State> work;
+            if (policy == LeanPolicy::momentum) {
+              group_lean_step_soa<LeanPolicy::momentum, false, Method, Inst>(slice, rp, soa.data(), n, i, k, work,
+                                                                            limit.until_step);
+            } else {
+              group_lean_step_soa<LeanPolicy::none, false, Method, Inst>(slice, rp, soa.data(), n, i, k, work,
+                                                                        limit.until_step);
+            }
+          }
+        } else {
+          group_advance_soa<Method, Inst>(slice, method, rp, soa.data(), n, i, k, limit);
+        }
+      };
       for (index_t k = k0; k < k1; ++k) {
         std::vector<double> rows(n * row_width, -1.0);
         test::run_group<G>([&](int) {
-          const Slice slice = Groups::template slice_of<test::EmulatedGroup<G>>(sys);
+          using Group = test::EmulatedGroup<G>;
+          const Slice slice = Groups::template slice_of<Group>(sys);
+          // The reference's kernel gets the reference's system (kernels/cuda_engine.cuh).
+          const auto ref_slice = chain_group_system<HamiltonDirac<decltype(sys.model)>>::template slice_of<Group>(
+              HamiltonDirac<decltype(sys.model)>{sys.model});
+          auto reference = [&](std::uint64_t i, index_t attempts) {
+            group_reference_soa<Method::adaptive, Inst>(ref_slice, rp, soa.data(), n, i, k, attempts);
+            Group::sync();  // the GPU's kernel boundary
+          };
           for (std::uint64_t i = 0; i < n; ++i) {
             if (k > 0) {
-              if (lean) {
-                if constexpr (lean_capable_v<System, Method>) {
-                  LeanStepResult<typename Slice::State> work;
-                  if (policy == LeanPolicy::momentum) {
-                    group_lean_step_soa<LeanPolicy::momentum, false, Method, Inst>(slice, rp, soa.data(), n, i, k,
-                                                                                  work);
-                  } else {
-                    group_lean_step_soa<LeanPolicy::none, false, Method, Inst>(slice, rp, soa.data(), n, i, k, work);
-                  }
-                }
-              } else {
-                // A pass that stops short (a checkpoint's stop point: two steps before the
-                // sample, or three trial steps), then the rest, as the engine's passes and
-                // rows do; the GPU's kernel boundary between them.
-                group_advance_soa<Method, Inst>(slice, method, rp, soa.data(), n, i, k,
-                                                StepLimit{rp.sample_step(k) - 2, 3});
-                test::EmulatedGroup<G>::sync();
-                group_advance_soa<Method, Inst>(slice, method, rp, soa.data(), n, i, k);
-              }
-              // The GPU's kernel boundary: lane 0's step, loss and counters are in memory
-              // before any lane measures.
-              test::EmulatedGroup<G>::sync();
+              // The engine's passes and rows (group_step_to: stepping, then the references):
+              // a pass that stops short (a checkpoint's stop point: two steps before the
+              // sample, or three trial steps), whose reference part finds the instance short
+              // of the sample; the rest of the integration; a pass that stops the reference
+              // short; the rest. Between kernels the GPU's boundary: lane 0's words are in
+              // memory before any lane reads them.
+              integrate(slice, i, k, StepLimit{rp.sample_step(k) - 2, 3});
+              Group::sync();
+              reference(i, 3);
+              integrate(slice, i, k, StepLimit{});
+              Group::sync();
+              reference(i, 3);
+              reference(i, INT64_MAX);
             }
             group_measure_soa<Inst>(slice, rp, soa.data(), n, i, k,
-                                    [&](index_t kk, bool ok, const Metrics<double>& m, const typename Slice::State& z) {
-                                      if (test::EmulatedGroup<G>::rank() == 0) emit(i)(kk, ok, m, Inst{});
-                                      group_fill_recorded_row(slice, z, ok, m, rows.data() + i * row_width);
+                                    [&](index_t kk, bool ok, const Metrics<double>& m, const typename Slice::State& z,
+                                        const GroupReferenceSlice<Inst, Slice>& ref) {
+                                      if (Group::rank() == 0) emit(i)(kk, ok, m, Inst{});
+                                      group_fill_recorded_row(slice, z, ref, ok, m, rows.data() + i * row_width);
                                     });
           }
         });
@@ -295,7 +310,7 @@ TEST(SoaSegment, ChainWithAdvancingNumericalReference) {
       "chain dirac + rk4, numerical reference, lean path");
 }
 
-// A chain study without a reference (the group path's settings, backends/chain_groups.hpp).
+// A chain study on thread groups, without a reference unless a test turns it on.
 Study chain_group_study(int atoms) {
   Study s;
   s.model_kind = ModelKind::chain;
@@ -335,13 +350,17 @@ TEST(SoaSegment, ChainOnThreadGroups) {
 // A 16-atom chain study in sys's formulation, stepped by `method` on 8 host-thread lanes
 // against the CPU backend (5 instances, 3 rows a segment): the CPU's result, for what each
 // case asserts happened.
+// With `reference`, the study's numerical reference is on (output.reference = "auto").
 template <class Sys, class Method>
-EnsembleResult expect_16_atoms_on_8_lanes(const Sys& sys, const Study& s, const Method& method, const char* what) {
+EnsembleResult expect_16_atoms_on_8_lanes(const Sys& sys, const Study& s, const Method& method, const char* what,
+                                          bool reference = false) {
   using Model = Chain<double, 16>;
   static_assert(chain_group_system<Sys>::lanes == 8);
+  RunParams<double> rp = resolve(s);
+  rp.reference = reference;  // set here: GCC 12 warns falsely of Study::reference's std::optional
   EnsembleResult cpu;
   expect_kernel_body_matches_cpu_backend<Sys, Method, NumericalReference<Model>, Path::group>(
-      sys, method, resolve(s), initial_of<Model>(s), 5, s.perturbation, 3, what, &cpu);
+      sys, method, rp, initial_of<Model>(s), 5, s.perturbation, 3, what, &cpu);
   return cpu;
 }
 
@@ -447,6 +466,57 @@ TEST(SoaSegment, ChainOnThreadGroupsRunsEveryFormulationLikeTheCpu) {
                                    Rattle<double>{rp.iteration_tol, rp.max_iterations},
                                    "16-atom chain constrained + rattle on 8 lanes");
   EXPECT_GT(cpu.totals.iterations, cpu.totals.steps);
+}
+
+// The numerical reference on groups (group_reference_soa: the instance's own DOPRI5 run at
+// reference_tol over the slices, advanced once the instance is at the sample, in passes that
+// stop it short; the integration error's sum of squares in the whole state's order; the
+// reference's half of the recorded rows): RK4 on the lean loop, DOPRI5 on the per-instance
+// driver, impetus-striction (whose physical state the error compares), and a reference that
+// fails (integrator.max_steps bounds the reference's steps too) and loses its instance.
+// 16 atoms on 8 lanes against the CPU backend, bit for bit.
+TEST(SoaSegment, ChainOnThreadGroupsAdvancesTheNumericalReferenceLikeTheCpu) {
+  using Model = Chain<double, 16>;
+  using Sys = HamiltonDirac<Model>;
+  Study s = chain_group_study(16);
+  s.perturbation = 1e-3;
+  auto expect_reference_work = [](const EnsembleResult& cpu, const char* what) {
+    EXPECT_GT(cpu.totals.reference_steps, cpu.totals.steps / 4) << what;  // several steps a sample
+    EXPECT_GT(cpu.totals.reference_rhs_evaluations, 6 * cpu.totals.reference_steps) << what;
+    for (std::size_t i = 0; i < cpu.kept.lost.size(); ++i) {
+      if (cpu.kept.lost[i] == int(LostReason::none)) {
+        EXPECT_GT(cpu.kept.metrics[i * metric_count + int(MetricId::integration_error)], 0.0) << what << ", " << i;
+      }
+    }
+  };
+  EnsembleResult cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
+                                                  "16-atom chain dirac + rk4 with a numerical reference on 8 lanes",
+                                                  true);
+  expect_reference_work(cpu, "rk4");
+  EXPECT_EQ(cpu.lost_total(), 0u);
+
+  Study a = s;
+  a.method = MethodId::dopri5;
+  a.h = 0.2;
+  const RunParams<double> rp = resolve(a);
+  cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(a)}, a, Dopri5<double>{rp.rtol, rp.atol},
+                                   "16-atom chain dirac + dopri5 with a numerical reference on 8 lanes", true);
+  expect_reference_work(cpu, "dopri5");
+
+  Study imp = s;
+  imp.formulation = FormulationId::impetus;
+  imp.momentum = false;
+  cpu = expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(imp)}, imp,
+                                   ExplicitRk<Rk4Tableau>{},
+                                   "16-atom chain impetus + rk4 with a numerical reference on 8 lanes", true);
+  expect_reference_work(cpu, "impetus");
+
+  Study fail = s;
+  fail.max_steps = 12;  // the reference's steps over the run; RK4's fixed steps are not bounded by it
+  cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(fail)}, fail, ExplicitRk<Rk4Tableau>{},
+                                   "16-atom chain dirac + rk4, reference failing at integrator.max_steps, on 8 lanes",
+                                   true);
+  EXPECT_GT(cpu.lost[int(LostReason::reference_failed)], 0u);
 }
 
 // 32 atoms on 16 lanes, and instances lost on the group path: by the residual bound at a

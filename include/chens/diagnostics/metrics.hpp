@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include <chens/config.hpp>
+#include <chens/ensemble/thread_group.hpp>
 #include <chens/formulations/formulation.hpp>
 #include <chens/linalg/vec.hpp>
 
@@ -114,7 +115,14 @@ CHENS_HD bool measure(const System& sys, const typename System::State& z, double
   if constexpr (Reference::available) {
     if (ref.enabled()) {
       const auto d = phys - vec_cast<double>(ref.eval(t));
-      out.v[0] = sqrt(dot(d, d));
+      if constexpr (is_slice_vec_v<std::decay_t<decltype(d)>>) {
+        // A thread group's instance (ensemble/group_segment.hpp): the squares summed over the
+        // lanes in the whole state's order, as dot() sums them, so every lane has the
+        // one-thread value.
+        out.v[0] = sqrt(decltype(model)::ordered_state_dot(d, d));
+      } else {
+        out.v[0] = sqrt(dot(d, d));
+      }
       ok = ok && all_finite(Vec<double, 1>{{out.v[0]}});
     }
   }

@@ -184,14 +184,27 @@ struct ChainSlice {
   // of DOPRI5 (integrators/dopri5.hpp) on slices.
   static constexpr int whole_state_size = 4 * N_;
   CHENS_HD CHENS_FORCEINLINE static Real ordered_state_sum(const State& v) {
+    return ordered_state_fold([&](int c) { return v[c]; });
+  }
+  // sum_c a_c b_c in the same order, as dot() (linalg/vec.hpp) forms it for one thread (its
+  // first term a_0 b_0 equals 0 + a_0 b_0, fused or not): the integration error of
+  // metrics.hpp on slices.
+  CHENS_HD CHENS_FORCEINLINE static Real ordered_state_dot(const State& a, const State& b) {
+    return ordered_state_fold([&](int c) { return a[c] * b[c]; });
+  }
+
+  // acc = acc + term(c) over the whole state's components in its order, from 0: each lane
+  // adds its positions in lane order, then its momenta (ordered_fold passes the sum on).
+  template <class Term>
+  CHENS_HD CHENS_FORCEINLINE static Real ordered_state_fold(const Term& term) {
     const Real positions = Group::ordered_fold(Real(0), [&](Real acc) {
       CHENS_UNROLL
-      for (int c = 0; c < dof; ++c) acc = acc + v[c];
+      for (int c = 0; c < dof; ++c) acc = acc + term(c);
       return acc;
     });
     return Group::ordered_fold(positions, [&](Real acc) {
       CHENS_UNROLL
-      for (int c = dof; c < state_size; ++c) acc = acc + v[c];
+      for (int c = dof; c < state_size; ++c) acc = acc + term(c);
       return acc;
     });
   }

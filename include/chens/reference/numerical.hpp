@@ -49,20 +49,38 @@ struct NumericalReference {
     return r;
   }
 
-  // Brings the reference to sample time k of rp (a no-op when it is there already).
-  CHENS_HD void advance(const Model& model, const RunParams<Real>& rp, index_t k, index_t attempts = INT64_MAX) {
-    if (!on || run.lost != int(LostReason::none)) return;
+  // The reference's own run parameters: DOPRI5 at rtol = atol = reference_tol, nothing
+  // projected or reset.
+  CHENS_HD static RunParams<Real> params(const RunParams<Real>& rp) {
     RunParams<Real> rr = rp;
     rr.rtol = rr.atol = rp.reference_tol;
     rr.project_momentum = rr.project_position = false;
     rr.impetus_reset = Real(0);
-    const HamiltonDirac<Model> sys{model};
-    advance_adaptive_to_sample(sys, Dopri5<Real>{rr.rtol, rr.atol}, rr, run, k, StepLimit{INT64_MAX, attempts});
+    return rr;
   }
-  // Whether advance has brought it to sample time k (a failed reference counts as there).
-  CHENS_HD bool at_sample(const RunParams<Real>& rp, index_t k) const {
-    return !on || run.lost != int(LostReason::none) || !(run.t < rp.sample_time(k));
+  // Brings a reference run to sample time k of rp within `attempts` trial steps: this
+  // reference's own (advance), or a thread group's slice of it (ensemble/group_segment.hpp,
+  // with a ChainSlice for the model and the lane's slice of the run's state).
+  template <class RunModel, class RunFields>
+  CHENS_HD static void advance_run(const RunModel& model, const RunParams<Real>& rp, RunFields& r, index_t k,
+                                   index_t attempts) {
+    const RunParams<Real> rr = params(rp);
+    const HamiltonDirac<RunModel> sys{model};
+    advance_adaptive_to_sample(sys, Dopri5<Real>{rr.rtol, rr.atol}, rr, r, k, StepLimit{INT64_MAX, attempts});
   }
+
+  // Brings the reference to sample time k of rp (a no-op when it is there already).
+  CHENS_HD void advance(const Model& model, const RunParams<Real>& rp, index_t k, index_t attempts = INT64_MAX) {
+    if (!on || run.lost != int(LostReason::none)) return;
+    advance_run(model, rp, run, k, attempts);
+  }
+  // Whether a reference (on, with the run's loss and time) is at sample time k of rp (a
+  // failed reference counts as there).
+  CHENS_HD static bool run_at_sample(bool on, int lost, Real t, const RunParams<Real>& rp, index_t k) {
+    return !on || lost != int(LostReason::none) || !(t < rp.sample_time(k));
+  }
+  // Whether advance has brought it to sample time k.
+  CHENS_HD bool at_sample(const RunParams<Real>& rp, index_t k) const { return run_at_sample(on, run.lost, run.t, rp, k); }
   CHENS_HD bool failed() const { return on && run.lost != int(LostReason::none); }
 
   // The reference state at the sample time it was last advanced to.
