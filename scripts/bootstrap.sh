@@ -12,6 +12,8 @@ packages=(
   librandom123-dev                            # counter-based RNG for perturbations
   libboost-dev                                # Boost.Odeint, the benchmark's peer
   python3-matplotlib python3-numpy            # chens plot (scripts/plot_study.py) and its test
+  pybind11-dev python3-dev                    # the Python package chens (python/, docs/python.md)
+  python3-pytest python3-xarray               # its tests, and Result.dataset()
   python3-scipy                               # scripts/plot_penalty_limits.py (003 limits) and its test
   libhdf5-dev python3-h5py python3-pandas     # states.h5 (HDF5 C++ API) and its read-back test
   libopenmpi-dev openmpi-bin                  # sharding over MPI ranks (docs/scaling.md) and its test

@@ -39,6 +39,10 @@ struct RunArgs {
   long checkpoint_segments = 0;
   bool out_given = false, backend_given = false;
   bool single = false;  // run, check --single: one run from every key's default, not the default study
+  // A library caller's (host/cli/library_run.hpp): false runs in memory, with no output
+  // directory, lock, checkpoint or file; on_result gets each run's result once integrated.
+  bool write_files = true;
+  std::function<void(const Study&, const RunParams<double>&, const EnsembleResult&, const RunInfo&)> on_result;
 };
 
 // A usage error: printed as one line and the pointer to the command's help (see_help).
@@ -156,5 +160,9 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
 
 // A study of several runs, each into DIR/<run>/, with DIR/study.json and the comparison.
 int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& out, std::ostream& err);
+
+// `chens run` once its runs are read: SIGINT and SIGTERM stop it at the next stop point
+// (with a checkpoint where it writes files); a single run (several false) or a study.
+int run_runs(const std::vector<StudyRun>& runs, bool several, const RunArgs& ra, std::ostream& out, std::ostream& err);
 
 }  // namespace chens::cli

@@ -66,7 +66,7 @@ class SingleRun {
         ck_path_((fs::path(dir) / checkpoint_file_name).string()), key_(run_key(CHENS_VERSION_STRING, to_toml(study, rp))) {}
 
   int execute(EnsembleResult& result, bool lock_dir) {
-    if (lock_dir)
+    if (lock_dir && files_)
       if (const auto code = lock_output_dir(dir_, err_, lock_)) return *code;
     if (ra_.resume)
       if (const auto code = load_checkpoint()) return *code;
@@ -75,11 +75,14 @@ class SingleRun {
     EnsembleSpec spec = ensemble_spec(study_, ra_.threads);
     if (ra_.progress == 1 || (ra_.progress < 0 && ::isatty(STDERR_FILENO)))
       spec.progress = progress_reporter(rp_, static_cast<double>(study_.size), from_ ? from_->done : 0, label_, err_);
-    if (const auto code = prepare_output()) return *code;
+    if (files_)
+      if (const auto code = prepare_output()) return *code;
     if (checkpoints_) attach_checkpoints(spec);
     if (const auto code = integrate(spec, result)) return *code;
     if (result.stopped_at > 0) return report_interrupt(result);
     if (!mpi_root()) return exit_ok;  // rank 0 writes the results of every rank
+    if (ra_.on_result) ra_.on_result(study_, rp_, result, info_);
+    if (!files_) return exit_ok;
     if (const auto code = write_results(result)) return *code;
     report_done(result);
     return exit_ok;
@@ -126,7 +129,7 @@ class SingleRun {
   // directory holds its own resume.json and checkpoint), and a study this machine can run.
   std::optional<int> check_output() {
     try {
-      check_output_dir(dir_, ra_.force || ra_.resume.has_value());
+      if (files_) check_output_dir(dir_, ra_.force || ra_.resume.has_value());
     } catch (const std::exception& e) {
       err_ << "chens run: " << e.what() << "\n";
       return exit_bad_input;
@@ -171,8 +174,17 @@ class SingleRun {
 
   // Checkpoints (docs/checkpoints.md): at the stop point (segment_plan.hpp) that comes
   // checkpoint_minutes after the last one, at every checkpoint_segments-th stop point, and
-  // when interrupted (then the run stops).
+  // when interrupted (then the run stops). A run in memory only stops.
   void attach_checkpoints(EnsembleSpec& spec) {
+    if (!files_) {
+      spec.checkpoint = [](std::int64_t, std::int64_t) {
+        CheckpointRequest q;
+        q.stop = interrupt_signal_received() != 0;
+        q.save = false;
+        return q;
+      };
+      return;
+    }
     spec.resume_from = from_ ? &*from_ : nullptr;
     const long test_at = env_long("CHENS_TEST_INTERRUPT_AT");  // tests: interrupt once this many samples are done
     auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
@@ -237,7 +249,9 @@ class SingleRun {
                                             : std::string("at "))
          << "t = " << rp_.sample_time(result.stopped_at - 1) << ", " << result.stopped_at << " of " << rp_.samples + 1
          << " sample times done\n";
-    if (saved_done_ == result.stopped_at) {
+    if (!files_) {
+      err_ << "chens run: the run was in memory (no output directory): nothing was saved\n";
+    } else if (saved_done_ == result.stopped_at) {
       err_ << "chens run: checkpoint written to " << ck_path_ << "; continue with: chens run --resume " << ra_.out << "\n";
     } else {
       err_ << "chens run: the checkpoint could not be written (" << save_error_ << "); "
@@ -319,6 +333,7 @@ class SingleRun {
   const std::string label_, resume_json_;
   const std::string ck_path_;
   const std::uint64_t key_;
+  const bool files_ = ra_.write_files;
   // Not under MPI: ranks would have to agree on when, and write shards.
   const bool checkpoints_ = !mpi_world().active;
   std::optional<OutputLock> lock_;
@@ -372,6 +387,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     runs = runs_to_run(ra, several);
   };
   if (const auto code = read_input("run", err, read, [&] { return default_study_hint(ra); })) return *code;
+  return run_runs(runs, several, ra, out, err);
+}
+
+int run_runs(const std::vector<StudyRun>& runs, bool several, const RunArgs& ra, std::ostream& out, std::ostream& err) {
   // SIGINT and SIGTERM stop the run with a checkpoint (not under MPI, not for a dry run).
   const InterruptGuard guard(!ra.dry_run && !mpi_world().active);
   if (several) return run_several(runs, ra, out, err);
@@ -389,7 +408,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     return exit_ok;
   }
   std::string record;  // resume.json: resumed, the interrupted run's own
-  if (!mpi_world().active) {
+  if (!mpi_world().active && ra.write_files) {
     if (ra.resume) {
       std::ifstream in(fs::path(ra.out) / resume_file_name);
       record.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -399,7 +418,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   EnsembleResult result;
   const int code = execute_run(study, rp, ra, ra.out, err, result, "", record);
-  if (code == exit_ok && mpi_root()) print_single_table(study, rp, ra, result, out);
+  if (code == exit_ok && mpi_root() && ra.write_files) print_single_table(study, rp, ra, result, out);
   return code;
 }
 

@@ -42,9 +42,15 @@ class SeveralRuns {
       bool gpu = false;
       if (const auto code = choose_backend(r.study, ra_, err_, info, gpu, r.name)) return *code;
     }
-    // The study's lock for the whole study (its runs take none of their own).
-    if (const auto code = lock_output_dir(ra_.out, err_, lock_)) return *code;
-    if (const auto code = ra_.resume ? reopen_index() : start_index()) return *code;
+    // The study's lock for the whole study (its runs take none of their own); in memory
+    // (RunArgs::write_files false) neither a lock nor an index.
+    if (ra_.write_files) {
+      if (const auto code = lock_output_dir(ra_.out, err_, lock_)) return *code;
+      if (const auto code = ra_.resume ? reopen_index() : start_index()) return *code;
+    } else {
+      index_["runs"] = nlohmann::json::array();
+      for (std::size_t i = 0; i < runs_.size(); ++i) index_["runs"].push_back(nlohmann::json::object());
+    }
     try {
       save_index();
       if (const auto code = run_each()) return *code;
@@ -124,7 +130,7 @@ class SeveralRuns {
 
   // Rank 0 keeps the index; every rank runs every run (its shard).
   void save_index() const {
-    if (mpi_root()) write_file_atomically((dir_ / "study.json").string(), index_.dump(2) + "\n");
+    if (mpi_root() && ra_.write_files) write_file_atomically((dir_ / "study.json").string(), index_.dump(2) + "\n");
   }
 
   // The runs in order; the exit code of the first that fails or is interrupted.
@@ -169,6 +175,10 @@ class SeveralRuns {
   // stays (--resume writes them all).
   void finish() {
     const std::string table = comparison_table(digests_);
+    if (!ra_.write_files) {
+      out_ << table << std::flush;
+      return;
+    }
     std::error_code ec;
     try {
       if (mpi_root()) {

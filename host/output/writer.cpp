@@ -346,9 +346,8 @@ std::vector<std::string> remove_earlier_results(const std::string& dir) {
   return left;
 }
 
-void write_outputs(const std::string& dir, const Study& s, const RunParams<double>& rp, const EnsembleResult& r,
-                   const RunInfo& info) {
-  const fs::path partial = fs::path(dir) / (".chens-partial-" + std::to_string(::getpid()));
+std::vector<std::pair<std::string, std::string>> output_file_bytes(const Study& s, const RunParams<double>& rp,
+                                                                   const EnsembleResult& r, const RunInfo& info) {
   // summary.json goes last: its presence marks a complete result.
   std::vector<std::pair<std::string, std::string>> files;
   if (s.states || !s.record.empty()) files.emplace_back("states.h5", states_h5_image(s, rp, r));
@@ -358,6 +357,13 @@ void write_outputs(const std::string& dir, const Study& s, const RunParams<doubl
   const Instance0Spectrum spectrum = s.periodogram.empty() ? Instance0Spectrum{} : instance0_spectrum(s, rp, r);
   if (!s.periodogram.empty()) files.emplace_back("periodogram.csv", make_periodogram_csv(spectrum));
   files.emplace_back("summary.json", make_summary(s, rp, r, info, &spectrum).dump(2) + "\n");
+  return files;
+}
+
+void write_outputs(const std::string& dir, const Study& s, const RunParams<double>& rp, const EnsembleResult& r,
+                   const RunInfo& info) {
+  const fs::path partial = fs::path(dir) / (".chens-partial-" + std::to_string(::getpid()));
+  std::vector<std::pair<std::string, std::string>> files = output_file_bytes(s, rp, r, info);
   std::vector<fs::path> placed;  // this run's files already renamed into dir
   std::error_code ec;
   const bool created = !fs::exists(dir, ec);

@@ -71,6 +71,11 @@ void write_file_atomically(const std::string& path, const std::string& text);
 // when study.json cannot be read (its run directories cannot be told from others).
 std::vector<std::string> remove_earlier_results(const std::string& dir);
 
+// A run's result files, name and bytes, as write_outputs writes them (summary.json last):
+// what a library caller (python/) holds in memory, the files' bytes without a directory.
+std::vector<std::pair<std::string, std::string>> output_file_bytes(const Study& s, const RunParams<double>& rp,
+                                                                   const EnsembleResult& r, const RunInfo& info);
+
 void write_outputs(const std::string& dir, const Study& s, const RunParams<double>& rp, const EnsembleResult& r,
                    const RunInfo& info);
 

@@ -1,0 +1,245 @@
+"""chens: ensembles of constrained Hamiltonian systems, from Python (docs/python.md).
+
+    import chens
+    s = chens.run(set={"ensemble.size": 256})  # the built-in default study: 6 runs
+    r = s.runs["formulation=dirac_momentum=true"]
+    r.summary["lost"], r.series[["t", "energy_error_max"]], s.dataset()
+
+`run` runs a study in memory with `chens run`'s own code (the compiled module `_chens`):
+the same study sources and overrides, checks, messages, backend choice and numbers. The
+results are the bytes of the files `chens run` writes (summary.json, series.csv, states.h5,
+trajectory.csv, periodogram.csv, comparison.csv), read into Python objects, so every number
+equals the command line's files bit for bit; with `out` the files are written too, exactly
+as the command line writes them.
+"""
+
+import io
+import json
+import math
+import os
+import re
+import tomllib
+
+from . import _chens
+
+__all__ = ["run", "defaults", "Result", "StudyResult", "StudyError", "BackendError"]
+
+#: Bad input (a study key, a value, a --set override, run's arguments): the message is the
+#: one `chens run` prints after "chens run: ".
+StudyError = _chens.StudyError
+
+
+class BackendError(RuntimeError):
+    """backend="cuda" where no GPU (or no kernel for the study) is usable; the message says why."""
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _toml_key(key):
+    # "integrator.h" is a dotted key (as in [sweep] and [[run]]); other parts are quoted.
+    return ".".join(p if _BARE_KEY.match(p) else json.dumps(p) for p in str(key).split("."))
+
+
+def _toml_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)  # the shortest text that reads back to the same double
+    if isinstance(v, str):
+        return json.dumps(v)  # a TOML basic string: JSON's escapes are TOML's
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if hasattr(v, "item"):  # numpy scalars
+        return _toml_value(v.item())
+    raise StudyError(f"{v!r}: a study value must be a bool, number, string or list, not {type(v).__name__}")
+
+
+def _flat(prefix, table):
+    # key = value lines of a table, nested tables as dotted keys.
+    for k, v in table.items():
+        key = f"{prefix}.{_toml_key(k)}" if prefix else _toml_key(k)
+        if isinstance(v, dict):
+            yield from _flat(key, v)
+        else:
+            yield f"{key} = {_toml_value(v)}"
+
+
+def _to_toml(study):
+    """A study given as a dict ({"model": {"kind": "chain"}, "run": [{...}, ...]}) as TOML."""
+    lines = []
+    for section, body in study.items():
+        if isinstance(body, dict):
+            lines.append(f"[{_toml_key(section)}]")
+            lines.extend(_flat("", body))
+        elif isinstance(body, (list, tuple)) and body and all(isinstance(x, dict) for x in body):
+            for entry in body:
+                lines.append(f"[[{_toml_key(section)}]]")
+                lines.extend(_flat("", entry))
+        else:
+            raise StudyError(f"{section}: a study's top level holds sections (dicts) and [[run]] lists, "
+                             f"not {type(body).__name__}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _source(study):
+    if study is None:
+        return "default", ""
+    if isinstance(study, dict):
+        return "text", _to_toml(study)
+    if isinstance(study, os.PathLike):
+        return "file", os.fspath(study)
+    if isinstance(study, str):
+        # A TOML text holds "=" or a table header; anything else is a file's path.
+        if "\n" in study or "=" in study or study.lstrip().startswith("["):
+            return "text", study
+        return "file", study
+    raise StudyError(f"study: a path, a TOML text or a dict, not {type(study).__name__}")
+
+
+def _message(text):
+    # chens run's stderr, without its "chens run: " prefixes: the error's message.
+    lines = [ln[len("chens run: "):] if ln.startswith("chens run: ") else ln for ln in text.strip().splitlines()]
+    return "\n".join(lines)
+
+
+class Result:
+    """One run's results: the content of the files `chens run` writes for it."""
+
+    def __init__(self, name, overrides, files):
+        self.name = name
+        self.overrides = dict(overrides)
+        #: the run's files as `chens run` writes them: name -> bytes
+        self.files = dict(files)
+        #: summary.json as a dict
+        self.summary = json.loads(self.files["summary.json"])
+
+    @property
+    def series(self):
+        """series.csv as a pandas DataFrame (the same columns; nan where no instance is live)."""
+        import pandas as pd
+
+        return pd.read_csv(io.BytesIO(self.files["series.csv"]), float_precision="round_trip")
+
+    @property
+    def trajectory(self):
+        """trajectory.csv (output.trajectory) as a DataFrame, or None."""
+        import pandas as pd
+
+        b = self.files.get("trajectory.csv")
+        return None if b is None else pd.read_csv(io.BytesIO(b), float_precision="round_trip")
+
+    @property
+    def periodogram(self):
+        """periodogram.csv (output.periodogram) as a DataFrame, or None."""
+        import pandas as pd
+
+        b = self.files.get("periodogram.csv")
+        return None if b is None else pd.read_csv(io.BytesIO(b), float_precision="round_trip")
+
+    @property
+    def phase_error(self):
+        """summary.json's phase-error table where the run has one, else None."""
+        return self.summary.get("phase_error")
+
+    @property
+    def lost(self):
+        """summary.json's lost instances: counts by reason and the first lost instances."""
+        return {k: v for k, v in self.summary.items() if k.startswith("lost")}
+
+    def dataset(self):
+        """The series as an xarray Dataset: dimensions time and statistic, one variable per
+        metric, the resolved study (summary.json's "study") in the attributes."""
+        import numpy as np
+        import xarray as xr
+
+        df = self.series
+        stats = ["mean", "rms", "min", "max", "p10", "p50", "p90", "p99"]
+        metrics = [c[: -len("_mean")] for c in df.columns if c.endswith("_mean")]
+        data = {m: (("time", "statistic"), np.column_stack([df[f"{m}_{s}"].to_numpy() for s in stats]))
+                for m in metrics}
+        data["live"] = (("time",), df["live"].to_numpy())
+        attrs = {"name": self.name, "study": json.dumps(self.summary.get("study", {}))}
+        return xr.Dataset(data, coords={"time": df["t"].to_numpy(), "statistic": stats}, attrs=attrs)
+
+    def __repr__(self):
+        return f"<chens.Result {self.name or 'single run'}: {sorted(self.files)}>"
+
+
+class StudyResult:
+    """A study of several runs ([sweep], [[run]], the built-in default study)."""
+
+    def __init__(self, runs, comparison_csv, table):
+        #: run name -> Result, in the study's order
+        self.runs = runs
+        self._comparison = comparison_csv
+        #: the comparison table `chens run` prints
+        self.table = table
+
+    @property
+    def comparison(self):
+        """comparison.csv as a DataFrame."""
+        import pandas as pd
+
+        return pd.read_csv(io.StringIO(self._comparison), float_precision="round_trip")
+
+    def dataset(self):
+        """Every run's dataset along a run dimension (runs of one time grid)."""
+        import xarray as xr
+
+        names = list(self.runs)
+        return xr.concat([self.runs[n].dataset() for n in names], dim="run", combine_attrs="drop").assign_coords(run=names)
+
+    def __repr__(self):
+        return f"<chens.StudyResult of {len(self.runs)} runs: {list(self.runs)}>"
+
+
+def run(study=None, *, set=None, backend="auto", threads=None, out=None, force=False, progress=False):
+    """Runs a study as `chens run` does and returns its results.
+
+    study: a study file's path, a TOML text, a dict with the file's sections and keys, or
+        None for the built-in default study (as `chens run` without a file).
+    set: {"section.key": value} overrides, applied to every run as --set.
+    backend: "auto", "cpu" or "cuda"; threads: CPU threads (None: every core).
+    out: an output directory: the files are written there exactly as `chens run --out` writes
+        them (force: --force). None: nothing is written.
+    Returns a Result for a single run, a StudyResult for several. Raises StudyError for bad
+    input, BackendError where backend="cuda" cannot run, KeyboardInterrupt when SIGINT
+    stopped the run (with `out`, a checkpoint to resume from as the command line leaves).
+    """
+    source, text = _source(study)
+    sets = [f"{k}={_toml_value(v)}" for k, v in (set or {}).items()]
+    r = _chens.run(source, text, sets, backend, 0 if threads is None else int(threads),
+                   None if out is None else os.fspath(out), bool(force), bool(progress))
+    code = r["code"]
+    if code in (130, 143):
+        raise KeyboardInterrupt(_message(r["messages"]))
+    if code == 2:
+        raise StudyError(_message(r["messages"]))
+    if code == 3:
+        raise BackendError(_message(r["messages"]))
+    if code != 0:
+        raise RuntimeError(_message(r["messages"]) or f"chens run failed (exit code {code})")
+    runs = {x["name"]: Result(x["name"], x["overrides"], x["files"]) for x in r["runs"]}
+    if not r["several"]:
+        return next(iter(runs.values()))
+    return StudyResult(runs, r["comparison_csv"], r["table"])
+
+
+def defaults():
+    """Every study key ("section.key") with its default and allowed values, as `chens keys` lists them."""
+    out = {}
+    for k in _chens.keys():
+        default = None
+        if k["default_toml"] is not None:
+            default = tomllib.loads("v = " + k["default_toml"])["v"]
+        out[f"{k['section']}.{k['name']}"] = {"default": default, "default_note": k["default_note"],
+                                               "allowed": k["allowed"], "meaning": k["meaning"]}
+    return out

@@ -1,0 +1,258 @@
+"""The Python package against the command line (issue 21): the same study through
+`chens.run` and through `chens run --out` gives the same numbers, bit for bit; the study's
+three forms (file, TOML text, dict) give the same results; bad input raises StudyError with
+the command line's message; the GIL is released while a run integrates.
+
+Run by ctest (python.api) with PYTHONPATH=<build>/python and CHENS_EXE=<build>/chens.
+"""
+
+import io
+import json
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+import chens
+
+EXE = os.environ.get("CHENS_EXE", "chens")
+
+# Small, quick studies: a pendulum, a chain with its numerical reference, states and
+# recorded instances, a sweep.
+PENDULUM = {
+    "model": {"kind": "pendulum"},
+    "integrator": {"method": "rk4", "h": 0.05, "t_end": 5.0},
+    "ensemble": {"size": 96, "perturbation": 1e-3},
+    "output": {"sample_dt": 0.5},
+}
+CHAIN = {
+    "model": {"kind": "chain", "atoms": 7},
+    "integrator": {"method": "rk4", "h": 0.025, "t_end": 1.0},
+    "projection": {"momentum": True},
+    "ensemble": {"size": 40, "perturbation": 1e-3},
+    "output": {"sample_dt": 0.25, "reference": "auto", "states": True, "record": [0, 3]},
+}
+SWEEP = {
+    "model": {"kind": "pendulum"},
+    "integrator": {"h": 0.05, "t_end": 2.0},
+    "ensemble": {"size": 32, "perturbation": 1e-3},
+    "output": {"sample_dt": 0.5},
+    "sweep": {"integrator.formulation": ["naive", "dirac"], "projection.momentum": [False, True]},
+}
+
+# What differs between two runs of the same study: how long they took.
+TIMING = ("wall_seconds", "integration_seconds", "measurement_seconds", "setup_seconds", "finish_seconds",
+          "device_seconds", "instance_steps_per_second")
+
+
+def without_timing(x):
+    if isinstance(x, dict):
+        return {k: without_timing(v) for k, v in x.items() if k not in TIMING}
+    if isinstance(x, list):
+        return [without_timing(v) for v in x]
+    return x
+
+
+def toml_file(tmp_path, study, name="study.toml"):
+    p = tmp_path / name
+    p.write_text(chens._to_toml(study))
+    return p
+
+
+def cli_run(args, tmp_path):
+    r = subprocess.run([EXE, "run", *args], capture_output=True, text=True, cwd=tmp_path)
+    return r
+
+
+def run_both(tmp_path, study, *cli_args, **kwargs):
+    """The study through `chens run --out cli` and through chens.run, both on the CPU: the
+    Result and the command line's directory."""
+    path = toml_file(tmp_path, study)
+    r = cli_run([str(path), "--backend", "cpu", *cli_args, "--out", "cli"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    return chens.run(path, backend="cpu", **kwargs), tmp_path / "cli"
+
+
+def expect_run_equals_files(result, directory):
+    """A Result against the directory chens run wrote for the same run."""
+    files = sorted(f for f in os.listdir(directory) if not f.startswith("."))
+    assert sorted(result.files) == files
+    summary = json.loads((directory / "summary.json").read_text())
+    assert without_timing(result.summary) == without_timing(summary)
+    # series.csv byte for byte, and the DataFrame read from it equals the file's
+    assert result.files["series.csv"] == (directory / "series.csv").read_bytes()
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(result.series, pd.read_csv(directory / "series.csv", float_precision="round_trip"))
+
+
+def test_a_run_equals_the_command_lines_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where chens run's default output directory would go
+    res, cli = run_both(tmp_path, PENDULUM)
+    assert isinstance(res, chens.Result)
+    expect_run_equals_files(res, cli)
+    assert res.summary["instances"] == 96
+    assert sorted(os.listdir(tmp_path)) == ["cli", "study.toml"]  # nothing written without out
+
+
+def test_a_chain_with_states_and_records_equals_the_files(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    res, cli = run_both(tmp_path, CHAIN)
+    expect_run_equals_files(res, cli)
+    assert res.summary["reference"]  # the numerical reference ran
+    with h5py.File(io.BytesIO(res.files["states.h5"]), "r") as mem, h5py.File(cli / "states.h5", "r") as f:
+        names = []
+        f.visit(names.append)
+        mem_names = []
+        mem.visit(mem_names.append)
+        assert names == mem_names and names
+        for n in names:
+            if isinstance(f[n], h5py.Dataset):
+                assert f[n].dtype == mem[n].dtype, n
+                assert f[n][()].tobytes() == mem[n][()].tobytes(), n
+
+
+def test_a_sweep_equals_the_command_lines_study(tmp_path):
+    res, cli = run_both(tmp_path, SWEEP)
+    assert isinstance(res, chens.StudyResult)
+    index = json.loads((cli / "study.json").read_text())
+    assert list(res.runs) == [run["name"] for run in index["runs"]]
+    for name, run in res.runs.items():
+        expect_run_equals_files(run, cli / name)
+    # comparison.csv: its timing columns aside, byte for byte
+    import pandas as pd
+
+    table = pd.read_csv(cli / "comparison.csv", float_precision="round_trip")
+    timing = [c for c in table.columns if c.endswith("_s") or c == "cost_relative"]  # seconds, and their ratios
+    pd.testing.assert_frame_equal(res.comparison.drop(columns=timing), table.drop(columns=timing))
+    ds = res.dataset()
+    assert ds.sizes["run"] == 4 and "energy_error" in ds and ds.sizes["statistic"] == 8
+
+
+def test_file_toml_text_and_dict_give_the_same_results(tmp_path):
+    study = toml_file(tmp_path, PENDULUM)
+    a = chens.run(study, backend="cpu")
+    b = chens.run(study.read_text(), backend="cpu")
+    c = chens.run(PENDULUM, backend="cpu")
+    d = chens.run(str(study), backend="cpu", set={"ensemble.size": 96})
+    for x in (b, c, d):
+        assert x.files["series.csv"] == a.files["series.csv"]
+        assert without_timing(x.summary) == without_timing(a.summary)
+
+
+def test_set_overrides_as_the_command_line(tmp_path):
+    res, cli = run_both(tmp_path, PENDULUM, "--set", "integrator.method=dopri5", "--set", "integrator.rtol=1e-8",
+                        set={"integrator.method": "dopri5", "integrator.rtol": 1e-8})
+    expect_run_equals_files(res, cli)
+
+
+def test_out_writes_the_command_lines_files(tmp_path):
+    res, cli = run_both(tmp_path, PENDULUM, out=tmp_path / "py")
+    expect_run_equals_files(res, tmp_path / "py")
+    assert (tmp_path / "py" / "series.csv").read_bytes() == (cli / "series.csv").read_bytes()
+    study = tmp_path / "study.toml"
+    with pytest.raises(chens.StudyError, match="earlier"):  # as chens run without --force
+        chens.run(study, backend="cpu", out=tmp_path / "py")
+    chens.run(study, backend="cpu", out=tmp_path / "py", force=True)
+
+
+@pytest.mark.parametrize("sets", [
+    ["integrator.metod=rk4"],          # unknown key: did you mean
+    ["integrator.method=rk5"],         # a value outside the allowed ones
+    ["integrator.h=-1"],               # out of range
+    ["ensemble.size=0"],
+    ["model.kind=\"chain\"", "model.atoms=9"],  # a chain size the build lacks
+])
+def test_bad_input_raises_the_command_lines_message(tmp_path, sets):
+    study = toml_file(tmp_path, PENDULUM)
+    args = [str(study), "--backend", "cpu"]
+    for s in sets:
+        args += ["--set", s]
+    r = cli_run(args + ["--out", "cli"], tmp_path)
+    assert r.returncode == 2
+    expected = r.stderr.strip()
+    assert expected.startswith("chens run: ")
+    with pytest.raises(chens.StudyError) as e:
+        chens._chens.run("file", str(study), sets, "cpu", 0, None, False, False)
+    assert isinstance(e.value, ValueError)
+    assert "chens run: " + str(e.value) == expected.splitlines()[0]
+
+
+def test_bad_arguments_raise_study_error():
+    with pytest.raises(chens.StudyError, match="backend"):
+        chens.run(PENDULUM, backend="gpu")
+    with pytest.raises(chens.StudyError):
+        chens.run({"model": 3})
+
+
+def test_cuda_without_a_gpu_raises_backend_error(tmp_path):
+    study = toml_file(tmp_path, PENDULUM)
+    cli = cli_run([str(study), "--backend", "cuda", "--out", "cli"], tmp_path)
+    if cli.returncode == 0:
+        pytest.skip("a GPU is usable here")
+    assert cli.returncode == 3
+    with pytest.raises(chens.BackendError) as e:
+        chens.run(study, backend="cuda")
+    assert "chens run: " + str(e.value) == cli.stderr.strip()
+
+
+def test_the_gil_is_released_while_a_run_integrates():
+    study = dict(PENDULUM, ensemble={"size": 8192, "perturbation": 1e-3}, integrator={"h": 0.01, "t_end": 50.0})
+    done = threading.Event()
+    result = {}
+
+    def work():
+        result["r"] = chens.run(study, backend="cpu", threads=1)
+        done.set()
+
+    t = threading.Thread(target=work)
+    t0 = time.perf_counter()
+    t.start()
+    ticks = 0
+    while not done.is_set():
+        ticks += 1  # Python runs here only while the run has let go of the GIL
+        time.sleep(0.001)
+    t.join()
+    elapsed = time.perf_counter() - t0
+    assert elapsed > 0.2, "the run was too short to tell"
+    assert ticks > 50, f"{ticks} ticks in {elapsed:.2f} s: the GIL was held"
+    assert result["r"].summary["instances"] == 8192
+
+
+def test_defaults_lists_every_key():
+    d = chens.defaults()
+    assert d["integrator.method"]["default"] == "rk4"
+    assert "dopri5" in d["integrator.method"]["allowed"]
+    assert d["ensemble.size"]["default"] == 1024
+    assert all(v["meaning"] for v in d.values())
+
+
+def test_sigint_stops_a_run_which_the_command_line_resumes_bitwise(tmp_path):
+    """Ctrl-C (SIGINT) stops the run at its next stop point as in the command line and raises
+    KeyboardInterrupt, Python's own SIGINT handler back in place; with `out` the checkpoint
+    left behind is resumed by `chens run --resume` to the uninterrupted run's series, bit for
+    bit. In memory, nothing is written."""
+    import signal
+
+    study = toml_file(tmp_path, dict(PENDULUM, ensemble={"size": 20000, "perturbation": 1e-3},
+                                     integrator={"h": 0.005, "t_end": 50.0}))
+
+    def interrupt_soon():
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    for out in (None, tmp_path / "py"):
+        threading.Thread(target=interrupt_soon).start()
+        with pytest.raises(KeyboardInterrupt) as e:
+            chens.run(study, backend="cpu", threads=1, out=out)
+        assert "interrupted (SIGINT)" in str(e.value)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert sorted(os.listdir(tmp_path)) == ["py", "study.toml"]
+    assert (tmp_path / "py" / "checkpoint.chk").exists()
+    r = cli_run(["--resume", "py"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    whole = cli_run([str(study), "--backend", "cpu", "--out", "whole"], tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    assert (tmp_path / "py" / "series.csv").read_bytes() == (tmp_path / "whole" / "series.csv").read_bytes()
