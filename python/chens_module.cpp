@@ -1,10 +1,13 @@
-// The compiled part of the Python package `chens` (python/chens/__init__.py): chens run's
-// own code (host/cli/library_run.hpp) behind two functions, and the study keys' table.
+// The compiled part of the Python package `chens` (python/chens/__init__.py): chens run's,
+// check's and validate's own code (host/cli/library_run.hpp), the command line itself (for
+// chens plot), and the study keys' table.
 //   _chens.run(...)  -> dict: exit code, the runs' result files as bytes, the comparison,
 //                       chens run's stdout and stderr; bad input raises _chens.StudyError
 //                       (a ValueError) with chens run's message. The GIL is released while
 //                       the runs integrate; SIGINT stops them at the next stop point, as in
 //                       the command line (exit code 130, a checkpoint where `out` is given).
+//   _chens.command(...) -> chens check / validate on the same sources: exit code, report.
+//   _chens.cli(args) -> the command line in-process: exit code, stdout, stderr.
 //   _chens.keys()    -> every study key: section, name, default (TOML text or the docs'
 //                       words), allowed values, meaning.
 #include <pybind11/pybind11.h>
@@ -17,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli.hpp"
 #include "cli/library_run.hpp"
 #include "study/study.hpp"
 #include "study/study_key_table.hpp"
@@ -50,14 +54,21 @@ class TeeBuffer : public std::streambuf {
   bool show_;
 };
 
-py::dict run(const std::string& source, const std::string& study, const std::vector<std::string>& sets,
-             const std::string& backend, int threads, const std::optional<std::string>& out, bool force, bool progress) {
+chens::LibraryRunRequest request(const std::string& source, const std::string& study,
+                                 const std::vector<std::string>& sets, const std::string& backend, int threads,
+                                 const std::optional<std::string>& out, bool force, bool progress) {
   using Source = chens::LibraryRunRequest::Source;
   const Source from = source == "default" ? Source::default_study
                       : source == "single" ? Source::single
                       : source == "file"   ? Source::file
+                      : source == "resume" ? Source::resume
                                            : Source::text;
-  const chens::LibraryRunRequest req{from, study, sets, backend, threads, out, force, progress};
+  return chens::LibraryRunRequest{from, study, sets, backend, threads, out, force, progress};
+}
+
+py::dict run(const std::string& source, const std::string& study, const std::vector<std::string>& sets,
+             const std::string& backend, int threads, const std::optional<std::string>& out, bool force, bool progress) {
+  const chens::LibraryRunRequest req = request(source, study, sets, backend, threads, out, force, progress);
   std::string messages;
   chens::LibraryStudyResult r;
   {
@@ -77,6 +88,36 @@ py::dict run(const std::string& source, const std::string& study, const std::vec
   return py::dict(py::arg("code") = r.code, py::arg("several") = r.several, py::arg("runs") = runs,
                   py::arg("comparison_csv") = r.comparison_csv, py::arg("table") = r.table,
                   py::arg("messages") = messages);
+}
+
+// chens check / validate: exit code, stdout (the report), stderr.
+py::dict command(const std::string& name, const std::string& source, const std::string& study,
+                 const std::vector<std::string>& sets, const std::string& backend, int threads, double rtol,
+                 double atol) {
+  const chens::LibraryRunRequest req = request(source, study, sets, backend, threads, std::nullopt, false, false);
+  std::string messages;
+  chens::LibraryCommandResult r;
+  {
+    TeeBuffer buffer(messages, false);
+    std::ostream err(&buffer);
+    py::gil_scoped_release released;
+    r = chens::command_for_library(name == "check" ? chens::LibraryCommand::check : chens::LibraryCommand::validate,
+                                   req, rtol, atol, err);
+  }
+  return py::dict(py::arg("code") = r.code, py::arg("report") = r.report, py::arg("messages") = messages);
+}
+
+// The command line itself (chens plot): exit code, stdout, stderr.
+py::tuple cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  std::vector<std::string> argv{"chens"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  int code = 0;
+  {
+    py::gil_scoped_release released;
+    code = chens::cli_main(argv, out, err);
+  }
+  return py::make_tuple(code, out.str(), err.str());
 }
 
 py::list keys() {
@@ -103,5 +144,7 @@ PYBIND11_MODULE(_chens, m) {
   py::register_exception<chens::StudyError>(m, "StudyError", PyExc_ValueError);
   m.def("run", &run, py::arg("source"), py::arg("study"), py::arg("sets"), py::arg("backend"), py::arg("threads"),
         py::arg("out"), py::arg("force"), py::arg("progress"));
+  m.def("command", &command);
+  m.def("cli", &cli);
   m.def("keys", &keys);
 }

@@ -97,6 +97,11 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
     rps = resolve_runs(runs);
   };
   if (const auto code = read_input("check", err, read, [&] { return default_study_hint(ra); })) return *code;
+  return check_runs(runs, rps, ra, out, err);
+}
+
+int check_runs(const std::vector<StudyRun>& runs, const std::vector<RunParams<double>>& rps, const RunArgs& ra,
+               std::ostream& out, std::ostream& err) {
   if (const auto code = refuse_as_run_would(runs, ra, err)) return *code;
   const std::string what = (ra.single ? std::string("the defaults of every key (--single)") : study_source(ra)) +
                            (ra.sets.empty() ? "" : " with --set");

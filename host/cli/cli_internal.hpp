@@ -161,6 +161,16 @@ int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& 
 // A study of several runs, each into DIR/<run>/, with DIR/study.json and the comparison.
 int run_several(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& out, std::ostream& err);
 
+// `chens check` once its runs are read and resolved: the report on out, or why a run would be
+// refused on err.
+int check_runs(const std::vector<StudyRun>& runs, const std::vector<RunParams<double>>& rps, const RunArgs& ra,
+               std::ostream& out, std::ostream& err);
+
+// `chens validate` once its study is read: the study on both backends, compared (exit_ok,
+// exit_mismatch; exit_no_backend without a usable GPU).
+int validate_study(const Study& study, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out,
+                   std::ostream& err);
+
 // `chens run` once its runs are read: SIGINT and SIGTERM stop it at the next stop point
 // (with a checkpoint where it writes files); a single run (several false) or a study.
 int run_runs(const std::vector<StudyRun>& runs, bool several, const RunArgs& ra, std::ostream& out, std::ostream& err);

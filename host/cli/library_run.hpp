@@ -14,9 +14,11 @@
 namespace chens {
 
 struct LibraryRunRequest {
-  enum class Source { default_study, single, file, text };
-  Source source = Source::default_study;  // the built-in default study, every key's default (--single), a file, TOML
-  std::string study;                      // the file's path or the TOML text
+  enum class Source { default_study, single, file, text, resume };
+  // The built-in default study, every key's default (--single), a file, a TOML text, or the
+  // interrupted run or study in the directory `study` (--resume).
+  Source source = Source::default_study;
+  std::string study;  // the file's path, the TOML text, the directory to resume
   std::vector<std::string> sets;          // "section.key=value", as --set
   std::string backend = "auto";           // auto | cpu | cuda
   int threads = 0;                        // 0: every core
@@ -39,9 +41,22 @@ struct LibraryStudyResult {
   std::string table;           // what chens run prints on stdout
 };
 
-// Runs the request as `chens run` would. Throws StudyError (study/study.hpp) for bad input,
+// Runs the request as `chens run` would (a resumed one: `chens run --resume DIR`, its runs'
+// files then read back from DIR, those completed before the interruption included). Throws
+// StudyError (study/study.hpp) for bad input,
 // with the message chens run prints after "chens run: "; other refusals and failures come
 // back as the exit code with the message on err.
 LibraryStudyResult run_for_library(const LibraryRunRequest& request, std::ostream& err);
+
+// `chens check` and `chens validate` on the request's study (its out, force and resume are
+// not used; validate takes one run, and rtol, atol < 0 are its defaults): the exit code and
+// what the command prints on stdout. Bad input throws StudyError as run_for_library does.
+enum class LibraryCommand { check, validate };
+struct LibraryCommandResult {
+  int code = 0;
+  std::string report;
+};
+LibraryCommandResult command_for_library(LibraryCommand command, const LibraryRunRequest& request, double rtol,
+                                         double atol, std::ostream& err);
 
 }  // namespace chens

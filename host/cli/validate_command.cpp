@@ -165,7 +165,13 @@ std::optional<int> parse_validate(const std::vector<std::string>& args, std::ost
     study = load_study(ra.study, ra.sets);
     rp = resolve(study);
   };
-  if (const auto code = read_input("validate", err, read)) return code;
+  return read_input("validate", err, read);
+}
+
+}  // namespace
+
+int validate_study(const Study& study, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out,
+                   std::ostream& err) {
   if (mpi_world().active) {
     err << "chens validate: runs in one process; start it without mpirun\n";
     return exit_bad_input;
@@ -174,16 +180,6 @@ std::optional<int> parse_validate(const std::vector<std::string>& args, std::ost
     err << "chens validate: cannot compare with the GPU: " << why << "\n";
     return exit_no_backend;
   }
-  return std::nullopt;
-}
-
-}  // namespace
-
-int validate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  RunArgs ra;
-  Study study;
-  RunParams<double> rp;
-  if (const auto code = parse_validate(args, err, ra, study, rp)) return *code;
   EnsembleSpec spec = ensemble_spec(study, ra.threads);
   spec.record.clear();  // validate compares statistics and states, writes nothing
   // Instance by instance: the first (at most 65536) instances' final states.
@@ -223,6 +219,14 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
   compare.quantiles();
   compare.totals();
   return compare.ok() ? exit_ok : exit_mismatch;
+}
+
+int validate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  RunArgs ra;
+  Study study;
+  RunParams<double> rp;
+  if (const auto code = parse_validate(args, err, ra, study, rp)) return *code;
+  return validate_study(study, rp, ra, out, err);
 }
 
 }  // namespace chens::cli

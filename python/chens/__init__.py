@@ -22,7 +22,8 @@ import tomllib
 
 from . import _chens
 
-__all__ = ["run", "defaults", "Result", "StudyResult", "StudyError", "BackendError"]
+__all__ = ["run", "resume", "check", "validate", "plot", "defaults", "Result", "StudyResult", "Validation",
+           "StudyError", "BackendError"]
 
 #: Bad input (a study key, a value, a --set override, run's arguments): the message is the
 #: one `chens run` prints after "chens run: ".
@@ -105,9 +106,21 @@ def _source(study):
 
 
 def _message(text):
-    # chens run's stderr, without its "chens run: " prefixes: the error's message.
-    lines = [ln[len("chens run: "):] if ln.startswith("chens run: ") else ln for ln in text.strip().splitlines()]
+    # A command's stderr without its "chens <command>: " prefixes: the error's message.
+    lines = [re.sub(r"^chens [a-z]+: ", "", ln) for ln in text.strip().splitlines()]
     return "\n".join(lines)
+
+
+def _raise_for(code, messages, command):
+    # chens' exit codes (cli.hpp) as exceptions.
+    if code in (130, 143):
+        raise KeyboardInterrupt(_message(messages))
+    if code == 2:
+        raise StudyError(_message(messages))
+    if code == 3:
+        raise BackendError(_message(messages))
+    if code != 0:
+        raise RuntimeError(_message(messages) or f"chens {command} failed (exit code {code})")
 
 
 class Result:
@@ -143,6 +156,46 @@ class Result:
 
         b = self.files.get("periodogram.csv")
         return None if b is None else pd.read_csv(io.BytesIO(b), float_precision="round_trip")
+
+    def _h5_group(self, group):
+        # Every dataset of one group of states.h5, by its path inside the group.
+        b = self.files.get("states.h5")
+        if b is None:
+            return None
+        import h5py
+
+        arrays = {}
+        with h5py.File(io.BytesIO(b), "r") as f:
+            if group not in f:
+                return None
+            f[group].visititems(lambda name, obj: arrays.__setitem__(name, obj[()])
+                                if isinstance(obj, h5py.Dataset) else None)
+        return arrays
+
+    @property
+    def states(self):
+        """states.h5's /instances (output.states) as numpy arrays by name: index,
+        initial_state, initial_physical, final_state, final_physical, final_metrics, lost,
+        counters/<counter>; None where the run kept no states."""
+        return self._h5_group("instances")
+
+    @property
+    def initial_states(self):
+        """Every kept instance's initial state (formulation variables, instances x components), or None."""
+        s = self.states
+        return None if s is None else s["initial_state"]
+
+    @property
+    def final_states(self):
+        """Every kept instance's final state (formulation variables, instances x components), or None."""
+        s = self.states
+        return None if s is None else s["final_state"]
+
+    @property
+    def recorded(self):
+        """states.h5's /trajectories (output.record) as numpy arrays by name: instances, t,
+        state (instances x samples x components), reference, metrics, measured; or None."""
+        return self._h5_group("trajectories")
 
     @property
     def phase_error(self):
@@ -216,21 +269,79 @@ def run(study=None, *, set=None, backend="auto", threads=None, out=None, force=F
     """
     source, text = _source(study)
     sets = [f"{k}={_toml_value(v)}" for k, v in (set or {}).items()]
-    r = _chens.run(source, text, sets, backend, 0 if threads is None else int(threads),
-                   None if out is None else os.fspath(out), bool(force), bool(progress))
-    code = r["code"]
-    if code in (130, 143):
-        raise KeyboardInterrupt(_message(r["messages"]))
-    if code == 2:
-        raise StudyError(_message(r["messages"]))
-    if code == 3:
-        raise BackendError(_message(r["messages"]))
-    if code != 0:
-        raise RuntimeError(_message(r["messages"]) or f"chens run failed (exit code {code})")
+    return _results(_chens.run(source, text, sets, backend, 0 if threads is None else int(threads),
+                               None if out is None else os.fspath(out), bool(force), bool(progress)))
+
+
+def resume(out, *, threads=None, progress=False):
+    """Continues the run or study that SIGINT (or SIGTERM) interrupted in directory `out`,
+    as `chens run --resume OUT` does, on the backend that wrote its checkpoints; returns its
+    results (read back from `out`, the runs completed before the interruption included)."""
+    return _results(_chens.run("resume", os.fspath(out), [], "auto", 0 if threads is None else int(threads), None,
+                               False, bool(progress)))
+
+
+def _results(r):
+    _raise_for(r["code"], r["messages"], "run")
     runs = {x["name"]: Result(x["name"], x["overrides"], x["files"]) for x in r["runs"]}
     if not r["several"]:
         return next(iter(runs.values()))
     return StudyResult(runs, r["comparison_csv"], r["table"])
+
+
+def check(study=None, *, set=None, backend="auto", threads=None):
+    """chens check: the study read, resolved and refused as `chens run` would, its resolved
+    keys, memory and an estimate of its run time (a short calibration run); returns that
+    report (what `chens check` prints). Raises as run does."""
+    source, text = _source(study)
+    sets = [f"{k}={_toml_value(v)}" for k, v in (set or {}).items()]
+    r = _chens.command("check", source, text, sets, backend, 0 if threads is None else int(threads), -1.0, -1.0)
+    _raise_for(r["code"], r["messages"], "check")
+    return r["report"]
+
+
+class Validation:
+    """chens validate's outcome: `ok` (CPU and GPU agree within the tolerance) and its report."""
+
+    def __init__(self, ok, report):
+        self.ok = ok
+        self.report = report
+
+    def __bool__(self):
+        return self.ok
+
+    def __str__(self):
+        return self.report
+
+    def __repr__(self):
+        return f"<chens.Validation ok={self.ok}>"
+
+
+def validate(study=None, *, set=None, threads=None, rtol=None, atol=None):
+    """chens validate: one run of the study on the CPU and on the GPU, compared instance by
+    instance and statistic by statistic (rtol, atol: None for the step-scaled defaults of
+    docs/study-format.md). Returns a Validation; raises BackendError without a usable GPU."""
+    source, text = _source(study)
+    if source == "default":
+        source = "single"  # as chens validate without a study file: every key's default
+    sets = [f"{k}={_toml_value(v)}" for k, v in (set or {}).items()]
+    r = _chens.command("validate", source, text, sets, "auto", 0 if threads is None else int(threads),
+                       -1.0 if rtol is None else float(rtol), -1.0 if atol is None else float(atol))
+    if r["code"] == 4:  # exit_mismatch
+        return Validation(False, r["report"])
+    _raise_for(r["code"], r["messages"], "validate")
+    return Validation(True, r["report"])
+
+
+def plot(directory, *options):
+    """chens plot DIRECTORY [options]: the figures of a run or study written with `out`, into
+    DIRECTORY/plots/, which it returns. Its script (scripts/plot_study.py) prints on this
+    process's stdout and stderr; a directory it cannot plot raises StudyError (exit 2)."""
+    import pathlib
+
+    code, _, err = _chens.cli(["plot", os.fspath(directory), *map(str, options)])
+    _raise_for(code, err, "plot")
+    return pathlib.Path(directory) / "plots"
 
 
 def defaults():

@@ -112,6 +112,13 @@ def test_a_chain_with_states_and_records_equals_the_files(tmp_path):
             if isinstance(f[n], h5py.Dataset):
                 assert f[n].dtype == mem[n].dtype, n
                 assert f[n][()].tobytes() == mem[n][()].tobytes(), n
+        # ... and as the Result's numpy arrays
+        assert res.initial_states.shape == (40, 28) and res.final_states.shape == (40, 28)
+        assert res.final_states.tobytes() == f["instances/final_state"][()].tobytes()
+        assert res.states["counters/steps"].tobytes() == f["instances/counters/steps"][()].tobytes()
+        assert list(res.recorded["instances"]) == [0, 3]
+        assert res.recorded["state"].shape == (2, 5, 28)
+        assert res.recorded["reference"].tobytes() == f["trajectories/reference"][()].tobytes()
 
 
 def test_a_sweep_equals_the_command_lines_study(tmp_path):
@@ -229,15 +236,15 @@ def test_defaults_lists_every_key():
     assert all(v["meaning"] for v in d.values())
 
 
-def test_sigint_stops_a_run_which_the_command_line_resumes_bitwise(tmp_path):
+def test_sigint_stops_a_run_which_resumes_bitwise(tmp_path):
     """Ctrl-C (SIGINT) stops the run at its next stop point as in the command line and raises
     KeyboardInterrupt, Python's own SIGINT handler back in place; with `out` the checkpoint
-    left behind is resumed by `chens run --resume` to the uninterrupted run's series, bit for
-    bit. In memory, nothing is written."""
+    left behind is resumed by chens.resume to the uninterrupted run's files, bit for bit. In
+    memory, nothing is written."""
     import signal
 
-    study = toml_file(tmp_path, dict(PENDULUM, ensemble={"size": 20000, "perturbation": 1e-3},
-                                     integrator={"h": 0.005, "t_end": 50.0}))
+    study = toml_file(tmp_path, dict(PENDULUM, ensemble={"size": 4000, "perturbation": 1e-3},
+                                     integrator={"h": 0.005, "t_end": 20.0}))
 
     def interrupt_soon():
         time.sleep(0.3)
@@ -251,8 +258,79 @@ def test_sigint_stops_a_run_which_the_command_line_resumes_bitwise(tmp_path):
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert sorted(os.listdir(tmp_path)) == ["py", "study.toml"]
     assert (tmp_path / "py" / "checkpoint.chk").exists()
-    r = cli_run(["--resume", "py"], tmp_path)
-    assert r.returncode == 0, r.stderr
-    whole = cli_run([str(study), "--backend", "cpu", "--out", "whole"], tmp_path)
+    resumed = chens.resume(tmp_path / "py", threads=1)
+    whole = cli_run([str(study), "--backend", "cpu", "--threads", "1", "--out", "whole"], tmp_path)
     assert whole.returncode == 0, whole.stderr
-    assert (tmp_path / "py" / "series.csv").read_bytes() == (tmp_path / "whole" / "series.csv").read_bytes()
+    expect_run_equals_files(resumed, tmp_path / "whole")
+    assert not (tmp_path / "py" / "checkpoint.chk").exists()
+
+
+def test_an_interrupted_study_resumes_with_its_completed_runs(tmp_path):
+    """A study interrupted in its second run: chens.resume finishes it, and its results hold
+    every run, the one completed before the interruption read back from the directory."""
+    import signal
+
+    study = dict(SWEEP, ensemble={"size": 3000, "perturbation": 1e-3}, integrator={"h": 0.005, "t_end": 20.0})
+    study["sweep"] = {"integrator.formulation": ["naive", "dirac"]}
+    path = toml_file(tmp_path, study)
+    first = {}
+
+    def interrupt_in_the_second_run():
+        t0 = time.monotonic()
+        while not (tmp_path / "py" / "formulation=naive" / "summary.json").exists():
+            if time.monotonic() - t0 > 120:
+                return  # the test then fails, saying the run was not interrupted
+            time.sleep(0.01)
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_in_the_second_run, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        chens.run(path, backend="cpu", threads=1, out=tmp_path / "py")
+    first["index"] = json.loads((tmp_path / "py" / "study.json").read_text())
+    assert [r["status"] for r in first["index"]["runs"]] == ["complete", "interrupted"]
+    res = chens.resume(tmp_path / "py", threads=1)
+    whole = cli_run([str(path), "--backend", "cpu", "--threads", "1", "--out", "whole"], tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    assert list(res.runs) == ["formulation=naive", "formulation=dirac"]
+    for name, run in res.runs.items():
+        expect_run_equals_files(run, tmp_path / "whole" / name)
+
+
+def test_check_reports_as_the_command_line(tmp_path):
+    study = toml_file(tmp_path, PENDULUM)
+    cli = subprocess.run([EXE, "check", str(study), "--backend", "cpu"], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    report = chens.check(study, backend="cpu")
+
+    def without_estimate(text):  # the run-time estimate comes from a timed calibration run
+        return [ln for ln in text.splitlines() if not ln.startswith("# run time")]
+
+    assert without_estimate(report) == without_estimate(cli.stdout)
+    assert "# run time: about" in report
+    with pytest.raises(chens.StudyError, match="integrator.h"):
+        chens.check(study, set={"integrator.h": -1.0})
+
+
+def test_validate_answers_as_the_command_line(tmp_path):
+    study = toml_file(tmp_path, PENDULUM)
+    cli = subprocess.run([EXE, "validate", str(study)], capture_output=True, text=True)
+    if cli.returncode in (0, 4):  # a GPU: both backends ran
+        assert bool(chens.validate(study)) == (cli.returncode == 0)
+        return
+    assert cli.returncode == 3
+    with pytest.raises(chens.BackendError) as e:
+        chens.validate(study)
+    assert "chens validate: " + str(e.value) == cli.stderr.strip()
+    with pytest.raises(chens.StudyError, match="one run"):
+        chens.validate(SWEEP)
+
+
+def test_plot_draws_a_written_run(tmp_path):
+    pytest.importorskip("matplotlib")
+    chens.run(PENDULUM, backend="cpu", out=tmp_path / "o")
+    plots = chens.plot(tmp_path / "o")
+    assert plots == tmp_path / "o" / "plots"
+    assert (plots / "energy_error.png").stat().st_size > 0
+    with pytest.raises(chens.StudyError):  # the script says why on stderr: no such directory
+        chens.plot(tmp_path / "nothing")
