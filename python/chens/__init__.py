@@ -126,9 +126,11 @@ def _raise_for(code, messages, command):
 class Result:
     """One run's results: the content of the files `chens run` writes for it."""
 
-    def __init__(self, name, overrides, files):
+    def __init__(self, name, overrides, files, directory=None):
         self.name = name
         self.overrides = dict(overrides)
+        #: where `out` wrote the files (a pathlib.Path), or None for a run in memory
+        self.directory = directory
         #: the run's files as `chens run` writes them: name -> bytes
         self.files = dict(files)
         #: summary.json as a dict
@@ -229,9 +231,11 @@ class Result:
 class StudyResult:
     """A study of several runs ([sweep], [[run]], the built-in default study)."""
 
-    def __init__(self, runs, comparison_csv, table):
+    def __init__(self, runs, comparison_csv, table, directory=None):
         #: run name -> Result, in the study's order
         self.runs = runs
+        #: where `out` wrote the study, or None for a study in memory
+        self.directory = directory
         self._comparison = comparison_csv
         #: the comparison table `chens run` prints
         self.table = table
@@ -270,7 +274,7 @@ def run(study=None, *, set=None, backend="auto", threads=None, out=None, force=F
     source, text = _source(study)
     sets = [f"{k}={_toml_value(v)}" for k, v in (set or {}).items()]
     return _results(_chens.run(source, text, sets, backend, 0 if threads is None else int(threads),
-                               None if out is None else os.fspath(out), bool(force), bool(progress)))
+                               None if out is None else os.fspath(out), bool(force), bool(progress)), out)
 
 
 def resume(out, *, threads=None, progress=False):
@@ -278,15 +282,19 @@ def resume(out, *, threads=None, progress=False):
     as `chens run --resume OUT` does, on the backend that wrote its checkpoints; returns its
     results (read back from `out`, the runs completed before the interruption included)."""
     return _results(_chens.run("resume", os.fspath(out), [], "auto", 0 if threads is None else int(threads), None,
-                               False, bool(progress)))
+                               False, bool(progress)), out)
 
 
-def _results(r):
+def _results(r, out):
+    import pathlib
+
     _raise_for(r["code"], r["messages"], "run")
-    runs = {x["name"]: Result(x["name"], x["overrides"], x["files"]) for x in r["runs"]}
+    top = None if out is None else pathlib.Path(out)
+    runs = {x["name"]: Result(x["name"], x["overrides"], x["files"], None if top is None else top / x["name"])
+            for x in r["runs"]}
     if not r["several"]:
         return next(iter(runs.values()))
-    return StudyResult(runs, r["comparison_csv"], r["table"])
+    return StudyResult(runs, r["comparison_csv"], r["table"], top)
 
 
 def check(study=None, *, set=None, backend="auto", threads=None):
@@ -333,12 +341,18 @@ def validate(study=None, *, set=None, threads=None, rtol=None, atol=None):
     return Validation(True, r["report"])
 
 
-def plot(directory, *options):
-    """chens plot DIRECTORY [options]: the figures of a run or study written with `out`, into
-    DIRECTORY/plots/, which it returns. Its script (scripts/plot_study.py) prints on this
-    process's stdout and stderr; a directory it cannot plot raises StudyError (exit 2)."""
+def plot(result_or_directory, *options):
+    """chens plot DIRECTORY [options]: the figures of a run or study written with `out` (a
+    Result or StudyResult that was, or its directory), into DIRECTORY/plots/, which it
+    returns. Its script (scripts/plot_study.py) prints on this process's stdout and stderr; a
+    directory it cannot plot raises StudyError (exit 2)."""
     import pathlib
 
+    directory = result_or_directory
+    if isinstance(result_or_directory, (Result, StudyResult)):
+        directory = result_or_directory.directory
+        if directory is None:
+            raise StudyError("chens.plot draws the files of a run: run it with out=DIRECTORY first")
     code, _, err = _chens.cli(["plot", os.fspath(directory), *map(str, options)])
     _raise_for(code, err, "plot")
     return pathlib.Path(directory) / "plots"

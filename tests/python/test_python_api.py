@@ -138,6 +138,19 @@ def test_a_sweep_equals_the_command_lines_study(tmp_path):
     assert ds.sizes["run"] == 4 and "energy_error" in ds and ds.sizes["statistic"] == 8
 
 
+def test_the_default_study_equals_the_command_lines(tmp_path):
+    """The built-in default study (6 runs, 002 Table 1's phase errors), made smaller."""
+    r = cli_run(["--backend", "cpu", "--set", "ensemble.size=256", "--out", "cli"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    res = chens.run(set={"ensemble.size": 256}, backend="cpu")
+    assert len(res.runs) == 6
+    for name, run in res.runs.items():
+        expect_run_equals_files(run, tmp_path / "cli" / name)
+        assert [row["periods"] for row in run.phase_error["rows"]] == [2, 4, 10, 20, 30]
+    # the tables chens run prints: the first holds timings, the phase-error table (002 Table 1) none
+    assert res.table.split("Phase error")[1] == r.stdout.split("Phase error")[1]
+
+
 def test_file_toml_text_and_dict_give_the_same_results(tmp_path):
     study = toml_file(tmp_path, PENDULUM)
     a = chens.run(study, backend="cpu")
@@ -328,9 +341,45 @@ def test_validate_answers_as_the_command_line(tmp_path):
 
 def test_plot_draws_a_written_run(tmp_path):
     pytest.importorskip("matplotlib")
-    chens.run(PENDULUM, backend="cpu", out=tmp_path / "o")
-    plots = chens.plot(tmp_path / "o")
+    res = chens.run(PENDULUM, backend="cpu", out=tmp_path / "o")
+    assert res.directory == tmp_path / "o"
+    plots = chens.plot(res)
     assert plots == tmp_path / "o" / "plots"
+    with pytest.raises(chens.StudyError, match="out="):
+        chens.plot(chens.run(PENDULUM, backend="cpu"))
     assert (plots / "energy_error.png").stat().st_size > 0
     with pytest.raises(chens.StudyError):  # the script says why on stderr: no such directory
         chens.plot(tmp_path / "nothing")
+
+
+def test_every_bad_input_case_of_the_command_line_raises_its_message(tmp_path):
+    """Every --set case of tests/study_keys/messages.txt (each key with every probe value,
+    and the keys given together, on every key's default) that the command line refuses:
+    chens run --single exits 2, and the Python module raises StudyError with the message it
+    prints after "chens run: "."""
+    import concurrent.futures
+    import re
+
+    pinned = os.path.join(os.path.dirname(__file__), "..", "study_keys", "messages.txt")
+    cases = []
+    with open(pinned) as f:
+        for line in f:
+            lhs, outcome = line.rstrip("\n").split(" -> ", 1)
+            if outcome != "ok":
+                cases.append(re.findall(r'[\w.]+=(?:\[[^\]]*\]|"[^"]*"|\S+)', lhs))
+    assert len(cases) > 900
+
+    def cli(sets):
+        args = [EXE, "run", "--single", "--backend", "cpu", "--out", str(tmp_path / "never")]
+        for s in sets:
+            args += ["--set", s]
+        return subprocess.run(args, capture_output=True, text=True)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        answers = list(pool.map(cli, cases))
+    for sets, answer in zip(cases, answers):
+        assert answer.returncode == 2, (sets, answer.stderr)
+        with pytest.raises(chens.StudyError) as e:
+            chens._chens.run("single", "", sets, "cpu", 0, None, False, False)
+        assert "chens run: " + str(e.value) == answer.stderr.strip(), sets
+    assert not (tmp_path / "never").exists()
