@@ -206,8 +206,25 @@ class Result:
 
     @property
     def lost(self):
-        """summary.json's lost instances: counts by reason and the first lost instances."""
-        return {k: v for k, v in self.summary.items() if k.startswith("lost")}
+        """The lost instances: "total", "by_reason" and the first few as "examples"
+        (summary.json's lost_instances, lost, lost_examples); where the run kept states
+        (output.states), every lost kept instance's index ("instances") and reason
+        ("reasons"), from states.h5's /instances/lost and its "codes"."""
+        s = self.summary
+        out = {"total": s["lost_instances"], "by_reason": s["lost"], "examples": s["lost_examples"]}
+        b = self.files.get("states.h5")
+        if b is not None:
+            import h5py
+
+            with h5py.File(io.BytesIO(b), "r") as f:
+                if "instances/lost" in f:
+                    codes = f["instances/lost"].attrs["codes"]
+                    codes = codes.decode() if isinstance(codes, bytes) else str(codes)
+                    names = dict(c.split(" ", 1) for c in codes.split(", "))
+                    lost = f["instances/lost"][()]
+                    out["instances"] = f["instances/index"][()][lost != 0]
+                    out["reasons"] = [names[str(int(c))] for c in lost[lost != 0]]
+        return out
 
     def dataset(self):
         """The series as an xarray Dataset: dimensions time and statistic, one variable per

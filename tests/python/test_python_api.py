@@ -151,6 +151,19 @@ def test_the_default_study_equals_the_command_lines(tmp_path):
     assert res.table.split("Phase error")[1] == r.stdout.split("Phase error")[1]
 
 
+def test_lost_instances_with_their_reasons(tmp_path):
+    # the naive equations' residual drifts: instances beyond 3.5e-5 are lost (31 of 64)
+    study = dict(PENDULUM, integrator={"formulation": "naive", "h": 0.05, "t_end": 5.0},
+                 ensemble={"size": 64, "perturbation": 0.3, "lost_residual": 3.5e-5},
+                 output={"sample_dt": 0.5, "states": True})
+    res, cli = run_both(tmp_path, study)
+    expect_run_equals_files(res, cli)
+    lost = res.lost
+    assert 0 < lost["total"] < 64 and lost["by_reason"]["residual_bound"] == lost["total"]
+    assert len(lost["instances"]) == lost["total"] and set(lost["reasons"]) == {"residual_bound"}
+    assert [e["instance"] for e in lost["examples"]] == list(lost["instances"][: len(lost["examples"])])
+
+
 def test_file_toml_text_and_dict_give_the_same_results(tmp_path):
     study = toml_file(tmp_path, PENDULUM)
     a = chens.run(study, backend="cpu")
