@@ -396,3 +396,31 @@ def test_every_bad_input_case_of_the_command_line_raises_its_message(tmp_path):
             chens._chens.run("single", "", sets, "cpu", 0, None, False, False)
         assert "chens run: " + str(e.value) == answer.stderr.strip(), sets
     assert not (tmp_path / "never").exists()
+
+
+@pytest.mark.parametrize("text", [
+    None,                                  # no such file
+    "[model\nkind = 1\n",                  # malformed TOML
+    "[model]\nkind = \"pendulum\"\n\x00",  # a NUL byte
+    "[modle]\nkind = \"pendulum\"\n",      # unknown section: did you mean
+    "[sweep]\nintegrator.h = []\n",        # an empty sweep
+    "[[run]]\nname = \"a\"\n[[run]]\nname = \"a\"\n",  # runs of one name
+])
+def test_bad_study_files_raise_the_command_lines_message(tmp_path, text):
+    path = tmp_path / "study.toml"
+    if text is not None:
+        path.write_bytes(text.encode())
+    r = cli_run([str(path), "--backend", "cpu", "--out", "never"], tmp_path)
+    assert r.returncode == 2, r.stderr
+    with pytest.raises(chens.StudyError) as e:
+        chens.run(path, backend="cpu")
+    assert "chens run: " + str(e.value) == r.stderr.strip()
+    assert not (tmp_path / "never").exists()
+
+
+def test_a_set_without_a_value_raises_the_command_lines_message(tmp_path):
+    r = cli_run(["--single", "--backend", "cpu", "--set", "integrator.h", "--out", "never"], tmp_path)
+    assert r.returncode == 2
+    with pytest.raises(chens.StudyError) as e:
+        chens._chens.run("single", "", ["integrator.h"], "cpu", 0, None, False, False)
+    assert "chens run: " + str(e.value) == r.stderr.strip().splitlines()[0]
