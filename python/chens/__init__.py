@@ -98,7 +98,10 @@ def _source(study):
     if isinstance(study, os.PathLike):
         return "file", os.fspath(study)
     if isinstance(study, str):
-        # A TOML text holds "=" or a table header; anything else is a file's path.
+        # An existing file's path; else a TOML text (it holds "=" or a table header); else a
+        # path, which the loader says does not exist.
+        if "\n" not in study and os.path.isfile(study):
+            return "file", study
         if "\n" in study or "=" in study or study.lstrip().startswith("["):
             return "text", study
         return "file", study
