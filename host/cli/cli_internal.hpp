@@ -40,9 +40,11 @@ struct RunArgs {
   bool out_given = false, backend_given = false;
   bool single = false;  // run, check --single: one run from every key's default, not the default study
   // A library caller's (host/cli/library_run.hpp): false runs in memory, with no output
-  // directory, lock, checkpoint or file; on_result gets each run's result once integrated.
+  // directory, lock, checkpoint or file; on_result gets each run's result once integrated,
+  // on_comparison a study's comparison.csv once every run is done.
   bool write_files = true;
   std::function<void(const Study&, const RunParams<double>&, const EnsembleResult&, const RunInfo&)> on_result;
+  std::function<void(const std::string&)> on_comparison;
 };
 
 // A usage error: printed as one line and the pointer to the command's help (see_help).
@@ -83,6 +85,10 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
 // The runs of `run` and `check`: the study file's, one run from every key's default
 // (--single), or the built-in default study's; --set applies to every run.
 std::vector<StudyRun> runs_of_args(const RunArgs& ra);
+
+// Whether `chens run` treats the runs as a study (DIR/<run>/, study.json, comparison.csv)
+// rather than a single run: several runs, or one named by a [sweep] or [[run]].
+inline bool several_runs(const std::vector<StudyRun>& runs) { return runs.size() != 1 || !runs[0].name.empty(); }
 
 // Every run resolved before the first one starts; a StudyError names the run.
 std::vector<RunParams<double>> resolve_runs(const std::vector<StudyRun>& runs);

@@ -12,7 +12,6 @@
 
 #include "cli/cli.hpp"
 #include "cli/cli_internal.hpp"
-#include "output/study_index.hpp"
 
 namespace chens {
 
@@ -74,8 +73,7 @@ LibraryStudyResult run_for_library(const LibraryRunRequest& req, std::ostream& e
   const std::vector<StudyRun> runs = request_runs(req, ra, several);
   cli::resolve_runs(runs);  // bad input throws here, before any run
   LibraryStudyResult res;
-  res.several = several.value_or(runs.size() != 1 || !runs[0].name.empty());
-  std::vector<nlohmann::json> digests;
+  res.several = several.value_or(cli::several_runs(runs));
   // The runs complete in order (run_several, one at a time); each one's files as written. A
   // resumed study skips those already complete: its files are read back from DIR instead.
   const bool resuming = req.source == LibraryRunRequest::Source::resume;
@@ -83,8 +81,8 @@ LibraryStudyResult run_for_library(const LibraryRunRequest& req, std::ostream& e
     ra.on_result = [&](const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info) {
       const StudyRun& run = runs[res.runs.size()];
       res.runs.push_back({run.name, run.overrides, output_file_bytes(s, rp, r, info)});
-      if (res.several) digests.push_back(run_digest(run.name, s, rp, r, run.overrides));
     };
+  ra.on_comparison = [&](const std::string& csv) { res.comparison_csv = csv; };
   std::ostringstream out;
   res.code = cli::run_runs(runs, res.several, ra, out, err);
   res.table = out.str();
@@ -99,9 +97,6 @@ LibraryStudyResult run_for_library(const LibraryRunRequest& req, std::ostream& e
         if (fs::exists(dir / f)) r.files.emplace_back(f, read_bytes(dir / f));
       res.runs.push_back(std::move(r));
     }
-    if (res.several) res.comparison_csv = read_bytes(fs::path(req.study) / "comparison.csv");
-  } else if (res.several) {
-    res.comparison_csv = comparison_csv(digests);
   }
   return res;
 }
@@ -117,8 +112,9 @@ LibraryCommandResult command_for_library(LibraryCommand command, const LibraryRu
   if (command == LibraryCommand::check) {
     res.code = cli::check_runs(runs, rps, ra, out, err);
   } else {
-    if (runs.size() != 1 || !runs[0].name.empty())
-      throw StudyError(cli::study_source(ra) + " holds several runs ([sweep] or [[run]]); this command takes a study with one run");
+    if (cli::several_runs(runs))  // load_study's refusal (study_files.cpp), for every source
+      throw StudyError(cli::study_source(ra) +
+                       " holds several runs ([sweep] or [[run]]); this command takes a study with one run");
     ra.rtol = rtol;
     ra.atol = atol;
     res.code = cli::validate_study(runs[0].study, rps[0], ra, out, err);

@@ -37,7 +37,7 @@ struct LibraryStudyResult {
   int code = 0;          // chens run's exit code (cli.hpp); the message is on err
   bool several = false;  // a study of several runs ([sweep], [[run]], the default study)
   std::vector<LibraryRunResult> runs;
-  std::string comparison_csv;  // several runs: DIR/comparison.csv's bytes
+  std::string comparison_csv;  // several runs: DIR/comparison.csv's bytes (SeveralRuns's own)
   std::string table;           // what chens run prints on stdout
 };
 

@@ -350,7 +350,7 @@ class SingleRun {
 std::vector<StudyRun> runs_to_run(RunArgs& ra, bool& several) {
   if (!ra.resume) {
     std::vector<StudyRun> runs = runs_of_args(ra);
-    several = runs.size() != 1 || !runs[0].name.empty();
+    several = several_runs(runs);
     return runs;
   }
   if (mpi_world().active) throw StudyError("--resume: not available under mpirun (docs/checkpoints.md)");

@@ -175,6 +175,8 @@ class SeveralRuns {
   // stays (--resume writes them all).
   void finish() {
     const std::string table = comparison_table(digests_);
+    const std::string csv = comparison_csv(digests_);
+    if (ra_.on_comparison) ra_.on_comparison(csv);
     if (!ra_.write_files) {
       out_ << table << std::flush;
       return;
@@ -182,7 +184,7 @@ class SeveralRuns {
     std::error_code ec;
     try {
       if (mpi_root()) {
-        write_file_atomically((dir_ / "comparison.csv").string(), comparison_csv(digests_));
+        write_file_atomically((dir_ / "comparison.csv").string(), csv);
         write_file_atomically((dir_ / "series_long.csv").string(), series_long_csv(dir_.string(), index_));
       }
       index_["complete"] = true;

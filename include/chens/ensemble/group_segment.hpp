@@ -127,6 +127,17 @@ struct GroupLeanFields {
   Counters c;
 };
 
+// Instance i's progress: its loss, step and time, the words integration_at_sample reads.
+template <class Inst>
+CHENS_HD CHENS_FORCEINLINE GroupLeanFields group_progress(const std::uint64_t* soa, std::uint64_t n,
+                                                          std::uint64_t i) {
+  GroupLeanFields f{};
+  f.lost = soa_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i);
+  f.step = soa_field<decltype(Inst::step), offsetof(Inst, step)>(soa, n, i);
+  f.t = soa_field<decltype(Inst::t), offsetof(Inst, t)>(soa, n, i);
+  return f;
+}
+
 // lean_step_soa on a group: instance i to sample k (or step `until`), every lane calling it
 // with its slice of the system; lost instances stay frozen. The decisions inside the loop are
 // the group's (finite_bits, any_exceeds on slices), so every lane leaves with the same step
@@ -188,12 +199,12 @@ CHENS_HD void group_advance_soa(const Slice& sys, const Method& method, const Ru
                                 std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k,
                                 const StepLimit& limit = StepLimit{}) {
   using Group = typename decltype(Slice::model)::Group;
+  const GroupLeanFields at = group_progress<Inst>(soa, n, i);
+  if (integration_at_sample<Method>(rp, at, k)) return;  // also where it is lost
   GroupStepping<typename Slice::State> g;
-  g.lost = soa_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i);
-  if (g.lost != int(LostReason::none)) return;
-  g.t = soa_field<decltype(Inst::t), offsetof(Inst, t)>(soa, n, i);
-  g.step = soa_field<decltype(Inst::step), offsetof(Inst, step)>(soa, n, i);
-  if (integration_at_sample<Method>(rp, g, k)) return;
+  g.lost = at.lost;
+  g.t = at.t;
+  g.step = at.step;
   g.h = soa_field<decltype(Inst::h), offsetof(Inst, h)>(soa, n, i);
   g.ctl = soa_field<decltype(Inst::ctl), offsetof(Inst, ctl)>(soa, n, i);
   g.c = soa_field<decltype(Inst::c), offsetof(Inst, c)>(soa, n, i);
@@ -252,10 +263,7 @@ CHENS_HD void group_reference_soa(const Slice& sys, const RunParams<double>& rp,
     using F = GroupReferenceFields<Inst>;
     static_assert(std::is_same_v<typename Slice::State, typename HamiltonDirac<decltype(Slice::model)>::State>,
                   "the reference's state is laid out as the instance's");
-    GroupLeanFields at{};
-    at.lost = soa_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i);
-    at.step = soa_field<decltype(Inst::step), offsetof(Inst, step)>(soa, n, i);
-    at.t = soa_field<decltype(Inst::t), offsetof(Inst, t)>(soa, n, i);
+    const GroupLeanFields at = group_progress<Inst>(soa, n, i);
     if (at.lost != int(LostReason::none) || !integration_at_sample<StepKind<Adaptive>>(rp, at, k)) return;
     if (!soa_field<decltype(Ref::on), F::on>(soa, n, i)) return;
     GroupStepping<typename Slice::State> g;
@@ -370,10 +378,7 @@ CHENS_HD CHENS_FORCEINLINE void group_fill_recorded_row(const Slice& sys, const 
 template <class Method, class Inst>
 CHENS_HD CHENS_FORCEINLINE bool group_at_sample_soa(const RunParams<double>& rp, const std::uint64_t* soa,
                                                     std::uint64_t n, std::uint64_t i, index_t k) {
-  GroupLeanFields f{};
-  f.lost = soa_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i);
-  f.step = soa_field<decltype(Inst::step), offsetof(Inst, step)>(soa, n, i);
-  f.t = soa_field<decltype(Inst::t), offsetof(Inst, t)>(soa, n, i);
+  const GroupLeanFields f = group_progress<Inst>(soa, n, i);
   if (!integration_at_sample<Method>(rp, f, k)) return false;
   using Ref = decltype(Inst::ref);
   if constexpr (Ref::advancing) {
