@@ -3,10 +3,12 @@
 // truncated, foreign and mismatched files.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "backends/checkpoint_shards.hpp"
 #include "support/checkpoint_resume.hpp"
 
 namespace chens {
@@ -36,6 +38,113 @@ TEST_P(CheckpointCpu, StopPointsInsideSampleIntervalsChangeNothing) {
 
 INSTANTIATE_TEST_SUITE_P(Studies, CheckpointCpu, ::testing::Range<std::size_t>(0, test::resume_studies().size()),
                          [](const auto& p) { return test::resume_studies()[p.param].first; });
+
+// Issue 22, checkpoints under MPI (docs/checkpoints.md): a sharded run saves and resumes one
+// checkpoint of the whole ensemble. Here, without MPI: the whole ensemble and each shard of a
+// 2- and a 3-way split (whole blocks, as host/mpi/ cuts them) run as separate runs and stop
+// at the same sample time. The shard that shard_checkpoint cuts out of the whole run's state
+// holds the shard run's recorded and kept instances, and resumed, it ends bit for bit where
+// the shard run ends uninterrupted; the shards' instances placed back (place_instances, what
+// rank 0 does when it gathers them) resume the whole run to its uninterrupted end. (The
+// instances are compared by what they do, not byte by byte: an instance's padding bytes are
+// whatever its copy left there.)
+TEST_P(CheckpointCpu, EachShardOfTheWholeCheckpointIsTheShardRunsOwn) {
+  const auto [name, study] = test::resume_studies()[GetParam()];
+  const RunParams<double> rp = resolve(study);
+  const std::int64_t stop = (rp.samples + 1) / 2;
+  const std::uint64_t n = study.size, keep = n / 2 + 10;  // kept instances across the first cut
+  auto stopped = [&](EnsembleSpec spec) {
+    spec.segment_rows = 1;  // every run stops at exactly `stop` sample times
+    CheckpointState c;
+    spec.checkpoint = [stop](std::int64_t done, std::int64_t) { return CheckpointRequest{done >= stop, done >= stop}; };
+    spec.save_checkpoint = [&c](const CheckpointState& saved) {
+      c = saved;
+      const unsigned char* b = saved.instances_view ? saved.instances_view : saved.instances.data();
+      c.instances.assign(b, b + saved.size * saved.instance_bytes);
+      c.instances_view = nullptr;
+    };
+    EXPECT_EQ(run_study_cpu(study, rp, spec).stopped_at, stop) << name;
+    return c;
+  };
+  auto resumed = [&](EnsembleSpec spec, const CheckpointState& from) {
+    spec.resume_from = &from;
+    return run_study_cpu(study, rp, spec);
+  };
+  EnsembleSpec base = ensemble_spec(study, 2);
+  base.keep_instances = keep;
+  const CheckpointState whole = stopped(base);
+  ASSERT_EQ(whole.size, n) << name;
+  const EnsembleResult straight = run_study_cpu(study, rp, base);
+  const std::uint64_t blocks = (n + cpu_block_size - 1) / cpu_block_size;
+  for (const std::uint64_t ranks : {2, 3}) {
+    CheckpointState joined = whole;
+    std::fill(joined.instances.begin(), joined.instances.end(), static_cast<unsigned char>(0));
+    std::size_t recorded = 0;
+    for (std::uint64_t r = 0; r < ranks; ++r) {
+      const std::uint64_t first = blocks * r / ranks * cpu_block_size;
+      const std::uint64_t size = std::min(n, blocks * (r + 1) / ranks * cpu_block_size) - first;
+      const std::string what = name + ", shard " + std::to_string(r) + " of " + std::to_string(ranks);
+      EnsembleSpec spec = base;
+      spec.first_instance = first;
+      spec.size = size;
+      spec.total_instances = n;
+      spec.keep_instances = keep > first ? std::min(keep - first, size) : 0;
+      const CheckpointState own = stopped(spec);
+      CheckpointState cut = shard_checkpoint(whole, first, size, keep);
+      EXPECT_EQ(cut.size, own.size) << what;
+      EXPECT_EQ(cut.done, own.done) << what;
+      EXPECT_EQ(cut.instances.size(), own.instances.size()) << what;
+      EXPECT_EQ(cut.recorded.instances, own.recorded.instances) << what;
+      EXPECT_EQ(cut.recorded.t, own.recorded.t) << what;
+      EXPECT_EQ(cut.recorded.state, own.recorded.state) << what;
+      EXPECT_EQ(cut.recorded.reference, own.recorded.reference) << what;
+      EXPECT_EQ(cut.recorded.metrics, own.recorded.metrics) << what;
+      EXPECT_EQ(cut.recorded.measured, own.recorded.measured) << what;
+      EXPECT_EQ(cut.kept.initial_state, own.kept.initial_state) << what;
+      EXPECT_EQ(cut.kept.initial_physical, own.kept.initial_physical) << what;
+      EXPECT_EQ(cut.kept.initial_state.size(), spec.keep_instances * static_cast<std::size_t>(physical_state_size(study)))
+          << what;
+      // A shard's statistics are reduced across ranks on rank 0, never by the shard: its
+      // own stand in for them here.
+      cut.series = own.series;
+      test::expect_bitwise_equal(run_study_cpu(study, rp, spec), resumed(spec, cut), what + ", resumed from its cut");
+      recorded += own.recorded.instances.size();
+      place_instances(joined.instances.data(), n, instance_layout(own.backend, own.instance_bytes), own.instances.data(),
+                      first, size);
+    }
+    EXPECT_EQ(recorded, whole.recorded.instances.size()) << name;
+    test::expect_bitwise_equal(straight, resumed(base, joined), name + ", resumed from " + std::to_string(ranks) +
+                                                                    " shards placed back");
+  }
+}
+
+// The GPU backend saves a structure of arrays of 8-byte words (word w of instance i at
+// w * n + i, kernels/cuda_engine.cuh): a shard takes its range of every word.
+TEST(CheckpointShards, TheGpuLayoutIsCutAndPlacedWordByWord) {
+  const std::uint64_t n = 200, W = 5;
+  CheckpointState c;
+  c.backend = "cuda";
+  c.instance_bytes = W * 8;
+  c.size = n;
+  std::vector<std::uint64_t> words(W * n);
+  for (std::uint64_t w = 0; w < W; ++w)
+    for (std::uint64_t i = 0; i < n; ++i) words[w * n + i] = 1000 * w + i;
+  c.instances.resize(words.size() * 8);
+  std::memcpy(c.instances.data(), words.data(), c.instances.size());
+  std::vector<unsigned char> joined(c.instances.size(), 0);
+  for (const auto& [first, size] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 64}, {64, 128}, {192, 8}}) {
+    const CheckpointState part = shard_checkpoint(c, first, size, 0);
+    ASSERT_EQ(part.instances.size(), size * W * 8);
+    std::vector<std::uint64_t> got(size * W);
+    std::memcpy(got.data(), part.instances.data(), part.instances.size());
+    for (std::uint64_t w = 0; w < W; ++w)
+      for (std::uint64_t j = 0; j < size; ++j) ASSERT_EQ(got[w * size + j], 1000 * w + first + j) << w << " " << j;
+    place_instances(joined.data(), n, instance_layout("cuda", c.instance_bytes), part.instances.data(), first, size);
+  }
+  EXPECT_TRUE(joined == c.instances);
+  EXPECT_THROW(instance_layout("cuda", 36), std::runtime_error);
+  EXPECT_THROW(shard_checkpoint(c, 192, 9, 0), std::runtime_error);
+}
 
 // A checkpoint of a real run, written once, for the refusals below.
 struct Written {

@@ -15,6 +15,10 @@ inline constexpr int exit_no_backend = 3;    // the requested backend is not ava
 inline constexpr int exit_mismatch = 4;      // chens validate: CPU and GPU differ beyond the tolerance
 inline constexpr int exit_interrupted_int = 130;   // SIGINT: checkpoint written (128 + SIGINT)
 inline constexpr int exit_interrupted_term = 143;  // SIGTERM: checkpoint written (128 + SIGTERM)
+inline constexpr int exit_interrupted_usr1 = 138;  // SIGUSR1 (mpirun forwards it): checkpoint written (128 + SIGUSR1)
+inline constexpr bool interrupted_exit(int code) {
+  return code == exit_interrupted_int || code == exit_interrupted_term || code == exit_interrupted_usr1;
+}
 
 int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

@@ -67,9 +67,10 @@ const char* const run_help =
     "                           are about 2 s apart, inside long sample intervals too\n"
     "  --checkpoint-segments N  also at every N-th stop point (default 0: off)\n"
     "  --resume DIR             continue the interrupted run or study in DIR from its checkpoints;\n"
-    "                           the result is bitwise that of an uninterrupted run. SIGINT and\n"
-    "                           SIGTERM stop a run at its next stop point with a checkpoint\n"
-    "                           (exit 130 / 143); docs/checkpoints.md\n";
+    "                           the result is bitwise that of an uninterrupted run, on any number\n"
+    "                           of MPI ranks. SIGINT, SIGTERM and SIGUSR1 (which mpirun forwards\n"
+    "                           to every rank) stop a run at its next stop point with a checkpoint\n"
+    "                           (exit 130 / 143 / 138); docs/checkpoints.md\n";
 
 const char* const check_help =
     "usage: chens check [STUDY.toml | --single] [--set SECTION.KEY=VALUE]... [--backend auto|cpu|cuda]\n"

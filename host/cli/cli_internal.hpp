@@ -123,11 +123,19 @@ void remove_earlier_results_noting_kept(const std::string& dir, std::ostream& er
 
 inline constexpr const char* resume_file_name = "resume.json";
 
-// The signal that interrupted the run (SIGINT, SIGTERM) or 0.
+// The signal that interrupted the run (SIGINT, SIGTERM, SIGUSR1) or 0.
 int interrupt_signal_received();
 
-// SIGINT and SIGTERM, while it lives, stop the run at its next stop point with a
-// checkpoint; a second signal ends the process at once.
+// Asked after each segment (EnsembleSpec::checkpoint): the interrupt the run stops at, 0 to
+// go on, and whether to save. `stop_for_test` stops as SIGINT would (CHENS_TEST_INTERRUPT_AT).
+// Under mpirun every rank gets the same answer (mpi_agree_on_stop): all stop when any rank
+// was signalled, and take that signal as their own (its exit code and message); rank 0
+// alone decides `save`.
+int agree_on_interrupt(bool stop_for_test, bool& save);
+
+// SIGINT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank: docs/checkpoints.md),
+// while it lives, stop the run at its next stop point with a checkpoint; a second signal
+// ends the process at once.
 class InterruptGuard {
  public:
   explicit InterruptGuard(bool install);
@@ -139,6 +147,7 @@ class InterruptGuard {
   bool installed_;
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
+  struct sigaction old_usr1_ {};
 };
 
 // DIR/resume.json: what `chens run --resume DIR` needs to run the same study again.

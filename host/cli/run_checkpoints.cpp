@@ -4,13 +4,13 @@
 
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include <chens/version.hpp>
 
 #include "cli/cli_internal.hpp"
+#include "mpi/mpi_runtime.hpp"
 
 namespace chens::cli {
 namespace {
@@ -20,12 +20,14 @@ namespace {
 // gives the signal back its default action (SA_RESETHAND), so a second one ends the process
 // at once.
 volatile std::sig_atomic_t interrupt_signal = 0;
+volatile std::sig_atomic_t announce = 1;  // under mpirun rank 0 alone says it was interrupted
 
 extern "C" void note_interrupt(int sig) {
   interrupt_signal = sig;
   static const char msg[] =
       "\nchens: interrupted: the run stops at its next stop point, within a few seconds, and writes a checkpoint "
       "(interrupt again to stop at once, without one)\n";
+  if (announce == 0) return;
   const ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
   (void)ignored;
 }
@@ -45,8 +47,16 @@ StudyRun read_resume_run(const nlohmann::json& run, const std::string& origin) {
 
 int interrupt_signal_received() { return interrupt_signal; }
 
+int agree_on_interrupt(bool stop_for_test, bool& save) {
+  int sig = interrupt_signal != 0 ? static_cast<int>(interrupt_signal) : (stop_for_test ? SIGINT : 0);
+  mpi_agree_on_stop(sig, save);
+  if (sig != 0 && interrupt_signal == 0) interrupt_signal = sig;  // another rank's signal
+  return sig;
+}
+
 InterruptGuard::InterruptGuard(bool install) : installed_(install) {
   interrupt_signal = 0;
+  announce = mpi_root() ? 1 : 0;
   if (!installed_) return;
   struct sigaction sa {};
   sa.sa_handler = note_interrupt;
@@ -54,12 +64,14 @@ InterruptGuard::InterruptGuard(bool install) : installed_(install) {
   sa.sa_flags = static_cast<int>(SA_RESETHAND);
   sigaction(SIGINT, &sa, &old_int_);
   sigaction(SIGTERM, &sa, &old_term_);
+  sigaction(SIGUSR1, &sa, &old_usr1_);
 }
 
 InterruptGuard::~InterruptGuard() {
   if (!installed_) return;
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
+  sigaction(SIGUSR1, &old_usr1_, nullptr);
   interrupt_signal = 0;
 }
 
@@ -86,18 +98,21 @@ std::string resume_record(const std::vector<StudyRun>& runs, const std::vector<R
 
 Resumed read_resume_record(const std::string& dir) {
   namespace fs = std::filesystem;
+  // Rank 0's view of DIR under mpirun: it alone writes there.
   const fs::path path = fs::path(dir) / resume_file_name;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    const bool done = fs::exists(fs::path(dir) / "summary.json", ec) || fs::exists(fs::path(dir) / "study.json", ec);
+  const std::optional<std::string> text = root_file_text(path.string());
+  if (!text) {
+    const bool there = root_path_exists(path.string());
+    const bool done = root_path_exists((fs::path(dir) / "summary.json").string()) ||
+                      root_path_exists((fs::path(dir) / "study.json").string());
+    if (there) throw StudyError(path.string() + ": cannot be read");
     throw StudyError("--resume " + dir + ": no " + resume_file_name + " there: " +
                      (done ? "the run or study in it is complete, nothing to resume"
                            : "not the directory of an interrupted chens run"));
   }
   nlohmann::json j;
   try {
-    std::ifstream in(path);
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(*text);
   } catch (const std::exception& e) {
     throw StudyError(path.string() + ": cannot be read: " + e.what());
   }

@@ -70,14 +70,15 @@ class SingleRun {
       if (const auto code = lock_output_dir(dir_, err_, lock_)) return *code;
     if (ra_.resume)
       if (const auto code = load_checkpoint()) return *code;
-    if (const auto code = choose()) return *code;
-    if (const auto code = check_output()) return *code;
+    if (const auto code = checked()) return *code;
     EnsembleSpec spec = ensemble_spec(study_, ra_.threads);
     if (ra_.progress == 1 || (ra_.progress < 0 && ::isatty(STDERR_FILENO)))
       spec.progress = progress_reporter(rp_, static_cast<double>(study_.size), from_ ? from_->done : 0, label_, err_);
-    if (files_)
-      if (const auto code = prepare_output()) return *code;
-    if (checkpoints_) attach_checkpoints(spec);
+    if (files_) {  // e.g. a full disk on rank 0: every rank stops
+      const auto code = prepare_output();
+      if (!mpi_all(!code)) return code ? *code : exit_failure;
+    }
+    attach_checkpoints(spec);
     if (const auto code = integrate(spec, result)) return *code;
     if (result.stopped_at > 0) return report_interrupt(result);
     if (!mpi_root()) return exit_ok;  // rank 0 writes the results of every rank
@@ -92,16 +93,24 @@ class SingleRun {
   // --resume: the run continues from dir/checkpoint.chk where there is one, on the backend
   // that wrote it.
   std::optional<int> load_checkpoint() {
+    // Under mpirun rank 0, which alone writes DIR, reads the checkpoint; every rank learns
+    // what it found, and run_study_sharded hands each its shard (docs/checkpoints.md).
+    int status = 0;  // 0: none, 1: read, 2: refused
     std::error_code ec;
-    if (!fs::exists(ck_path_, ec)) {
-      if (fs::exists(dir_, ec)) err_ << "chens: " << label_ << "no checkpoint in " << dir_ << ": the run starts again from t = 0\n";
-      return std::nullopt;
+    if (mpi_root() && fs::exists(ck_path_, ec)) {
+      try {
+        from_ = read_checkpoint(ck_path_, key_);
+        status = 1;
+      } catch (const std::exception& e) {
+        err_ << "chens run: --resume: " << e.what() << "\n";
+        status = 2;
+      }
     }
-    try {
-      from_ = read_checkpoint(ck_path_, key_);
-    } catch (const std::exception& e) {
-      err_ << "chens run: --resume: " << e.what() << "\n";
-      return exit_bad_input;
+    mpi_share_checkpoint(status, from_);
+    if (status == 2) return exit_bad_input;
+    if (status == 0) {
+      if (root_path_exists(dir_)) err_ << "chens: " << label_ << "no checkpoint in " << dir_ << ": the run starts again from t = 0\n";
+      return std::nullopt;
     }
     if (from_->backend == "cuda") {
       const std::string why = gpu_unusable_reason(study_);
@@ -114,6 +123,17 @@ class SingleRun {
     err_ << "chens: " << label_ << "resuming " << dir_ << " at t = " << rp_.sample_time(from_->done - 1) << " ("
          << from_->done << " of " << rp_.samples + 1 << " sample times done, " << from_->wall_seconds << " s computed)\n";
     return std::nullopt;
+  }
+
+  // The backend and the output directory, checked on every rank; under mpirun no rank goes
+  // on (and rank 0 writes nothing into DIR) until all have found them fit: a rank refusing
+  // alone, e.g. after rank 0 wrote resume.json into DIR, would leave the others waiting.
+  std::optional<int> checked() {
+    std::optional<int> code = choose();
+    if (!code) code = check_output();
+    if (mpi_all(!code)) return std::nullopt;
+    if (!code) err_ << "chens run: another MPI rank refused the run (it said why on its stderr)\n";
+    return code ? code : std::optional<int>(exit_bad_input);
   }
 
   std::optional<int> choose() {
@@ -154,14 +174,13 @@ class SingleRun {
         return exit_bad_input;
       }
     }
-    if (!checkpoints_) return std::nullopt;
     try {
       fs::create_directories(dir_);
     } catch (const std::exception& e) {
       err_ << "chens run: --out " << dir_ << ": " << e.what() << "\n";
       return exit_bad_input;
     }
-    if (!resume_json_.empty() && !ra_.resume) {
+    if (!resume_json_.empty() && !ra_.resume && mpi_root()) {
       try {
         write_file_atomically((fs::path(dir_) / resume_file_name).string(), resume_json_);
       } catch (const std::exception& e) {  // a full disk: nothing computed yet, nothing lost
@@ -178,9 +197,9 @@ class SingleRun {
   void attach_checkpoints(EnsembleSpec& spec) {
     if (!files_) {
       spec.checkpoint = [](std::int64_t, std::int64_t) {
+        bool save = false;
         CheckpointRequest q;
-        q.stop = interrupt_signal_received() != 0;
-        q.save = false;
+        q.stop = agree_on_interrupt(false, save) != 0;
         return q;
       };
       return;
@@ -192,10 +211,11 @@ class SingleRun {
     spec.checkpoint = [this, test_at, last, segments](std::int64_t done, std::int64_t) {
       CheckpointRequest q;
       *segments += 1;
-      q.stop = interrupt_signal_received() != 0 || (test_at > 0 && done >= test_at);
       const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - *last).count() / 60.0;
-      q.save = q.stop || (ra_.checkpoint_segments > 0 && *segments % ra_.checkpoint_segments == 0) ||
-               (ra_.checkpoint_minutes > 0 && minutes >= ra_.checkpoint_minutes);
+      bool save = (ra_.checkpoint_segments > 0 && *segments % ra_.checkpoint_segments == 0) ||
+                  (ra_.checkpoint_minutes > 0 && minutes >= ra_.checkpoint_minutes);
+      q.stop = agree_on_interrupt(test_at > 0 && done >= test_at, save) != 0;
+      q.save = q.stop || save;
       return q;
     };
     spec.save_checkpoint = [this, last](const CheckpointState& c) {
@@ -243,8 +263,9 @@ class SingleRun {
   }
 
   int report_interrupt(const EnsembleResult& result) const {
-    const int sig = interrupt_signal_received() == SIGTERM ? SIGTERM : SIGINT;
-    err_ << "chens run: " << label_ << "interrupted (" << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ") "
+    const int sig = interrupt_signal_received();
+    const char* name = sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "SIGINT";
+    err_ << "chens run: " << label_ << "interrupted (" << name << ") "
          << (result.stopped_inside_interval ? "inside sample interval " + std::to_string(result.stopped_at) + ", after "
                                             : std::string("at "))
          << "t = " << rp_.sample_time(result.stopped_at - 1) << ", " << result.stopped_at << " of " << rp_.samples + 1
@@ -259,7 +280,7 @@ class SingleRun {
                                     : std::string("the run must be started again"))
            << "\n";
     }
-    return sig == SIGTERM ? exit_interrupted_term : exit_interrupted_int;
+    return sig == SIGTERM ? exit_interrupted_term : sig == SIGUSR1 ? exit_interrupted_usr1 : exit_interrupted_int;
   }
 
   // Once the results are written, the checkpoint (and a single run's resume record) are
@@ -305,10 +326,8 @@ class SingleRun {
       if (!rescue.empty()) fs::remove(rescue, ec);  // write_outputs left it empty
       err_ << "chens run: saving them to the temporary directory (TMPDIR) failed too: " << e2.what()
            << "\nchens run: the results of this run are lost; make room";
-      if (checkpoints_)
-        err_ << ", then chens run --resume " << ra_.out
-             << (fs::exists(ck_path_, ec) ? " continues from its last checkpoint" : " runs it again from t = 0");
-      err_ << "\n";
+      err_ << ", then chens run --resume " << ra_.out
+           << (fs::exists(ck_path_, ec) ? " continues from its last checkpoint" : " runs it again from t = 0") << "\n";
     }
   }
 
@@ -334,8 +353,6 @@ class SingleRun {
   const std::string ck_path_;
   const std::uint64_t key_;
   const bool files_ = ra_.write_files;
-  // Not under MPI: ranks would have to agree on when, and write shards.
-  const bool checkpoints_ = !mpi_world().active;
   std::optional<OutputLock> lock_;
   std::optional<CheckpointState> from_;  // --resume: the checkpoint the run continues from
   RunInfo info_;
@@ -353,7 +370,6 @@ std::vector<StudyRun> runs_to_run(RunArgs& ra, bool& several) {
     several = several_runs(runs);
     return runs;
   }
-  if (mpi_world().active) throw StudyError("--resume: not available under mpirun (docs/checkpoints.md)");
   Resumed r = read_resume_record(*ra.resume);
   several = r.several;
   ra.backend = r.backend;
@@ -391,8 +407,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
 }
 
 int run_runs(const std::vector<StudyRun>& runs, bool several, const RunArgs& ra, std::ostream& out, std::ostream& err) {
-  // SIGINT and SIGTERM stop the run with a checkpoint (not under MPI, not for a dry run).
-  const InterruptGuard guard(!ra.dry_run && !mpi_world().active);
+  // SIGINT, SIGTERM and SIGUSR1 stop the run with a checkpoint (not for a dry run).
+  const InterruptGuard guard(!ra.dry_run);
   if (several) return run_several(runs, ra, out, err);
   const Study& study = runs[0].study;
   RunParams<double> rp;
@@ -408,10 +424,9 @@ int run_runs(const std::vector<StudyRun>& runs, bool several, const RunArgs& ra,
     return exit_ok;
   }
   std::string record;  // resume.json: resumed, the interrupted run's own
-  if (!mpi_world().active && ra.write_files) {
+  if (ra.write_files) {
     if (ra.resume) {
-      std::ifstream in(fs::path(ra.out) / resume_file_name);
-      record.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      record = root_file_text((fs::path(ra.out) / resume_file_name).string()).value_or("");
     } else {
       record = resume_record(runs, {rp}, ra, false);
     }

@@ -2,7 +2,6 @@
 // run into DIR/<run>/ (SingleRun), with DIR/study.json (the index, rewritten after every run:
 // complete, failed or pending) and DIR/comparison.csv plus a table on stdout at the end.
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -75,8 +74,10 @@ class SeveralRuns {
   // again from their checkpoints.
   std::optional<int> reopen_index() {
     try {
-      std::ifstream in(dir_ / "study.json");
-      index_ = nlohmann::json::parse(in);
+      // Rank 0's, under mpirun: it alone writes DIR.
+      const std::optional<std::string> text = root_file_text((dir_ / "study.json").string());
+      if (!text) throw std::runtime_error("it cannot be read");
+      index_ = nlohmann::json::parse(*text);
       bool same = index_.at("runs").size() == runs_.size();
       for (std::size_t i = 0; same && i < runs_.size(); ++i) same = index_["runs"][i].at("name") == runs_[i].name;
       if (!same) throw std::runtime_error("its runs are not those of resume.json");
@@ -108,13 +109,15 @@ class SeveralRuns {
       err_ << "chens run: " << e.what() << "\n";
       return exit_bad_input;
     }
+    mpi_barrier();  // every rank has checked DIR before rank 0 writes resume.json and study.json
+    bool written = true;
     try {
-      if (!mpi_world().active) write_file_atomically((dir_ / resume_file_name).string(), resume_record(runs_, rps_, ra_, true));
+      if (mpi_root()) write_file_atomically((dir_ / resume_file_name).string(), resume_record(runs_, rps_, ra_, true));
     } catch (const std::exception& e) {  // a full disk: nothing computed yet, nothing lost
       err_ << "chens run: " << e.what() << "\n";
-      return exit_failure;
+      written = false;
     }
-    mpi_barrier();  // every rank has checked DIR before rank 0 writes study.json
+    if (!mpi_all(written)) return exit_failure;  // every rank stops
     index_["chens_version"] = CHENS_VERSION_STRING;
     index_["study_file"] = study_source(ra_);
     index_["set"] = ra_.sets;  // the --set overrides, applied to every run after its own
@@ -150,7 +153,7 @@ class SeveralRuns {
       EnsembleResult result;
       const std::string label = "run " + std::to_string(i + 1) + " of " + std::to_string(n) + " (" + runs_[i].name + "): ";
       const int code = execute_run(runs_[i].study, rps_[i], ra_, (dir_ / runs_[i].name).string(), err_, result, label, "", false);
-      if (code == exit_interrupted_int || code == exit_interrupted_term) {
+      if (interrupted_exit(code)) {
         entry["status"] = "interrupted";
         save_index();
         return code;
@@ -204,7 +207,7 @@ class SeveralRuns {
     std::error_code ec;
     if (!fs::exists(dir_ / "study.json", ec)) {
       fs::remove(dir_ / resume_file_name, ec);  // no run has started: nothing to resume
-    } else if (!mpi_world().active) {
+    } else {
       err_ << "chens run: the runs that study.json marks complete are in " << ra_.out
            << "/; make room, then chens run --resume " << ra_.out << " finishes the study\n";
     }

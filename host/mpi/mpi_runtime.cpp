@@ -11,12 +11,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "backends/checkpoint_shards.hpp"
 #include "backends/cuda_backend.hpp"
 #include "backends/instance_records.hpp"
 #include "dispatch/run_study.hpp"
@@ -106,13 +108,22 @@ RecordedTrajectories gather_recorded(const RecordedTrajectories& mine) {
   const std::vector<double> state = gather_vector(mine.state), reference = gather_vector(mine.reference),
                             metrics = gather_vector(mine.metrics);
   const std::vector<unsigned char> measured = gather_vector(mine.measured);
+  // The sample times are set with the rows (instance_records.hpp): those of the first rank
+  // that records an instance (rank 0 need not: output.record = [n - 1]).
+  const std::vector<double> times = gather_vector(mine.t);
   RecordedTrajectories all;
   if (world.rank != 0) return all;
   all.instances = instances;
   all.state_size = mine.state_size;
   all.has_reference = mine.has_reference;
-  all.t = mine.t;
   const std::size_t K = mine.t.size(), R = instances.size(), S = static_cast<std::size_t>(mine.state_size);
+  all.t = mine.t;
+  for (int q = 0; q < world.size; ++q)
+    if (per_rank[static_cast<std::size_t>(q)] > 0) {
+      all.t.assign(times.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(q) * K),
+                   times.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(q) + 1) * K));
+      break;
+    }
   all.state.resize(K * R * S);
   if (all.has_reference) all.reference.resize(K * R * S);
   all.metrics.resize(K * R * metric_count);
@@ -145,6 +156,170 @@ PerInstanceResult gather_kept(const PerInstanceResult& mine) {
   all.lost = gather_vector(mine.lost);
   all.counters = gather_vector(mine.counters);
   return all;
+}
+
+// Point to point, any size: a length, then chunks of at most 1 GiB (MPI counts are int).
+constexpr int bytes_tag = 22;
+constexpr std::size_t chunk_bytes = std::size_t(1) << 30;
+
+void send_bytes(const void* data, std::size_t bytes, int to) {
+  const std::uint64_t n = bytes;
+  check(MPI_Send(&n, 1, MPI_UINT64_T, to, bytes_tag, MPI_COMM_WORLD), "MPI_Send");
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t at = 0; at < bytes; at += chunk_bytes)
+    check(MPI_Send(p + at, static_cast<int>(std::min(chunk_bytes, bytes - at)), MPI_BYTE, to, bytes_tag, MPI_COMM_WORLD),
+          "MPI_Send");
+}
+
+template <class T>
+void send_vector(const std::vector<T>& v, int to) {
+  send_bytes(v.data(), v.size() * sizeof(T), to);
+}
+
+template <class T>
+std::vector<T> recv_vector(int from) {
+  std::uint64_t n = 0;
+  check(MPI_Recv(&n, 1, MPI_UINT64_T, from, bytes_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+  if (n / sizeof(T) * sizeof(T) != n) fail("a message of " + std::to_string(n) + " bytes is no whole number of elements");
+  std::vector<T> v(n / sizeof(T));
+  auto* p = reinterpret_cast<unsigned char*>(v.data());
+  for (std::size_t at = 0; at < n; at += chunk_bytes)
+    check(MPI_Recv(p + at, static_cast<int>(std::min<std::size_t>(chunk_bytes, n - at)), MPI_BYTE, from, bytes_tag,
+                   MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          "MPI_Recv");
+  return v;
+}
+
+// Rank 0's bytes on every rank.
+void broadcast_bytes(std::vector<unsigned char>& v) {
+  std::uint64_t n = v.size();
+  check(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  v.resize(n);
+  for (std::size_t at = 0; at < n; at += chunk_bytes)
+    check(MPI_Bcast(v.data() + at, static_cast<int>(std::min<std::size_t>(chunk_bytes, n - at)), MPI_BYTE, 0, MPI_COMM_WORLD),
+          "MPI_Bcast");
+}
+
+// A checkpoint's header (no arrays) as bytes, and back: its fields in one order for both.
+template <class State, class Field>
+void header_fields(State& c, Field&& field) {
+  field(&c.instance_bytes, sizeof c.instance_bytes);
+  field(&c.size, sizeof c.size);
+  field(&c.samples, sizeof c.samples);
+  field(&c.done, sizeof c.done);
+  field(&c.wall_seconds, sizeof c.wall_seconds);
+}
+
+std::vector<unsigned char> header_bytes(const CheckpointState& c) {
+  std::vector<unsigned char> b;
+  auto put = [&b](const void* p, std::size_t n) {
+    const auto* q = static_cast<const unsigned char*>(p);
+    b.insert(b.end(), q, q + n);
+  };
+  const std::uint64_t len = c.backend.size();
+  put(&len, sizeof len);
+  put(c.backend.data(), c.backend.size());
+  header_fields(c, put);
+  return b;
+}
+
+CheckpointState header_of(const std::vector<unsigned char>& b) {
+  CheckpointState c;
+  std::size_t at = 0;
+  auto get = [&](void* p, std::size_t n) {
+    if (at + n > b.size()) fail("a checkpoint header of " + std::to_string(b.size()) + " bytes is cut short");
+    std::memcpy(p, b.data() + at, n);
+    at += n;
+  };
+  std::uint64_t len = 0;
+  get(&len, sizeof len);
+  if (len > b.size()) fail("a checkpoint header names a backend longer than itself");
+  c.backend.resize(len);
+  get(c.backend.data(), len);
+  header_fields(c, get);
+  return c;
+}
+
+// Saving (docs/checkpoints.md): rank 0 gets the whole ensemble's state from every rank's
+// own, as one process would save it: instances placed by their global index in the
+// backend's layout, recorded and kept instances in rank (= instance) order, rank 0's
+// statistics (the only complete ones) and wall time. Other ranks get an empty state.
+CheckpointState gather_checkpoint(const CheckpointState& mine, std::uint64_t n) {
+  const unsigned char* bytes = mine.instances_view ? mine.instances_view : mine.instances.data();
+  CheckpointState all;
+  if (world.rank != 0) {
+    send_bytes(bytes, mine.size * mine.instance_bytes, 0);
+  } else {
+    all = header_of(header_bytes(mine));
+    all.size = n;
+    const InstanceLayout lay = instance_layout(mine.backend, mine.instance_bytes);
+    all.instances.resize(n * mine.instance_bytes);
+    const Shard own = shard_of(n, 0, world.size);
+    place_instances(all.instances.data(), n, lay, bytes, own.first, own.size);
+    for (int q = 1; q < world.size; ++q) {
+      const Shard theirs = shard_of(n, q, world.size);
+      const std::vector<unsigned char> part = recv_vector<unsigned char>(q);
+      if (part.size() != theirs.size * mine.instance_bytes)
+        fail("rank " + std::to_string(q) + " sent " + std::to_string(part.size()) + " bytes of instances for a checkpoint, not " +
+             std::to_string(theirs.size * mine.instance_bytes));
+      place_instances(all.instances.data(), n, lay, part.data(), theirs.first, theirs.size);
+    }
+    all.series = mine.series;
+  }
+  RecordedTrajectories recorded = gather_recorded(mine.recorded);
+  std::vector<double> kept_state = gather_vector(mine.kept.initial_state);
+  std::vector<double> kept_physical = gather_vector(mine.kept.initial_physical);
+  if (world.rank == 0) {
+    all.recorded = std::move(recorded);
+    all.kept.initial_state = std::move(kept_state);
+    all.kept.initial_physical = std::move(kept_physical);
+  }
+  return all;
+}
+
+// Resuming: each rank's shard of the whole checkpoint rank 0 read (`from`: the whole on rank
+// 0, its header elsewhere), keep: the ensemble's kept instances.
+CheckpointState scatter_checkpoint(const CheckpointState& from, std::uint64_t n, std::uint64_t keep) {
+  if (world.rank == 0) {
+    for (int q = 1; q < world.size; ++q) {
+      const Shard theirs = shard_of(n, q, world.size);
+      CheckpointState part = shard_checkpoint(from, theirs.first, theirs.size, keep);
+      send_vector(part.instances, q);
+      const std::vector<std::int64_t> shape{part.recorded.state_size, part.recorded.has_reference ? 1 : 0};
+      send_vector(shape, q);
+      const RecordedTrajectories& r = part.recorded;
+      send_vector(r.instances, q);
+      send_vector(r.t, q);
+      send_vector(r.state, q);
+      send_vector(r.reference, q);
+      send_vector(r.metrics, q);
+      send_vector(r.measured, q);
+      send_vector(part.kept.initial_state, q);
+      send_vector(part.kept.initial_physical, q);
+    }
+    const Shard own = shard_of(n, 0, world.size);
+    return shard_checkpoint(from, own.first, own.size, keep);
+  }
+  const Shard own = shard_of(n, world.rank, world.size);
+  CheckpointState part = header_of(header_bytes(from));
+  part.size = own.size;
+  // Statistics are reduced on rank 0 only; this rank carries sample times it never reads.
+  part.series.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, part.done)), SampleStats{});
+  part.instances = recv_vector<unsigned char>(0);
+  const std::vector<std::int64_t> shape = recv_vector<std::int64_t>(0);
+  if (shape.size() != 2) fail("a checkpoint shard arrived without its recorded instances' shape");
+  RecordedTrajectories& r = part.recorded;
+  r.state_size = static_cast<int>(shape[0]);
+  r.has_reference = shape[1] != 0;
+  r.instances = recv_vector<std::uint64_t>(0);
+  r.t = recv_vector<double>(0);
+  r.state = recv_vector<double>(0);
+  r.reference = recv_vector<double>(0);
+  r.metrics = recv_vector<double>(0);
+  r.measured = recv_vector<unsigned char>(0);
+  part.kept.initial_state = recv_vector<double>(0);
+  part.kept.initial_physical = recv_vector<double>(0);
+  return part;
 }
 
 // The segment reducer of one rank: block-tree nodes and histograms to rank 0, which fills
@@ -224,6 +399,52 @@ void mpi_stop() {
   started = false;
 }
 
+void mpi_agree_on_stop(int& signal, bool& save) {
+  if (!world.active) return;
+  int v[2] = {signal, world.rank == 0 && save ? 1 : 0};
+  check(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+  signal = v[0];
+  save = v[1] != 0;
+}
+
+bool mpi_all(bool ok) {
+  if (!world.active) return ok;
+  int v = ok ? 1 : 0;
+  check(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  return v != 0;
+}
+
+std::optional<std::string> root_file_text(const std::string& path) {
+  if (!world.active) return local_file_text(path);
+  std::optional<std::string> text;
+  if (world.rank == 0) text = local_file_text(path);
+  std::vector<unsigned char> b;
+  if (world.rank == 0 && text) {
+    b.push_back(1);
+    b.insert(b.end(), text->begin(), text->end());
+  }
+  broadcast_bytes(b);
+  if (b.empty()) return std::nullopt;
+  return std::string(b.begin() + 1, b.end());
+}
+
+bool root_path_exists(const std::string& path) {
+  std::error_code ec;
+  int there = world.rank == 0 && std::filesystem::exists(path, ec) ? 1 : 0;
+  if (world.active) check(MPI_Bcast(&there, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  return there != 0;
+}
+
+void mpi_share_checkpoint(int& status, std::optional<CheckpointState>& c) {
+  if (!world.active) return;
+  check(MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  if (status != 1) return;
+  std::vector<unsigned char> b;
+  if (world.rank == 0) b = header_bytes(*c);
+  broadcast_bytes(b);
+  if (world.rank != 0) c = header_of(b);
+}
+
 Shard shard_of(std::uint64_t n, int rank, int ranks) {
   const std::uint64_t blocks = (n + cpu_block_size - 1) / cpu_block_size;
   const std::uint64_t b0 = blocks * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(ranks);
@@ -259,6 +480,22 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
       rp.samples, std::min<std::int64_t>({65535, (64ll << 20) / cpu_row, (512ll << 20) / std::max<std::int64_t>(1, gpu_row),
                                           (256ll << 20) / std::max<std::int64_t>(1, snapshot_row)}));
   spec.reduce_segment = SegmentReducer{mine.first / cpu_block_size, blocks, env_int("CHENS_TEST_FAIL_RANK", -1)};
+  // Checkpoints: one for the whole ensemble, whatever the number of ranks that wrote it or
+  // resumes it (docs/checkpoints.md).
+  CheckpointState resumed;
+  if (whole.resume_from) {
+    try {
+      resumed = scatter_checkpoint(*whole.resume_from, n, keep);
+    } catch (const std::exception& e) {
+      fail(std::string("resuming: ") + e.what());
+    }
+    spec.resume_from = &resumed;
+  }
+  if (whole.save_checkpoint)
+    spec.save_checkpoint = [&whole, n](const CheckpointState& local) {
+      const CheckpointState all = gather_checkpoint(local, n);
+      if (world.rank == 0) whole.save_checkpoint(all);
+    };
 
   EnsembleResult r;
   try {

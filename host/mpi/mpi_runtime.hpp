@@ -7,8 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 
+#include "backends/checkpoint.hpp"
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
 #include "study/study.hpp"
@@ -33,6 +37,41 @@ void mpi_barrier();
 // Whether this process writes results and prints: rank 0, or the only process.
 inline bool mpi_root() { return mpi_world().rank == 0; }
 
+// The answer of every rank to the question asked after each segment (EnsembleSpec::
+// checkpoint, docs/checkpoints.md): stop when any rank was signalled (`signal` becomes the
+// largest signal number any rank received, 0 for none), save when rank 0 says so (its clock
+// and its segment count decide, `save` of the other ranks is ignored). Every rank asks at the
+// same segments; no-op in one process.
+void mpi_agree_on_stop(int& signal, bool& save);
+
+// Whether `ok` holds on every rank (it is `ok` in one process). Every rank calls it at the
+// same point: e.g. once each has checked the study and the output directory, so that no
+// rank goes on to integrate (or rank 0 to write into the directory) while another has
+// refused.
+bool mpi_all(bool ok);
+
+// Files in the output directory, which only rank 0 writes and other nodes need not see:
+// rank 0 looks, and every rank gets its answer. The text of `path` (nullopt: there is none,
+// or it cannot be read), and whether `path` exists.
+std::optional<std::string> root_file_text(const std::string& path);
+bool root_path_exists(const std::string& path);
+
+// The text of a file of this process's file system, or nullopt.
+inline std::optional<std::string> local_file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return std::nullopt;
+  return text;
+}
+
+// --resume under mpirun: rank 0 has looked for the checkpoint (`status` 0: there is none, 1:
+// read into `c`, 2: refused, rank 0 says why). Every rank gets rank 0's status and, for 1,
+// the checkpoint's header in `c` (backend, instance size, ensemble size, sample times, wall
+// time) without its instances: run_study_sharded hands each rank its shard of them. No-op
+// in one process.
+void mpi_share_checkpoint(int& status, std::optional<CheckpointState>& c);
+
 // The shard of rank r of R: instances [first, first + size) of n, whole blocks of
 // cpu_block_size instances, the blocks split as evenly as possible.
 struct Shard {
@@ -43,7 +82,10 @@ Shard shard_of(std::uint64_t n, int rank, int ranks);
 // Every rank calls it with the same study: runs the rank's shard (gpu: on its device) and
 // returns, on rank 0, the ensemble's result as one process would compute it (statistics
 // bitwise; counters, lost instances, kept and recorded instances gathered); other ranks
-// get their local result. A failing rank prints "chens: rank r of R failed: ..." and
+// get their local result. Checkpoints (docs/checkpoints.md): spec.resume_from is the whole
+// ensemble's checkpoint on rank 0 (other ranks: its header), of which each rank resumes its
+// shard; spec.save_checkpoint is called on rank 0 with the whole ensemble's state, gathered
+// from every rank, as one process would save it. A failing rank prints "chens: rank r of R failed: ..." and
 // aborts the job (MPI_Abort), so that no rank writes anything.
 EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec, bool gpu);
 

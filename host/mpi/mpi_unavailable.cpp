@@ -2,6 +2,7 @@
 // process; a launch by mpirun with several ranks is refused instead of running the whole
 // ensemble once per rank.
 #include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 
 #include "mpi/mpi_runtime.hpp"
@@ -28,6 +29,19 @@ const MpiWorld& mpi_world() { return world; }
 void mpi_stop() {}
 
 void mpi_barrier() {}
+
+void mpi_agree_on_stop(int&, bool&) {}
+
+bool mpi_all(bool ok) { return ok; }
+
+std::optional<std::string> root_file_text(const std::string& path) { return local_file_text(path); }
+
+bool root_path_exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+void mpi_share_checkpoint(int&, std::optional<CheckpointState>&) {}
 
 Shard shard_of(std::uint64_t n, int, int) { return {0, n}; }
 

@@ -116,7 +116,7 @@ def _message(text):
 
 def _raise_for(code, messages, command):
     # chens' exit codes (cli.hpp) as exceptions.
-    if code in (130, 143):
+    if code in (130, 138, 143):  # SIGINT, SIGUSR1, SIGTERM: a checkpoint where `out` was given
         raise KeyboardInterrupt(_message(messages))
     if code == 2:
         raise StudyError(_message(messages))

@@ -25,7 +25,7 @@ import time
 chens = sys.argv[1]
 hdf5 = len(sys.argv) > 2 and sys.argv[2] == "1"
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from run_outputs import states_h5_differences, summary_without_timing  # noqa: E402
+from run_outputs import leftovers, no_result, same_outputs, wait_for  # noqa: E402
 long_size = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
 failures = []
 
@@ -66,40 +66,6 @@ def resume(d, *args):
 
 def interrupted_env(at):
     return dict(os.environ, CHENS_TEST_INTERRUPT_AT=str(at))
-
-
-def same_outputs(a, b, files=("series.csv", "trajectory.csv", "periodogram.csv")):
-    for f in files:
-        pa, pb = os.path.join(a, f), os.path.join(b, f)
-        if not os.path.exists(pa) or open(pa, "rb").read() != open(pb, "rb").read():
-            print("  differs:", f)
-            return False
-    if summary_without_timing(a) != summary_without_timing(b):
-        print("  differs: summary.json")
-        return False
-    if os.path.exists(os.path.join(a, "states.h5")):
-        differs, _ = states_h5_differences(a, b)
-        if differs:
-            print("  differs: states.h5", differs)
-            return False
-    return True
-
-
-def no_result(d):
-    return not any(os.path.exists(os.path.join(d, f)) for f in ("summary.json", "series.csv", "trajectory.csv"))
-
-
-def leftovers(d):
-    return [f for f in ("checkpoint.chk", "resume.json") if os.path.exists(os.path.join(d, f))]
-
-
-def wait_for(path, proc, seconds=60):
-    t0 = time.time()
-    while time.time() - t0 < seconds and proc.poll() is None:
-        if os.path.exists(path):
-            return True
-        time.sleep(0.01)
-    return os.path.exists(path)
 
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -2,8 +2,9 @@
 """chens run under mpirun (docs/scaling.md): the ensemble split over 2 ranks and over 3
 (an uneven split, --oversubscribe) gives the one-process result bit for bit: series.csv,
 trajectory.csv, periodogram.csv, summary.json (but for timing and device fields) and every
-array of states.h5; a study of several runs likewise; one block per rank at least; a rank
-that fails stops the job, names itself and leaves no result.
+array of states.h5; a study of several runs likewise; a recorded instance on the last rank
+only; one block per rank at least; a rank that fails stops the job, names itself and leaves
+no result.
 
 Usage: test_mpi_sharding.py CHENS_BINARY MPIEXEC
 """
@@ -73,6 +74,16 @@ with tempfile.TemporaryDirectory() as tmp:
         check(same_h5(one, d), "%d ranks: every array of states.h5 identical" % ranks)
         dev = json.load(open(os.path.join(d, "summary.json")))["device"]
         check(dev.startswith("%d MPI ranks" % ranks), "%d ranks: summary.json names the ranks (%s)" % (ranks, dev))
+
+    # Only the last instance recorded, on the last rank: the recorded sample times are that
+    # rank's (rank 0 records nothing and sets none).
+    last = sets("ensemble.size=1000", "integrator.t_end=5", "output.sample_dt=0.5", "output.states=true",
+                "output.record=[999]")
+    l1, l2 = os.path.join(tmp, "last1"), os.path.join(tmp, "last2")
+    run(1, l1, *last)
+    p = run(2, l2, *last)
+    check(p.returncode == 0 and same_summary(l1, l2) and same_h5(l1, l2),
+          "only instance 999 recorded, 2 ranks: states.h5 identical " + p.stderr[-500:])
 
     # A chain with the numerical reference (adaptive, advancing with each instance).
     chain = sets("model.kind=chain", "ensemble.size=300", "integrator.t_end=2", "output.sample_dt=0.5",
