@@ -68,8 +68,6 @@ class SingleRun {
   int execute(EnsembleResult& result, bool lock_dir) {
     if (lock_dir && files_)
       if (const auto code = lock_output_dir(dir_, err_, lock_)) return *code;
-    if (ra_.resume)
-      if (const auto code = load_checkpoint()) return *code;
     if (const auto code = checked()) return *code;
     EnsembleSpec spec = ensemble_spec(study_, ra_.threads);
     if (ra_.progress == 1 || (ra_.progress < 0 && ::isatty(STDERR_FILENO)))
@@ -125,11 +123,13 @@ class SingleRun {
     return std::nullopt;
   }
 
-  // The backend and the output directory, checked on every rank; under mpirun no rank goes
-  // on (and rank 0 writes nothing into DIR) until all have found them fit: a rank refusing
-  // alone, e.g. after rank 0 wrote resume.json into DIR, would leave the others waiting.
+  // The checkpoint to resume from, the backend and the output directory, checked on every
+  // rank; under mpirun no rank goes on (and rank 0 writes nothing into DIR) until all have
+  // found them fit: a rank refusing alone (no GPU for a GPU checkpoint, or after rank 0
+  // wrote resume.json into DIR) would leave the others waiting.
   std::optional<int> checked() {
-    std::optional<int> code = choose();
+    std::optional<int> code = ra_.resume ? load_checkpoint() : std::nullopt;
+    if (!code) code = choose();
     if (!code) code = check_output();
     if (mpi_all(!code)) return std::nullopt;
     if (!code) err_ << "chens run: another MPI rank refused the run (it said why on its stderr)\n";
