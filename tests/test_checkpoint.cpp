@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "backends/checkpoint_shards.hpp"
@@ -44,8 +45,9 @@ INSTANTIATE_TEST_SUITE_P(Studies, CheckpointCpu, ::testing::Range<std::size_t>(0
 // 2- and a 3-way split (whole blocks, as host/mpi/ cuts them) run as separate runs and stop
 // at the same sample time. The shard that shard_checkpoint cuts out of the whole run's state
 // holds the shard run's recorded and kept instances, and resumed, it ends bit for bit where
-// the shard run ends uninterrupted; the shards' instances placed back (place_instances, what
-// rank 0 does when it gathers them) resume the whole run to its uninterrupted end. (The
+// the shard run ends uninterrupted; the shards' instances joined in for_each_piece's order
+// (the order in which rank 0 writes what the ranks send) resume the whole run to its
+// uninterrupted end. (The
 // instances are compared by what they do, not byte by byte: an instance's padding bytes are
 // whatever its copy left there.)
 TEST_P(CheckpointCpu, EachShardOfTheWholeCheckpointIsTheShardRunsOwn) {
@@ -77,8 +79,8 @@ TEST_P(CheckpointCpu, EachShardOfTheWholeCheckpointIsTheShardRunsOwn) {
   const EnsembleResult straight = run_study_cpu(study, rp, base);
   const std::uint64_t blocks = (n + cpu_block_size - 1) / cpu_block_size;
   for (const std::uint64_t ranks : {2, 3}) {
-    CheckpointState joined = whole;
-    std::fill(joined.instances.begin(), joined.instances.end(), static_cast<unsigned char>(0));
+    std::vector<CheckpointState> shards;
+    std::vector<std::uint64_t> sizes;
     std::size_t recorded = 0;
     for (std::uint64_t r = 0; r < ranks; ++r) {
       const std::uint64_t first = blocks * r / ranks * cpu_block_size;
@@ -109,18 +111,27 @@ TEST_P(CheckpointCpu, EachShardOfTheWholeCheckpointIsTheShardRunsOwn) {
       cut.series = own.series;
       test::expect_bitwise_equal(run_study_cpu(study, rp, spec), resumed(spec, cut), what + ", resumed from its cut");
       recorded += own.recorded.instances.size();
-      place_instances(joined.instances.data(), n, instance_layout(own.backend, own.instance_bytes), own.instances.data(),
-                      first, size);
+      sizes.push_back(size);
+      shards.push_back(own);
     }
     EXPECT_EQ(recorded, whole.recorded.instances.size()) << name;
+    CheckpointState joined = whole;
+    joined.instances.clear();
+    for_each_piece(instance_layout(whole.backend, whole.instance_bytes), sizes,
+                   [&](std::size_t q, std::uint64_t at, std::uint64_t bytes) {
+                     const unsigned char* from = shards[q].instances.data() + at;
+                     joined.instances.insert(joined.instances.end(), from, from + bytes);
+                   });
+    ASSERT_EQ(joined.instances.size(), whole.instances.size()) << name;
     test::expect_bitwise_equal(straight, resumed(base, joined), name + ", resumed from " + std::to_string(ranks) +
                                                                     " shards placed back");
   }
 }
 
 // The GPU backend saves a structure of arrays of 8-byte words (word w of instance i at
-// w * n + i, kernels/cuda_engine.cuh): a shard takes its range of every word.
-TEST(CheckpointShards, TheGpuLayoutIsCutAndPlacedWordByWord) {
+// w * n + i, kernels/cuda_engine.cuh): a shard takes its range of every word, and the
+// shards' words in for_each_piece's order make up the whole again.
+TEST(CheckpointShards, TheGpuLayoutIsCutAndJoinedWordByWord) {
   const std::uint64_t n = 200, W = 5;
   CheckpointState c;
   c.backend = "cuda";
@@ -131,7 +142,7 @@ TEST(CheckpointShards, TheGpuLayoutIsCutAndPlacedWordByWord) {
     for (std::uint64_t i = 0; i < n; ++i) words[w * n + i] = 1000 * w + i;
   c.instances.resize(words.size() * 8);
   std::memcpy(c.instances.data(), words.data(), c.instances.size());
-  std::vector<unsigned char> joined(c.instances.size(), 0);
+  std::vector<CheckpointState> parts;
   for (const auto& [first, size] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 64}, {64, 128}, {192, 8}}) {
     const CheckpointState part = shard_checkpoint(c, first, size, 0);
     ASSERT_EQ(part.instances.size(), size * W * 8);
@@ -139,8 +150,12 @@ TEST(CheckpointShards, TheGpuLayoutIsCutAndPlacedWordByWord) {
     std::memcpy(got.data(), part.instances.data(), part.instances.size());
     for (std::uint64_t w = 0; w < W; ++w)
       for (std::uint64_t j = 0; j < size; ++j) ASSERT_EQ(got[w * size + j], 1000 * w + first + j) << w << " " << j;
-    place_instances(joined.data(), n, instance_layout("cuda", c.instance_bytes), part.instances.data(), first, size);
+    parts.push_back(part);
   }
+  std::vector<unsigned char> joined;
+  for_each_piece(instance_layout("cuda", c.instance_bytes), {64, 128, 8}, [&](std::size_t q, std::uint64_t at, std::uint64_t bytes) {
+    joined.insert(joined.end(), parts[q].instances.data() + at, parts[q].instances.data() + at + bytes);
+  });
   EXPECT_TRUE(joined == c.instances);
   EXPECT_THROW(instance_layout("cuda", 36), std::runtime_error);
   EXPECT_THROW(shard_checkpoint(c, 192, 9, 0), std::runtime_error);
@@ -223,6 +238,41 @@ TEST(CheckpointFile, TruncatedForeignAndMismatchedFilesAreRefused) {
   std::ofstream(other) << "[integrator]\nh = 0.1\n";
   EXPECT_NE(refusal(other, w.key).find("not a chens checkpoint"), std::string::npos);
   EXPECT_NE(refusal(w.dir.str("missing.chk"), w.key).find("cannot open"), std::string::npos);
+}
+
+// The instances handed over piece by piece (a sharded run's rank 0 writing what the ranks
+// send) give the very file the instances in memory give; a source that hands too few bytes
+// is refused and leaves no file, and a file that cannot be created never asks for them.
+TEST(CheckpointFile, InstancesHandedOverPieceByPieceGiveTheSameFile) {
+  const Written w;
+  const CheckpointState c = read_checkpoint(w.path, w.key);
+  auto bytes_of = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string pieces = w.dir.str("pieces.chk");
+  CheckpointState header = c;
+  header.instances.clear();
+  auto in_pieces = [&c](std::size_t piece, std::size_t drop) {
+    return [&c, piece, drop](const InstanceSink& sink) {
+      const std::size_t all = c.instances.size() - drop;
+      for (std::size_t at = 0; at < all; at += piece) sink(c.instances.data() + at, std::min(piece, all - at));
+    };
+  };
+  write_checkpoint(pieces, w.key, header, in_pieces(1000, 0));
+  EXPECT_TRUE(bytes_of(pieces) == bytes_of(w.path));
+  try {
+    write_checkpoint(w.dir.str("short.chk"), w.key, header, in_pieces(4096, 8));
+    ADD_FAILURE() << "a source 8 bytes short was written";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("were handed over"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(w.dir.str("short.chk")));
+  bool called = false;
+  EXPECT_THROW(write_checkpoint(w.dir.str("missing/dir.chk"), w.key, header,
+                                [&called](const InstanceSink&) { called = true; }),
+               CheckpointError);
+  EXPECT_FALSE(called);  // the file could not be created: the caller drains the pieces itself
 }
 
 TEST(CheckpointFile, ABackendRefusesAnotherRunsState) {

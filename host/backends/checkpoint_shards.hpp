@@ -1,8 +1,8 @@
 // Checkpoints of sharded runs (MPI ranks, issue 22; docs/checkpoints.md): a sharded run
 // writes the one checkpoint a single process would write for the whole ensemble, and any
 // number of ranks (one included) resumes from it, each rank taking its shard. These are the
-// pure parts of that: where an instance's bytes lie in a backend's saved layout, and the
-// shard of a whole checkpoint. host/mpi/mpi_runtime.cpp moves the parts between ranks.
+// pure parts of that: where an instance's bytes lie in a backend's saved layout, the order
+// in which the shards' bytes make up the whole, and the shard of a whole checkpoint. host/mpi/mpi_runtime.cpp moves the parts between ranks.
 #pragma once
 
 #include <algorithm>
@@ -44,12 +44,15 @@ inline std::vector<unsigned char> shard_instances(const unsigned char* whole, st
   return part;
 }
 
-// The inverse: a run of `size` instances' bytes placed as instances [first, first + size)
-// of the n in `whole`.
-inline void place_instances(unsigned char* whole, std::uint64_t n, InstanceLayout lay, const unsigned char* part,
-                            std::uint64_t first, std::uint64_t size) {
-  for (std::uint64_t w = 0; w < lay.words && size > 0; ++w)
-    std::memcpy(whole + (w * n + first) * lay.word_bytes, part + w * size * lay.word_bytes, size * lay.word_bytes);
+// The whole ensemble's instances in the saved layout's order, as pieces of the shards' own
+// bytes: f(shard q, byte offset into shard q's bytes, byte count), word by word and, within
+// a word, shard by shard (the shards are consecutive ranges of instances, in order). A
+// sharded run's rank 0 writes the checkpoint in this order while the ranks send their pieces.
+template <class F>
+void for_each_piece(InstanceLayout lay, const std::vector<std::uint64_t>& shard_sizes, F&& f) {
+  for (std::uint64_t w = 0; w < lay.words; ++w)
+    for (std::size_t q = 0; q < shard_sizes.size(); ++q)
+      if (shard_sizes[q] > 0) f(q, w * shard_sizes[q] * lay.word_bytes, shard_sizes[q] * lay.word_bytes);
 }
 
 // The recorded instances among [first, first + size), with every sample of each: what a run

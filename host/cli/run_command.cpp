@@ -218,9 +218,15 @@ class SingleRun {
       q.save = q.stop || save;
       return q;
     };
-    spec.save_checkpoint = [this, last](const CheckpointState& c) {
+    // One process: the state with its instances. Under mpirun rank 0 writes the instances
+    // as the ranks send them (run_study_sharded).
+    save_ = [this, last](const CheckpointState& c, const InstanceSource* instances) {
       try {
-        write_checkpoint(ck_path_, key_, c);
+        if (instances) {
+          write_checkpoint(ck_path_, key_, c, *instances);
+        } else {
+          write_checkpoint(ck_path_, key_, c);
+        }
         saved_done_ = c.done;
         save_error_.clear();
       } catch (const std::exception& e) {
@@ -230,12 +236,15 @@ class SingleRun {
       }
       *last = std::chrono::steady_clock::now();
     };
+    spec.save_checkpoint = [this](const CheckpointState& c) { save_(c, nullptr); };
   }
 
   std::optional<int> integrate(const EnsembleSpec& spec, EnsembleResult& result) {
     try {
       if (mpi_world().active) {
-        result = run_study_sharded(study_, rp_, spec, gpu_);
+        ShardedSave save;
+        if (save_) save = [this](const CheckpointState& c, const InstanceSource& instances) { save_(c, &instances); };
+        result = run_study_sharded(study_, rp_, spec, gpu_, save);
       } else {
         result = gpu_ ? run_study_cuda(study_, rp_, spec) : run_study_cpu(study_, rp_, spec);
       }
@@ -358,6 +367,8 @@ class SingleRun {
   RunInfo info_;
   bool gpu_ = false;
   bool created_dir_ = false;
+  // Writes a checkpoint (attach_checkpoints); empty for a run in memory.
+  std::function<void(const CheckpointState&, const InstanceSource*)> save_;
   std::int64_t saved_done_ = 0;  // the sample times in the last checkpoint written
   std::string save_error_;       // why the last checkpoint could not be written
 };

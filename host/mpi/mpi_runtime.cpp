@@ -162,13 +162,31 @@ PerInstanceResult gather_kept(const PerInstanceResult& mine) {
 constexpr int bytes_tag = 22;
 constexpr std::size_t chunk_bytes = std::size_t(1) << 30;
 
-void send_bytes(const void* data, std::size_t bytes, int to) {
+void send_bytes(const void* data, std::size_t bytes, int to, std::size_t chunk = chunk_bytes) {
   const std::uint64_t n = bytes;
   check(MPI_Send(&n, 1, MPI_UINT64_T, to, bytes_tag, MPI_COMM_WORLD), "MPI_Send");
   const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t at = 0; at < bytes; at += chunk_bytes)
-    check(MPI_Send(p + at, static_cast<int>(std::min(chunk_bytes, bytes - at)), MPI_BYTE, to, bytes_tag, MPI_COMM_WORLD),
+  for (std::size_t at = 0; at < bytes; at += chunk)
+    check(MPI_Send(p + at, static_cast<int>(std::min(chunk, bytes - at)), MPI_BYTE, to, bytes_tag, MPI_COMM_WORLD),
           "MPI_Send");
+}
+
+// What send_bytes(..., stream_chunk) sends, chunk by chunk into `sink`, through one buffer of
+// stream_chunk bytes: a checkpoint's instances reach rank 0's file without rank 0 holding them.
+constexpr std::size_t stream_chunk = std::size_t(64) << 20;
+
+void recv_stream(int from, std::uint64_t expect, const InstanceSink& sink, std::vector<unsigned char>& buffer) {
+  std::uint64_t n = 0;
+  check(MPI_Recv(&n, 1, MPI_UINT64_T, from, bytes_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+  if (n != expect)
+    fail("rank " + std::to_string(from) + " sends " + std::to_string(n) + " bytes of instances for a checkpoint, not " +
+         std::to_string(expect));
+  buffer.resize(std::min<std::size_t>(n, stream_chunk));
+  for (std::size_t at = 0; at < n; at += stream_chunk) {
+    const auto part = static_cast<int>(std::min<std::size_t>(stream_chunk, n - at));
+    check(MPI_Recv(buffer.data(), part, MPI_BYTE, from, bytes_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+    sink(buffer.data(), static_cast<std::size_t>(part));
+  }
 }
 
 template <class T>
@@ -240,41 +258,46 @@ CheckpointState header_of(const std::vector<unsigned char>& b) {
   return c;
 }
 
-// Saving (docs/checkpoints.md): rank 0 gets the whole ensemble's state from every rank's
-// own, as one process would save it: instances placed by their global index in the
-// backend's layout, recorded and kept instances in rank (= instance) order, rank 0's
-// statistics (the only complete ones) and wall time. Other ranks get an empty state.
-CheckpointState gather_checkpoint(const CheckpointState& mine, std::uint64_t n) {
+// Saving (docs/checkpoints.md): the checkpoint one process would write for the whole
+// ensemble, written by rank 0 (through `save`) while the ranks send it their instances,
+// piece by piece in the file's order (for_each_piece), so that rank 0 never holds more than
+// its own shard and a buffer. The recorded and kept instances are gathered first, in rank
+// (= instance) order, and the statistics are rank 0's (the only complete ones).
+void save_sharded(const CheckpointState& mine, std::uint64_t n, const ShardedSave& save) {
   const unsigned char* bytes = mine.instances_view ? mine.instances_view : mine.instances.data();
-  CheckpointState all;
-  if (world.rank != 0) {
-    send_bytes(bytes, mine.size * mine.instance_bytes, 0);
-  } else {
-    all = header_of(header_bytes(mine));
-    all.size = n;
-    const InstanceLayout lay = instance_layout(mine.backend, mine.instance_bytes);
-    all.instances.resize(n * mine.instance_bytes);
-    const Shard own = shard_of(n, 0, world.size);
-    place_instances(all.instances.data(), n, lay, bytes, own.first, own.size);
-    for (int q = 1; q < world.size; ++q) {
-      const Shard theirs = shard_of(n, q, world.size);
-      const std::vector<unsigned char> part = recv_vector<unsigned char>(q);
-      if (part.size() != theirs.size * mine.instance_bytes)
-        fail("rank " + std::to_string(q) + " sent " + std::to_string(part.size()) + " bytes of instances for a checkpoint, not " +
-             std::to_string(theirs.size * mine.instance_bytes));
-      place_instances(all.instances.data(), n, lay, part.data(), theirs.first, theirs.size);
-    }
-    all.series = mine.series;
-  }
   RecordedTrajectories recorded = gather_recorded(mine.recorded);
   std::vector<double> kept_state = gather_vector(mine.kept.initial_state);
   std::vector<double> kept_physical = gather_vector(mine.kept.initial_physical);
-  if (world.rank == 0) {
-    all.recorded = std::move(recorded);
-    all.kept.initial_state = std::move(kept_state);
-    all.kept.initial_physical = std::move(kept_physical);
+  const InstanceLayout lay = instance_layout(mine.backend, mine.instance_bytes);
+  std::vector<std::uint64_t> sizes;
+  for (int q = 0; q < world.size; ++q) sizes.push_back(shard_of(n, q, world.size).size);
+  if (world.rank != 0) {
+    for_each_piece(lay, sizes, [&](std::size_t q, std::uint64_t at, std::uint64_t count) {
+      if (static_cast<int>(q) == world.rank) send_bytes(bytes + at, count, 0, stream_chunk);
+    });
+    return;
   }
-  return all;
+  CheckpointState all = header_of(header_bytes(mine));
+  all.size = n;
+  all.series = mine.series;
+  all.recorded = std::move(recorded);
+  all.kept.initial_state = std::move(kept_state);
+  all.kept.initial_physical = std::move(kept_physical);
+  bool streamed = false;
+  std::vector<unsigned char> buffer;
+  const InstanceSource instances = [&](const InstanceSink& sink) {
+    streamed = true;
+    for_each_piece(lay, sizes, [&](std::size_t q, std::uint64_t at, std::uint64_t count) {
+      if (q == 0) {
+        sink(bytes + at, count);
+      } else {
+        recv_stream(static_cast<int>(q), count, sink, buffer);
+      }
+    });
+  };
+  save(all, instances);
+  // A file that could not even be created: the ranks' pieces are still on their way.
+  if (!streamed) instances([](const void*, std::size_t) {});
 }
 
 // Resuming: each rank's shard of the whole checkpoint rank 0 read (`from`: the whole on rank
@@ -453,7 +476,8 @@ Shard shard_of(std::uint64_t n, int rank, int ranks) {
   return {first, std::min(n, b1 * cpu_block_size) - first};
 }
 
-EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, const EnsembleSpec& whole, bool gpu) {
+EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, const EnsembleSpec& whole, bool gpu,
+                                 const ShardedSave& save) {
   const std::uint64_t n = whole.size;
   const std::uint64_t blocks = (n + cpu_block_size - 1) / cpu_block_size;
   const Shard mine = shard_of(n, world.rank, world.size);
@@ -491,11 +515,8 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
     }
     spec.resume_from = &resumed;
   }
-  if (whole.save_checkpoint)
-    spec.save_checkpoint = [&whole, n](const CheckpointState& local) {
-      const CheckpointState all = gather_checkpoint(local, n);
-      if (world.rank == 0) whole.save_checkpoint(all);
-    };
+  spec.save_checkpoint = nullptr;
+  if (save) spec.save_checkpoint = [&save, n](const CheckpointState& local) { save_sharded(local, n, save); };
 
   EnsembleResult r;
   try {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "backends/checkpoint.hpp"
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
+#include "output/checkpoint_file.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -82,11 +84,17 @@ Shard shard_of(std::uint64_t n, int rank, int ranks);
 // Every rank calls it with the same study: runs the rank's shard (gpu: on its device) and
 // returns, on rank 0, the ensemble's result as one process would compute it (statistics
 // bitwise; counters, lost instances, kept and recorded instances gathered); other ranks
-// get their local result. Checkpoints (docs/checkpoints.md): spec.resume_from is the whole
+// get their local result. A failing rank prints "chens: rank r of R failed: ..." and aborts
+// the job (MPI_Abort), so that no rank writes anything.
+//
+// Checkpoints (docs/checkpoints.md, "Under mpirun"): spec.resume_from is the whole
 // ensemble's checkpoint on rank 0 (other ranks: its header), of which each rank resumes its
-// shard; spec.save_checkpoint is called on rank 0 with the whole ensemble's state, gathered
-// from every rank, as one process would save it. A failing rank prints "chens: rank r of R failed: ..." and
-// aborts the job (MPI_Abort), so that no rank writes anything.
-EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec, bool gpu);
+// shard. spec.save_checkpoint is not used: when the ranks save, rank 0 calls `save` with the
+// whole ensemble's state as one process would save it, but for its instances, which
+// `instances` hands over in the file's order as the ranks send them (write them with
+// write_checkpoint(path, key, state, instances)).
+using ShardedSave = std::function<void(const CheckpointState& state, const InstanceSource& instances)>;
+EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec, bool gpu,
+                                 const ShardedSave& save = {});
 
 }  // namespace chens

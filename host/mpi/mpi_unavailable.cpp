@@ -45,7 +45,7 @@ void mpi_share_checkpoint(int&, std::optional<CheckpointState>&) {}
 
 Shard shard_of(std::uint64_t n, int, int) { return {0, n}; }
 
-EnsembleResult run_study_sharded(const Study&, const RunParams<double>&, const EnsembleSpec&, bool) {
+EnsembleResult run_study_sharded(const Study&, const RunParams<double>&, const EnsembleSpec&, bool, const ShardedSave&) {
   throw std::logic_error("run_study_sharded: this chens was built without MPI");
 }
 

@@ -178,6 +178,12 @@ std::uint64_t run_key(const std::string& version, const std::string& resolved_st
 }
 
 void write_checkpoint(const std::string& path, std::uint64_t key, const CheckpointState& c) {
+  const std::size_t inst = c.size * c.instance_bytes;
+  const unsigned char* bytes = c.instances_view ? c.instances_view : c.instances.data();
+  write_checkpoint(path, key, c, [bytes, inst](const InstanceSink& sink) { sink(bytes, inst); });
+}
+
+void write_checkpoint(const std::string& path, std::uint64_t key, const CheckpointState& c, const InstanceSource& instances) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path tmp = target.parent_path() / (".chens-partial-" + std::to_string(::getpid()) + "-" + target.filename().string());
@@ -192,8 +198,23 @@ void write_checkpoint(const std::string& path, std::uint64_t key, const Checkpoi
     w.value(c.samples);
     w.value(c.done);
     w.value(c.wall_seconds);
-    const std::size_t inst = c.size * c.instance_bytes;
-    w.array(c.instances_view ? c.instances_view : c.instances.data(), inst);
+    const std::uint64_t inst = c.size * c.instance_bytes;
+    w.value(inst);
+    std::uint64_t handed = 0;
+    std::string failed;  // the first write that failed: the rest of the bytes are dropped
+    instances([&](const void* data, std::size_t n) {
+      handed += n;
+      if (!failed.empty() || handed > inst) return;
+      try {
+        w.bytes(data, n);
+      } catch (const std::exception& e) {
+        failed = e.what();
+      }
+    });
+    if (!failed.empty()) throw CheckpointError(failed);
+    if (handed != inst)
+      throw CheckpointError("a checkpoint of " + std::to_string(c.size) + " instances needs " + std::to_string(inst) +
+                            " bytes of them, " + std::to_string(handed) + " were handed over");
     w.vector(c.series);
     const RecordedTrajectories& r = c.recorded;
     w.vector(r.instances);

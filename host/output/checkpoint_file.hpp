@@ -10,7 +10,9 @@
 // throws CheckpointError with what is wrong: never a silent restart.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +31,19 @@ inline constexpr const char* checkpoint_file_name = "checkpoint.chk";
 std::uint64_t run_key(const std::string& version, const std::string& resolved_study);
 
 void write_checkpoint(const std::string& path, std::uint64_t key, const CheckpointState& c);
+
+// The instances' bytes in the file's order, handed piece by piece to a sink: how a sharded
+// run's rank 0 writes a checkpoint while it receives the ranks' instances, without holding
+// the whole ensemble (docs/checkpoints.md, "Under mpirun").
+using InstanceSink = std::function<void(const void* data, std::size_t bytes)>;
+using InstanceSource = std::function<void(const InstanceSink& sink)>;
+
+// `c` with its instances taken from `instances` (c.instances and c.instances_view unused),
+// which must hand exactly c.size * c.instance_bytes bytes. The sink never throws: a failed
+// write is noted, the rest of the bytes are taken and dropped (a sharded run's ranks are
+// still sending them), and then it throws CheckpointError. `instances` is called exactly
+// once, unless the file cannot even be created (then write_checkpoint throws before).
+void write_checkpoint(const std::string& path, std::uint64_t key, const CheckpointState& c, const InstanceSource& instances);
 
 // Reads and checks a checkpoint written for the run with this key.
 CheckpointState read_checkpoint(const std::string& path, std::uint64_t key);
