@@ -100,8 +100,11 @@ inline CheckpointState shard_checkpoint(const CheckpointState& whole, std::uint6
   part.samples = whole.samples;
   part.done = whole.done;
   part.wall_seconds = whole.wall_seconds;
-  const unsigned char* bytes = whole.instances_view ? whole.instances_view : whole.instances.data();
-  part.instances = shard_instances(bytes, whole.size, instance_layout(whole.backend, whole.instance_bytes), first, size);
+  // (A state read without its instances, as a sharded run's rank 0 reads one, gives none.)
+  if (whole.instances_view || !whole.instances.empty()) {
+    const unsigned char* bytes = whole.instances_view ? whole.instances_view : whole.instances.data();
+    part.instances = shard_instances(bytes, whole.size, instance_layout(whole.backend, whole.instance_bytes), first, size);
+  }
   part.series = whole.series;
   part.recorded = shard_recorded(whole.recorded, first, size);
   const std::uint64_t mine = keep > first ? std::min(keep - first, size) : 0;

@@ -91,21 +91,26 @@ class SingleRun {
   // --resume: the run continues from dir/checkpoint.chk where there is one, on the backend
   // that wrote it.
   std::optional<int> load_checkpoint() {
-    // Under mpirun rank 0, which alone writes DIR, reads the checkpoint; every rank learns
-    // what it found, and run_study_sharded hands each its shard (docs/checkpoints.md).
+    // Under mpirun rank 0, which alone writes DIR, reads the checkpoint, and every rank gets
+    // its shard of it (docs/checkpoints.md).
     int status = 0;  // 0: none, 1: read, 2: refused
-    std::error_code ec;
-    if (mpi_root() && fs::exists(ck_path_, ec)) {
+    std::string error;
+    if (mpi_world().active) {
+      const std::uint64_t keep = std::min<std::uint64_t>(ensemble_spec(study_, ra_.threads).keep_instances, study_.size);
+      status = mpi_read_checkpoint(ck_path_, key_, study_.size, keep, from_, error);
+    } else if (std::error_code ec; fs::exists(ck_path_, ec)) {
       try {
         from_ = read_checkpoint(ck_path_, key_);
         status = 1;
       } catch (const std::exception& e) {
-        err_ << "chens run: --resume: " << e.what() << "\n";
+        error = e.what();
         status = 2;
       }
     }
-    mpi_share_checkpoint(status, from_);
-    if (status == 2) return exit_bad_input;
+    if (status == 2) {
+      err_ << "chens run: --resume: " << error << "\n";
+      return exit_bad_input;
+    }
     if (status == 0) {
       if (root_path_exists(dir_)) err_ << "chens: " << label_ << "no checkpoint in " << dir_ << ": the run starts again from t = 0\n";
       return std::nullopt;

@@ -300,35 +300,29 @@ void save_sharded(const CheckpointState& mine, std::uint64_t n, const ShardedSav
   if (!streamed) instances([](const void*, std::size_t) {});
 }
 
-// Resuming: each rank's shard of the whole checkpoint rank 0 read (`from`: the whole on rank
-// 0, its header elsewhere), keep: the ensemble's kept instances.
-CheckpointState scatter_checkpoint(const CheckpointState& from, std::uint64_t n, std::uint64_t keep) {
+// Resuming: the recorded and kept instances of each rank's shard of `whole` (rank 0; other
+// ranks: its header), sent from rank 0, into `part`, whose instances come separately.
+void scatter_records(const CheckpointState& whole, std::uint64_t n, std::uint64_t keep, CheckpointState& part) {
   if (world.rank == 0) {
     for (int q = 1; q < world.size; ++q) {
       const Shard theirs = shard_of(n, q, world.size);
-      CheckpointState part = shard_checkpoint(from, theirs.first, theirs.size, keep);
-      send_vector(part.instances, q);
-      const std::vector<std::int64_t> shape{part.recorded.state_size, part.recorded.has_reference ? 1 : 0};
+      const CheckpointState shard = shard_checkpoint(whole, theirs.first, theirs.size, keep);
+      const std::vector<std::int64_t> shape{shard.recorded.state_size, shard.recorded.has_reference ? 1 : 0};
       send_vector(shape, q);
-      const RecordedTrajectories& r = part.recorded;
+      const RecordedTrajectories& r = shard.recorded;
       send_vector(r.instances, q);
       send_vector(r.t, q);
       send_vector(r.state, q);
       send_vector(r.reference, q);
       send_vector(r.metrics, q);
       send_vector(r.measured, q);
-      send_vector(part.kept.initial_state, q);
-      send_vector(part.kept.initial_physical, q);
+      send_vector(shard.kept.initial_state, q);
+      send_vector(shard.kept.initial_physical, q);
     }
     const Shard own = shard_of(n, 0, world.size);
-    return shard_checkpoint(from, own.first, own.size, keep);
+    part = shard_checkpoint(whole, own.first, own.size, keep);
+    return;
   }
-  const Shard own = shard_of(n, world.rank, world.size);
-  CheckpointState part = header_of(header_bytes(from));
-  part.size = own.size;
-  // Statistics are reduced on rank 0 only; this rank carries sample times it never reads.
-  part.series.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, part.done)), SampleStats{});
-  part.instances = recv_vector<unsigned char>(0);
   const std::vector<std::int64_t> shape = recv_vector<std::int64_t>(0);
   if (shape.size() != 2) fail("a checkpoint shard arrived without its recorded instances' shape");
   RecordedTrajectories& r = part.recorded;
@@ -342,7 +336,6 @@ CheckpointState scatter_checkpoint(const CheckpointState& from, std::uint64_t n,
   r.measured = recv_vector<unsigned char>(0);
   part.kept.initial_state = recv_vector<double>(0);
   part.kept.initial_physical = recv_vector<double>(0);
-  return part;
 }
 
 // The segment reducer of one rank: block-tree nodes and histograms to rank 0, which fills
@@ -458,14 +451,100 @@ bool root_path_exists(const std::string& path) {
   return there != 0;
 }
 
-void mpi_share_checkpoint(int& status, std::optional<CheckpointState>& c) {
-  if (!world.active) return;
+namespace {
+
+// Rank 0 resuming: the instances as read from the file, in for_each_piece's pieces (rank,
+// bytes), each part kept (rank 0's own) or sent to its rank as it comes.
+struct PieceRouter {
+  std::vector<unsigned char>& own;
+  std::vector<std::pair<std::size_t, std::uint64_t>> pieces;
+  std::size_t piece = 0;
+  std::uint64_t left = 0, at = 0;
+  bool started = false;
+
+  void operator()(const void* data, std::size_t m) {
+    const auto* b = static_cast<const unsigned char*>(data);
+    if (!started && !pieces.empty()) left = pieces[0].second;
+    started = true;
+    while (m > 0) {
+      while (left == 0 && piece + 1 < pieces.size()) left = pieces[++piece].second;
+      if (left == 0) throw CheckpointError("more instances than the ranks' shards hold");
+      const auto k = static_cast<std::size_t>(std::min<std::uint64_t>(m, left));
+      if (pieces[piece].first == 0) {
+        std::memcpy(own.data() + at, b, k);
+        at += k;
+      } else {
+        check(MPI_Send(b, static_cast<int>(k), MPI_BYTE, static_cast<int>(pieces[piece].first), bytes_tag, MPI_COMM_WORLD),
+              "MPI_Send");
+      }
+      b += k;
+      m -= k;
+      left -= k;
+    }
+  }
+};
+
+}  // namespace
+
+int mpi_read_checkpoint(const std::string& path, std::uint64_t key, std::uint64_t n, std::uint64_t keep,
+                        std::optional<CheckpointState>& mine, std::string& error) {
+  int status = 0;
+  CheckpointState whole;  // rank 0: all of it but the instances
+  if (world.rank == 0) {
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+      try {  // the first pass checks the whole file and drops the instances
+        whole = read_checkpoint(path, key, [](const void*, std::size_t) {});
+        if (whole.size != n)
+          throw CheckpointError("the checkpoint does not fit this run: " + std::to_string(whole.size) +
+                                " instances, this run has " + std::to_string(n));
+        instance_layout(whole.backend, whole.instance_bytes);
+        status = 1;
+      } catch (const std::exception& e) {
+        error = e.what();
+        status = 2;
+      }
+    }
+  }
   check(MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
-  if (status != 1) return;
-  std::vector<unsigned char> b;
-  if (world.rank == 0) b = header_bytes(*c);
-  broadcast_bytes(b);
-  if (world.rank != 0) c = header_of(b);
+  if (status != 1) return status;
+  std::vector<unsigned char> h;
+  if (world.rank == 0) h = header_bytes(whole);
+  broadcast_bytes(h);
+  const CheckpointState header = header_of(h);
+  const InstanceLayout lay = instance_layout(header.backend, header.instance_bytes);
+  std::vector<std::uint64_t> sizes;
+  for (int q = 0; q < world.size; ++q) sizes.push_back(shard_of(n, q, world.size).size);
+  const Shard own = shard_of(n, world.rank, world.size);
+  std::vector<unsigned char> instances(own.size * header.instance_bytes);
+  if (world.rank == 0) {
+    // The second pass: each piece (for_each_piece) to the rank whose shard it belongs to.
+    PieceRouter route{instances};
+    for_each_piece(lay, sizes, [&](std::size_t q, std::uint64_t, std::uint64_t count) { route.pieces.emplace_back(q, count); });
+    try {
+      whole = read_checkpoint(path, key, [&route](const void* data, std::size_t m) { route(data, m); });
+    } catch (const std::exception& e) {
+      fail(std::string("reading the checkpoint again (was it changed meanwhile?): ") + e.what());
+    }
+  } else {
+    for (std::size_t at = 0; at < instances.size();) {
+      MPI_Status st;
+      const auto count = static_cast<int>(std::min(checkpoint_piece_bytes, instances.size() - at));
+      check(MPI_Recv(instances.data() + at, count, MPI_BYTE, 0, bytes_tag, MPI_COMM_WORLD, &st), "MPI_Recv");
+      int got = 0;
+      check(MPI_Get_count(&st, MPI_BYTE, &got), "MPI_Get_count");
+      if (got <= 0) fail("an empty piece of a checkpoint's instances");
+      at += static_cast<std::size_t>(got);
+    }
+  }
+  CheckpointState part = world.rank == 0 ? CheckpointState{} : header;
+  scatter_records(world.rank == 0 ? whole : header, n, keep, part);
+  part.size = own.size;
+  part.instances = std::move(instances);
+  // Statistics are reduced on rank 0 only; other ranks carry sample times they never read.
+  if (world.rank != 0) part.series.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, part.done)), SampleStats{});
+  mine = std::move(part);
+  return 1;
 }
 
 Shard shard_of(std::uint64_t n, int rank, int ranks) {
@@ -505,16 +584,7 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
                                           (256ll << 20) / std::max<std::int64_t>(1, snapshot_row)}));
   spec.reduce_segment = SegmentReducer{mine.first / cpu_block_size, blocks, env_int("CHENS_TEST_FAIL_RANK", -1)};
   // Checkpoints: one for the whole ensemble, whatever the number of ranks that wrote it or
-  // resumes it (docs/checkpoints.md).
-  CheckpointState resumed;
-  if (whole.resume_from) {
-    try {
-      resumed = scatter_checkpoint(*whole.resume_from, n, keep);
-    } catch (const std::exception& e) {
-      fail(std::string("resuming: ") + e.what());
-    }
-    spec.resume_from = &resumed;
-  }
+  // resumes it (docs/checkpoints.md); spec.resume_from is this rank's shard of it.
   spec.save_checkpoint = nullptr;
   if (save) spec.save_checkpoint = [&save, n](const CheckpointState& local) { save_sharded(local, n, save); };
 

@@ -67,12 +67,15 @@ inline std::optional<std::string> local_file_text(const std::string& path) {
   return text;
 }
 
-// --resume under mpirun: rank 0 has looked for the checkpoint (`status` 0: there is none, 1:
-// read into `c`, 2: refused, rank 0 says why). Every rank gets rank 0's status and, for 1,
-// the checkpoint's header in `c` (backend, instance size, ensemble size, sample times, wall
-// time) without its instances: run_study_sharded hands each rank its shard of them. No-op
-// in one process.
-void mpi_share_checkpoint(int& status, std::optional<CheckpointState>& c);
+// --resume under mpirun (docs/checkpoints.md, "Under mpirun"): rank 0 reads the checkpoint
+// at `path` (only it needs to see the output directory) and every rank gets its shard of it,
+// for an ensemble of n instances whose first `keep` are kept (shard_checkpoint), without
+// rank 0 holding the whole: rank 0 checks the whole file first (a pass that drops the
+// instances), then reads it again, sending each rank its instances as they come. Returns 0
+// (there is none), 1 (`mine` is this rank's shard) or 2 (refused; rank 0 has why in
+// `error`), the same on every rank. Only under mpirun.
+int mpi_read_checkpoint(const std::string& path, std::uint64_t key, std::uint64_t n, std::uint64_t keep,
+                        std::optional<CheckpointState>& mine, std::string& error);
 
 // The shard of rank r of R: instances [first, first + size) of n, whole blocks of
 // cpu_block_size instances, the blocks split as evenly as possible.
@@ -87,9 +90,8 @@ Shard shard_of(std::uint64_t n, int rank, int ranks);
 // get their local result. A failing rank prints "chens: rank r of R failed: ..." and aborts
 // the job (MPI_Abort), so that no rank writes anything.
 //
-// Checkpoints (docs/checkpoints.md, "Under mpirun"): spec.resume_from is the whole
-// ensemble's checkpoint on rank 0 (other ranks: its header), of which each rank resumes its
-// shard. spec.save_checkpoint is not used: when the ranks save, rank 0 calls `save` with the
+// Checkpoints (docs/checkpoints.md, "Under mpirun"): spec.resume_from is this rank's shard
+// of the checkpoint (mpi_read_checkpoint). spec.save_checkpoint is not used: when the ranks save, rank 0 calls `save` with the
 // whole ensemble's state as one process would save it, but for its instances, which
 // `instances` hands over in the file's order as the ranks send them (write them with
 // write_checkpoint(path, key, state, instances)).

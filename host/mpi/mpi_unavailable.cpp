@@ -41,7 +41,10 @@ bool root_path_exists(const std::string& path) {
   return std::filesystem::exists(path, ec);
 }
 
-void mpi_share_checkpoint(int&, std::optional<CheckpointState>&) {}
+int mpi_read_checkpoint(const std::string&, std::uint64_t, std::uint64_t, std::uint64_t, std::optional<CheckpointState>&,
+                        std::string&) {
+  throw std::logic_error("mpi_read_checkpoint: this chens was built without MPI");
+}
 
 Shard shard_of(std::uint64_t n, int, int) { return {0, n}; }
 

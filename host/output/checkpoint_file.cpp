@@ -139,6 +139,17 @@ class Reader {
     bytes(v.data(), n * sizeof(T));
     return v;
   }
+  // An array of bytes handed to `take` in pieces of at most `piece` bytes, not kept.
+  void pieces(const InstanceSink& take, std::size_t piece) {
+    const auto n = value<std::uint64_t>();
+    if (n > remaining()) throw truncated();
+    std::vector<unsigned char> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(n, piece)));
+    for (std::uint64_t at = 0; at < n; at += piece) {
+      const auto m = static_cast<std::size_t>(std::min<std::uint64_t>(piece, n - at));
+      bytes(buffer.data(), m);
+      take(buffer.data(), m);
+    }
+  }
   std::string string() {
     const std::vector<char> v = vector<char>();
     return {v.begin(), v.end()};
@@ -242,7 +253,10 @@ void write_checkpoint(const std::string& path, std::uint64_t key, const Checkpoi
   sync_directory(target.parent_path());
 }
 
-CheckpointState read_checkpoint(const std::string& path, std::uint64_t key) {
+namespace {
+
+// Reads and checks the file; its instances into the state (take null) or handed to `take`.
+CheckpointState read_file(const std::string& path, std::uint64_t key, const InstanceSink* take) {
   Reader r(path);
   char m[sizeof magic];
   r.bytes(m, sizeof m);
@@ -259,7 +273,11 @@ CheckpointState read_checkpoint(const std::string& path, std::uint64_t key) {
   c.samples = r.value<std::int64_t>();
   c.done = r.value<std::int64_t>();
   c.wall_seconds = r.value<double>();
-  c.instances = r.vector<unsigned char>();
+  if (take) {
+    r.pieces(*take, checkpoint_piece_bytes);
+  } else {
+    c.instances = r.vector<unsigned char>();
+  }
   c.series = r.vector<SampleStats>();
   RecordedTrajectories& t = c.recorded;
   t.instances = r.vector<std::uint64_t>();
@@ -278,6 +296,14 @@ CheckpointState read_checkpoint(const std::string& path, std::uint64_t key) {
     throw CheckpointError(path + " was written for another run: the study or the chens version differs from the one "
                                  "being resumed (resume.json changed, or the file was copied from elsewhere)");
   return c;
+}
+
+}  // namespace
+
+CheckpointState read_checkpoint(const std::string& path, std::uint64_t key) { return read_file(path, key, nullptr); }
+
+CheckpointState read_checkpoint(const std::string& path, std::uint64_t key, const InstanceSink& take) {
+  return read_file(path, key, &take);
 }
 
 }  // namespace chens

@@ -26,17 +26,18 @@ struct CheckpointError : std::runtime_error {
 
 inline constexpr const char* checkpoint_file_name = "checkpoint.chk";
 
+// The instances' bytes in the file's order, handed piece by piece to a sink: how a sharded
+// run's rank 0 writes a checkpoint while it receives the ranks' instances, and reads one
+// while it sends them, without holding the whole ensemble (docs/checkpoints.md, "Under
+// mpirun").
+using InstanceSink = std::function<void(const void* data, std::size_t bytes)>;
+using InstanceSource = std::function<void(const InstanceSink& sink)>;
+
 // 64-bit hash of the text that identifies a run: chens's version and the resolved study
 // (to_toml). A checkpoint resumes only the run whose key it carries.
 std::uint64_t run_key(const std::string& version, const std::string& resolved_study);
 
 void write_checkpoint(const std::string& path, std::uint64_t key, const CheckpointState& c);
-
-// The instances' bytes in the file's order, handed piece by piece to a sink: how a sharded
-// run's rank 0 writes a checkpoint while it receives the ranks' instances, without holding
-// the whole ensemble (docs/checkpoints.md, "Under mpirun").
-using InstanceSink = std::function<void(const void* data, std::size_t bytes)>;
-using InstanceSource = std::function<void(const InstanceSink& sink)>;
 
 // `c` with its instances taken from `instances` (c.instances and c.instances_view unused),
 // which must hand exactly c.size * c.instance_bytes bytes. The sink never throws: a failed
@@ -47,5 +48,13 @@ void write_checkpoint(const std::string& path, std::uint64_t key, const Checkpoi
 
 // Reads and checks a checkpoint written for the run with this key.
 CheckpointState read_checkpoint(const std::string& path, std::uint64_t key);
+
+// The same, handing the instances' bytes to `take` in the file's order, in pieces of at
+// most checkpoint_piece_bytes, instead of keeping them (the state's instances are empty).
+// The checksum is checked after the last piece: a caller that must not act on the bytes of
+// a damaged file reads it once with a `take` that drops them first (a sharded run's rank 0
+// does, before it sends the ranks their shards: docs/checkpoints.md).
+inline constexpr std::size_t checkpoint_piece_bytes = std::size_t(64) << 20;
+CheckpointState read_checkpoint(const std::string& path, std::uint64_t key, const InstanceSink& take);
 
 }  // namespace chens
