@@ -9,7 +9,8 @@ twice in a row on different rank counts; SIGUSR1 sent to mpirun (which forwards 
 rank; SIGINT and SIGTERM make Open MPI kill the ranks within a second); SIGTERM sent to one
 rank only (every rank stops at the same segment); SIGKILL of the whole job after a periodic
 checkpoint. A study of two runs resumes on another rank count. A checkpoint of another
-study is refused under mpirun (exit 2, nothing written, the checkpoint kept).
+study and a damaged one are refused under mpirun (exit 2, nothing written, the checkpoint
+kept).
 
 Usage: test_mpi_checkpoints.py CHENS_BINARY MPIEXEC
 """
@@ -185,6 +186,17 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run(2, ["--resume", a])
     check(p.returncode == 2 and "was written for another run" in p.stderr and no_result(a) and
           leftovers(a) == ["checkpoint.chk", "resume.json"], "a foreign checkpoint under mpirun: exit 2 (%s)" % last_line(p))
+    # A damaged checkpoint (a byte flipped among the instances): refused by rank 0's first
+    # pass, before any rank is sent a byte of it.
+    c = os.path.join(tmp, "damaged")
+    run(2, ["--out", c] + STUDY, interrupt_at=7)
+    path = os.path.join(c, "checkpoint.chk")
+    data = bytearray(open(path, "rb").read())
+    data[len(data) // 3] ^= 0x10
+    open(path, "wb").write(bytes(data))
+    p = run(3, ["--resume", c])
+    check(p.returncode == 2 and "is damaged" in p.stderr and no_result(c) and
+          leftovers(c) == ["checkpoint.chk", "resume.json"], "a damaged checkpoint under mpirun: exit 2 (%s)" % last_line(p))
     p = run(2, ["--resume", ref])
     check(p.returncode == 2 and "complete, nothing to resume" in p.stderr,
           "--resume of a complete run under mpirun: exit 2 (%s)" % last_line(p))
