@@ -298,7 +298,7 @@ def run(study=None, *, set=None, backend="auto", threads=None, out=None, force=F
 
 
 def resume(out, *, threads=None, progress=False):
-    """Continues the run or study that SIGINT (or SIGTERM) interrupted in directory `out`,
+    """Continues the run or study that SIGINT (or SIGTERM, SIGUSR1) interrupted in directory `out`,
     as `chens run --resume OUT` does, on the backend that wrote its checkpoints; returns its
     results (read back from `out`, the runs completed before the interruption included)."""
     return _results(_chens.run("resume", os.fspath(out), [], "auto", 0 if threads is None else int(threads), None,
