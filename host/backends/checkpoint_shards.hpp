@@ -2,7 +2,8 @@
 // writes the one checkpoint a single process would write for the whole ensemble, and any
 // number of ranks (one included) resumes from it, each rank taking its shard. These are the
 // pure parts of that: where an instance's bytes lie in a backend's saved layout, the order
-// in which the shards' bytes make up the whole, and the shard of a whole checkpoint. host/mpi/mpi_runtime.cpp moves the parts between ranks.
+// in which the shards' bytes make up the whole, and the shard of a whole checkpoint;
+// host/mpi/mpi_checkpoints.cpp moves the parts between ranks.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/checkpoint.hpp"
@@ -35,15 +37,6 @@ inline InstanceLayout instance_layout(const std::string& backend, std::uint64_t 
   return {1, instance_bytes};
 }
 
-// Instances [first, first + size) of the n in `whole`, laid out as a run of `size` lays them.
-inline std::vector<unsigned char> shard_instances(const unsigned char* whole, std::uint64_t n, InstanceLayout lay,
-                                                  std::uint64_t first, std::uint64_t size) {
-  std::vector<unsigned char> part(size * lay.words * lay.word_bytes);
-  for (std::uint64_t w = 0; w < lay.words && size > 0; ++w)
-    std::memcpy(part.data() + w * size * lay.word_bytes, whole + (w * n + first) * lay.word_bytes, size * lay.word_bytes);
-  return part;
-}
-
 // The whole ensemble's instances in the saved layout's order, as pieces of the shards' own
 // bytes: f(shard q, byte offset into shard q's bytes, byte count), word by word and, within
 // a word, shard by shard (the shards are consecutive ranges of instances, in order). A
@@ -53,6 +46,52 @@ void for_each_piece(InstanceLayout lay, const std::vector<std::uint64_t>& shard_
   for (std::uint64_t w = 0; w < lay.words; ++w)
     for (std::size_t q = 0; q < shard_sizes.size(); ++q)
       if (shard_sizes[q] > 0) f(q, w * shard_sizes[q] * lay.word_bytes, shard_sizes[q] * lay.word_bytes);
+}
+
+// The whole ensemble's instance bytes, as they come in the saved order (read from a file in
+// chunks of any size), split into the shards' pieces (for_each_piece): deliver(q, bytes,
+// count) for each part of a piece of shard q, in order. A sharded run's rank 0 resuming keeps
+// its own parts and sends the others to their ranks (mpi_checkpoints.cpp); shard_instances cuts
+// one shard out of a whole held in memory.
+class PieceSplitter {
+ public:
+  PieceSplitter(InstanceLayout lay, const std::vector<std::uint64_t>& shard_sizes) {
+    for_each_piece(lay, shard_sizes, [this](std::size_t q, std::uint64_t, std::uint64_t count) {
+      pieces_.emplace_back(q, count);
+    });
+    if (!pieces_.empty()) left_ = pieces_[0].second;
+  }
+  template <class Deliver>
+  void operator()(const void* data, std::size_t m, Deliver&& deliver) {
+    const auto* b = static_cast<const unsigned char*>(data);
+    while (m > 0) {
+      while (left_ == 0 && piece_ + 1 < pieces_.size()) left_ = pieces_[++piece_].second;
+      if (left_ == 0) throw std::runtime_error("more instance bytes than the shards hold");
+      const auto k = static_cast<std::size_t>(std::min<std::uint64_t>(m, left_));
+      deliver(pieces_[piece_].first, b, k);
+      b += k;
+      m -= k;
+      left_ -= k;
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::size_t, std::uint64_t>> pieces_;  // (shard, bytes)
+  std::size_t piece_ = 0;
+  std::uint64_t left_ = 0;  // bytes of pieces_[piece_] still to come
+};
+
+// Instances [first, first + size) of the n in `whole`, laid out as a run of `size` lays them:
+// the middle one of three shards.
+inline std::vector<unsigned char> shard_instances(const unsigned char* whole, std::uint64_t n, InstanceLayout lay,
+                                                  std::uint64_t first, std::uint64_t size) {
+  std::vector<unsigned char> part;
+  part.reserve(size * lay.words * lay.word_bytes);
+  PieceSplitter split(lay, {first, size, n - first - size});
+  split(whole, n * lay.words * lay.word_bytes, [&part](std::size_t q, const unsigned char* b, std::size_t k) {
+    if (q == 1) part.insert(part.end(), b, b + k);
+  });
+  return part;
 }
 
 // The recorded instances among [first, first + size), with every sample of each: what a run

@@ -4,14 +4,13 @@
 #include "cli/library_run.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include "cli/cli.hpp"
 #include "cli/cli_internal.hpp"
+#include "output/file_text.hpp"
 
 namespace chens {
 
@@ -23,9 +22,8 @@ namespace fs = std::filesystem;
 constexpr const char* text_origin = "<study text>";
 
 std::string read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + p.string());
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (std::optional<std::string> text = file_text(p.string())) return *std::move(text);
+  throw std::runtime_error("cannot read " + p.string());
 }
 
 // chens run's options and runs for a request: RunArgs as its command line would set them, the

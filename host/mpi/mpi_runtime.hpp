@@ -2,14 +2,12 @@
 // whole statistics blocks, one per rank, each integrated by the rank's own backend (its GPU,
 // chosen by local rank, or its CPU); statistics merged along the block tree
 // (backends/block_tree.hpp), so that results are bitwise those of one process. Declared
-// free of MPI types: defined by mpi_runtime.cpp in builds with MPI and by
-// mpi_unavailable.cpp without.
+// free of MPI types: defined by mpi_runtime.cpp and mpi_checkpoints.cpp in builds with MPI
+// and by mpi_unavailable.cpp without.
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <optional>
 #include <string>
 
@@ -53,19 +51,10 @@ void mpi_agree_on_stop(int& signal, bool& save);
 bool mpi_all(bool ok);
 
 // Files in the output directory, which only rank 0 writes and other nodes need not see:
-// rank 0 looks, and every rank gets its answer. The text of `path` (nullopt: there is none,
-// or it cannot be read), and whether `path` exists.
+// rank 0 looks, and every rank gets its answer. The text of `path` (file_text: nullopt where
+// there is none or it cannot be read), and whether `path` exists.
 std::optional<std::string> root_file_text(const std::string& path);
 bool root_path_exists(const std::string& path);
-
-// The text of a file of this process's file system, or nullopt.
-inline std::optional<std::string> local_file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return std::nullopt;
-  return text;
-}
 
 // --resume under mpirun (docs/checkpoints.md, "Under mpirun"): rank 0 reads the checkpoint
 // at `path` (only it needs to see the output directory) and every rank gets its shard of it,

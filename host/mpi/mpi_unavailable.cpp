@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "mpi/mpi_runtime.hpp"
+#include "output/file_text.hpp"
 
 namespace chens {
 
@@ -34,7 +35,7 @@ void mpi_agree_on_stop(int&, bool&) {}
 
 bool mpi_all(bool ok) { return ok; }
 
-std::optional<std::string> root_file_text(const std::string& path) { return local_file_text(path); }
+std::optional<std::string> root_file_text(const std::string& path) { return file_text(path); }
 
 bool root_path_exists(const std::string& path) {
   std::error_code ec;
