@@ -17,6 +17,7 @@ packages=(
   python3-scipy                               # scripts/plot_penalty_limits.py (003 limits) and its test
   libhdf5-dev python3-h5py python3-pandas     # states.h5 (HDF5 C++ API) and its read-back test
   libopenmpi-dev openmpi-bin                  # sharding over MPI ranks (docs/scaling.md) and its test
+  procps                                      # pgrep: the MPI checkpoint test signals one rank (tests/mpi)
   clang libclang-rt-14-dev cppcheck           # scripts/fuzz-study.sh (libFuzzer), scripts/static-analysis.sh
 )
 
