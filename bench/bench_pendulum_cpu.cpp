@@ -24,6 +24,9 @@
 //                         time, as before lanes.
 //   chens_ensemble_noref  the same without the reference solution (NoReference): isolates
 //                         the cost of the elliptic-function reference.
+//   chens_ensemble_first_passage  chens_ensemble with first-passage levels (docs/first_passage.md)
+//                         on the energy error, phi, psi (checked after every step), the
+//                         integration error and the loss, none of them reached: the checks' cost.
 //   odeint_*              Boost.Odeint runge_kutta4 (array_algebra, the default for
 //                         std::array; range_algebra) and runge_kutta4_classic stepping the
 //                         same equations, written as a plain functor for m = l = g = 1,
@@ -199,9 +202,22 @@ PassResult chens_driver_lanes_pass(std::uint64_t n, chens::index_t steps, bool k
 
 template <class Reference, class M = Method>
 chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps, int threads,
-                                          double tol = kProjectionTol) {
-  return chens::run_ensemble<chens::CpuBackend, System, M, Reference>(runtime_system(), M{}, run_params(steps, tol), runtime_z0(),
-                                                       ensemble_spec(n, threads));
+                                          double tol = kProjectionTol, bool first_passage = false) {
+  chens::RunParams<double> rp = run_params(steps, tol);
+  if (first_passage) {
+    // output's [first_passage] on the energy error, phi and psi (checked after every step), the
+    // integration error (at samples) and the loss, at levels no instance reaches: the checks'
+    // cost alone.
+    for (const chens::MetricId m : {chens::MetricId::integration_error, chens::MetricId::energy_error,
+                                    chens::MetricId::phi, chens::MetricId::psi}) {
+      rp.passage.level[int(m)] = 1.0;
+      rp.passage.mask |= 1u << int(m);
+    }
+    rp.passage.mask |= 1u << chens::passage_lost;
+    rp.passage.per_step = true;
+  }
+  return chens::run_ensemble<chens::CpuBackend, System, M, Reference>(runtime_system(), M{}, rp, runtime_z0(),
+                                                                      ensemble_spec(n, threads));
 }
 
 // ---- Boost.Odeint -------------------------------------------------------------------------
@@ -300,10 +316,10 @@ void BM_chens_driver_lanes4(benchmark::State& st, double tol) {
 }
 
 template <class Reference, class M = Method>
-void BM_chens_ensemble(benchmark::State& st, int threads, double tol = kProjectionTol) {
+void BM_chens_ensemble(benchmark::State& st, int threads, double tol = kProjectionTol, bool first_passage = false) {
   std::uint64_t proj = 0;
   for (auto _ : st) {
-    const auto res = chens_ensemble_pass<Reference, M>(instances_of(st), steps_of(st), threads, tol);
+    const auto res = chens_ensemble_pass<Reference, M>(instances_of(st), steps_of(st), threads, tol, first_passage);
     benchmark::DoNotOptimize(res.instance0_state.data());
     proj = res.totals.momentum_projections;
   }
@@ -461,6 +477,8 @@ int main(int argc, char** argv) {
       [all](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, all); });
   reg("chens_ensemble_lanes1/threads:1", [](benchmark::State& st) { BM_chens_ensemble<ExactRef, Rk4NoLanes>(st, 1); });
   reg("chens_ensemble_noref/threads:1", [](benchmark::State& st) { BM_chens_ensemble<NoRef>(st, 1); });
+  reg("chens_ensemble_first_passage/threads:1",
+      [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1, kProjectionTol, true); });
   reg("odeint_rk4/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4>(st, kProjectionTol); });
   reg("odeint_rk4_div/threads:1",
       [](benchmark::State& st) { BM_odeint<OdeintRk4, DiracPendulumRhsDiv>(st, kProjectionTol); });

@@ -64,6 +64,8 @@ std::vector<int> cuda_chain_sizes() {
 }
 
 std::string cuda_unsupported_reason(const Study& s) {
+  if (s.first_passage_on())
+    return "first-passage statistics ([first_passage]) run on the CPU backend only for now (docs/first_passage.md)";
   if (has_system<CudaBackend>(s)) return "";
   if (s.model_kind == ModelKind::chain) {
     std::string all, groups;

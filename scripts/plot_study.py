@@ -34,10 +34,17 @@ Written to PLOTDIR (default DIR/plots), each figure in every --format:
                          per run (002 Table 1); the table itself is in summary.txt
   end_atom[_<run>]       chain runs with trajectory.csv: the path of the last atom in the
                          plane (002 Fig. 3)
+  survival               runs with first-passage levels (a [first_passage] section:
+                         series.csv's surviving_<metric> and surviving_lost columns): the
+                         fraction of the instances that have neither crossed the level
+                         nor been lost against t, one panel per level (and one for lost,
+                         the live fraction), one step curve per run; with --metrics, the
+                         levels of the chosen metrics only (lost always)
   summary.txt            per run: p50 and maximum of every metric at t_final, the growth
-                         exponents of summary.json (when present) and the periodogram's
-                         peak; the phase-error table of all runs; the diverged runs; the
-                         convergence slopes
+                         exponents of summary.json (when present), its first-passage
+                         counts and times (levels as in the survival figure) and the
+                         periodogram's peak; the phase-error table of all runs; the
+                         diverged runs; the convergence slopes
 
 Studies of several runs: the swept keys are the keys of study.json's "overrides" whose
 values differ between the plotted runs. The legend (outside the axes) names runs by their
@@ -105,6 +112,10 @@ CHAIN_LABELS = {
     "phi": r"position constraint residual $\mathrm{max}_a\,|\phi_a|$",
     "psi": r"momentum constraint residual $\mathrm{max}_a\,|\psi_a|$",
 }
+# The first-passage levels a run may check ([first_passage]; series.csv's surviving_<slot>
+# columns, summary.json's "first_passage"), in chens' order: one per metric, then the loss.
+PASSAGE_SLOTS = ("integration_error", "energy_error", "phi", "psi", "linear_momentum_error",
+                 "angular_momentum_error", "wedge_error", "lost")
 
 
 class InputError(Exception):
@@ -660,6 +671,97 @@ def draw_metric(runs, metric, enc=None, several=False):
     return fig
 
 
+def surviving(run):
+    """{slot: surviving fraction over t} of the run's surviving_<slot> columns of series.csv."""
+    return {c[len("surviving_"):]: v for c, v in run.series.items() if c.startswith("surviving_")}
+
+
+def passage_slots(names, selected=None):
+    """The first-passage slots among names, in PASSAGE_SLOTS order (unknown ones after it).
+    selected: --metrics (None: every slot); a metric's level is shown when its metric is
+    chosen, the loss always (it is no metric, and the other curves drop with it)."""
+    ordered = [s for s in PASSAGE_SLOTS if s in names] + [s for s in dict.fromkeys(names) if s not in PASSAGE_SLOTS]
+    return [s for s in ordered if selected is None or s == "lost" or s in selected]
+
+
+def passage_level(run, slot):
+    """The slot's level in summary.json's first_passage; None for lost or when it is not there."""
+    entry = (run.summary.get("first_passage") or {}).get(slot)
+    return entry.get("level") if isinstance(entry, dict) else None
+
+
+def level_text(v):
+    """A level as a study file would write it: '0.05', '1e-3', '2.5e-8'."""
+    if v == 0 or 1e-2 <= abs(v) < 1e4:
+        return "%g" % v
+    mantissa, exponent = ("%.6e" % v).split("e")
+    return "%se%d" % (mantissa.rstrip("0").rstrip("."), int(exponent))
+
+
+def slot_words(slot, chain):
+    """A first-passage slot in words: its metric's axis label (the chain's for phi, psi), or 'lost'."""
+    if chain and slot in CHAIN_LABELS:
+        return CHAIN_LABELS[slot]
+    return METRIC_LABELS.get(slot, (slot.replace("_", " "),))[0]
+
+
+def draw_survival(runs, slots, enc=None, several=False):
+    """The surviving fraction of each first-passage level against t, linear axes: one panel
+    per slot, one step curve per run in its colour, line style and marker (as in the metric
+    figures).
+
+    A panel's title names its level when every run in it has the same one; where the runs'
+    levels differ, the legend lists the runs with their levels instead (a grid study's
+    colour and style entries could not say them). Returns the figure.
+    """
+    enc = enc or Encoding()
+    chain = any(r.model == "chain" for r in runs)
+    levels = {s: {r: passage_level(r, s) for r in runs if s in surviving(r)} for s in slots}
+    differ = [s for s in slots if len(set(levels[s].values())) > 1]
+    ncols = 1 if len(slots) <= 2 else 2
+    nrows = -(-len(slots) // ncols)
+    width = (FIGSIZE_STUDY if several else FIGSIZE)[0]
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, 1.2 + 2.6 * nrows), dpi=DPI, squeeze=False)
+    t_max = max(float(np.nanmax(r.series["t"])) for r in runs)
+    for ax, slot in zip(axes.flat, slots):
+        for run, column in ((r, surviving(r)[slot]) for r in levels[slot]):
+            # The value at sample t_k counts the crossings in (t_{k-1}, t_k] (a per-step
+            # crossing is seen at the next sample): "steps-pre" holds it over that interval,
+            # so a drop is drawn at the earliest time it can have happened and the curve is
+            # never above the true fraction; "steps-post" would draw each drop up to one
+            # sample interval late.
+            ax.plot(run.series["t"], column, drawstyle="steps-pre", color=run.colour, lw=1.6, ls=run.linestyle,
+                    marker=run.marker, markevery=0.1, ms=5)
+        title = slot_words(slot, chain)
+        shared = set(levels[slot].values())
+        if len(shared) == 1 and None not in shared:
+            title += " > " + level_text(shared.pop())
+        ax.set_title(title, fontsize="medium")
+        ax.set_xlim(0.0, t_max)
+        ax.set_ylim(0.0, 1.02)
+        ax.set_xlabel("t")
+        ax.set_ylabel("surviving fraction")
+        ax.grid(True, lw=0.4, alpha=0.5)
+    for ax in axes.flat[len(slots):]:
+        fig.delaxes(ax)
+    if enc.factorised and not differ:
+        handles = key_handles(runs, enc)
+    else:
+        handles = []
+        for r in runs:
+            words = ", ".join("%s > %s" % (s, level_text(levels[s][r])) for s in differ
+                              if levels[s].get(r) is not None)
+            label = r.label + (" — " + words if words else "")
+            handles.append(run_handle(r, label="\n".join(textwrap.wrap(label, 48, subsequent_indent="    ")) or label))
+    place_legend(axes[0][ncols - 1], handles, several)
+    fig.suptitle("Surviving fraction — %s" % ensemble_words(runs))
+    fig.text(0.01, 0.01, "Surviving: the fraction of the instances that have neither exceeded the level nor been "
+             "lost by t (lost: the live fraction).\nA crossing between two samples counts at the later one; its "
+             "step is drawn from the sample before.", fontsize="small", va="bottom")
+    fig.tight_layout(rect=(0.0, 0.06 if nrows == 1 else 0.04, 1.0, 1.0))
+    return fig
+
+
 def final_value(run, metric, statistic):
     """The metric's statistic ("max", "p50") over the ensemble at t_final: summary.json's
     final_<statistic>, else series.csv's last row; None when neither has it."""
@@ -959,6 +1061,29 @@ def number(v, fmt="%.4g"):
     return "n/a" if v is None or not math.isfinite(v) else fmt % v
 
 
+def first_passage_lines(run, selected=None):
+    """summary.txt lines of a run's first-passage statistics (summary.json's first_passage),
+    one per level of passage_slots(selected): how many instances crossed it, were lost
+    first or never did, their crossing times' median and mean and the surviving fraction
+    at t_final; [] when the run has none."""
+    table = run.summary.get("first_passage") or {}
+    slots = passage_slots(list(table), selected)
+    if not slots:
+        return []
+    row = "  %-24s %8s %-17s %8s %10s %8s %12s %12s %10s"
+    lines = ["first passage (summary.json): counts of instances; times over the crossed ones",
+             row % ("level of", "level", "checked", "crossed", "lost_first", "never", "time_p50", "time_mean",
+                    "surviving")]
+    for slot in slots:
+        e = table[slot]
+        level = e.get("level")
+        lines.append(row % (slot, "-" if level is None else level_text(level), e.get("checked", "?"),
+                            e.get("crossed", "?"), e.get("lost_first", "-"), e.get("never", "?"),
+                            number(e.get("time_p50"), "%.6g"), number(e.get("time_mean"), "%.6g"),
+                            number(e.get("surviving_final"), "%.4g")))
+    return lines
+
+
 def summary_block(run, metrics, extra_lines):
     """summary.txt lines of one run: final p50/max per metric, growth exponents, extras."""
     s = run.summary
@@ -1037,6 +1162,7 @@ def main(argv):
             if unknown or not metrics:
                 raise InputError("--metrics %s: not in series.csv (it has %s)"
                                  % (",".join(unknown) or "(empty)", ", ".join(available)))
+        selected = metrics if args.metrics else None  # of the first-passage levels
     except InputError as e:
         print("%s: %s" % (PROG, e), file=sys.stderr)
         return 2
@@ -1048,6 +1174,10 @@ def main(argv):
         os.makedirs(outdir, exist_ok=True)
         for m in metrics:
             save(draw_metric(runs, m, enc, several), outdir, m, formats, written)
+        with_survival = [r for r in runs if passage_slots(list(surviving(r)), selected)]
+        if with_survival:
+            slots = passage_slots([s for r in with_survival for s in surviving(r)], selected)
+            save(draw_survival(with_survival, slots, enc, several), outdir, "survival", formats, written)
         lines = ["chens plot of %s" % os.path.abspath(args.dir)]
         if several:
             lines.append("study.json: %d runs plotted" % len(runs) + (" (--runs %s)" % args.runs if patterns else ""))
@@ -1056,7 +1186,7 @@ def main(argv):
         lines += ["skipped: " + s for s in skipped]
         lines += ["diverged: run %s: %s" % (r.name or r.label, r.divergence[1]) for r in runs if r.divergence]
         for run in runs:
-            extra = []
+            extra = first_passage_lines(run, selected)
             traj = run.trajectory or {}
             # The pendulum's columns are t, x, y, px, py; a chain's x0, y0, ...
             if run.periodogram is not None or "y" in traj:

@@ -70,6 +70,21 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, BadInput,
     ::testing::Values(
         BadCase{"negative_h", {"--set", "integrator.h=-0.1"}, "", "integrator.h = -0.1: must be a finite number > 0"},
+        // output's [first_passage] (issue 22): a level on a metric the run does not compute, a
+        // bad level, an unknown metric.
+        BadCase{"first_passage_without_reference",
+                {"--set", "output.reference=none", "--set", "first_passage.integration_error=0.1"}, "",
+                "first_passage.integration_error = 0.1: this run has no reference solution"},
+        BadCase{"first_passage_angular_momentum_of_the_pendulum", {"--set", "first_passage.angular_momentum_error=1e-3"},
+                "", "first_passage.angular_momentum_error = 0.001: model.kind = \"pendulum\" conserves no angular momentum"},
+        BadCase{"first_passage_linear_momentum_of_the_pendulum", {"--set", "first_passage.linear_momentum_error=1e-3"},
+                "", "first_passage.linear_momentum_error"},  // the scope note: chains only
+        BadCase{"first_passage_wedge_without_wedge", {"--set", "first_passage.wedge_error=1e-3"}, "",
+                "first_passage.wedge_error = 0.001: the wedge product is computed with output.wedge = true only"},
+        BadCase{"first_passage_negative_level", {"STUDY"}, "[first_passage]\nenergy_error = -1e-3\n",
+                "study.toml:2: first_passage.energy_error = -0.001: must be a finite number >= 0 (0 = not checked)"},
+        BadCase{"first_passage_unknown_metric", {"STUDY"}, "[first_passage]\nenergy = 1e-3\n",
+                "unknown key first_passage.energy (did you mean first_passage.energy_error?)"},
         BadCase{"zero_h", {"--set", "integrator.h=0"}, "", "integrator.h = 0: must be a finite number > 0"},
         BadCase{"nan_h", {"--set", "integrator.h=nan"}, "", "integrator.h = nan: must be a finite number > 0"},
         BadCase{"inf_h", {"STUDY"}, "[integrator]\nh = inf\n", "study.toml:2: integrator.h = inf"},
@@ -722,7 +737,7 @@ TEST(StudyCli, CheckRefusesWhatRunRefusesBeforeRunning) {
   const CliResult check = run_cli(check_args), run = run_cli(run_args);
   EXPECT_EQ(run.code, exit_bad_input) << run.err;
   EXPECT_EQ(check.code, run.code) << check.err;
-  const std::string rule = "ensemble.size = 1000000000000 needs about 3.84e+05 GB for its states, more than 80% of";
+  const std::string rule = "ensemble.size = 1000000000000 needs about 4.48e+05 GB for its states, more than 80% of";
   EXPECT_EQ(run.err.rfind("chens run: " + rule, 0), 0u) << run.err;
   EXPECT_EQ(check.err.rfind("chens check: " + rule, 0), 0u) << check.err;
   EXPECT_TRUE(check.out.empty()) << check.out;

@@ -280,7 +280,8 @@ TEST(StudyOutputs, SeriesLongHoldsEveryCompleteRunsSeries) {
   for (const char* r : {"a", "b"}) {
     fs::create_directories(dir.str(r));
     std::ofstream(dir.str(std::string(r) + "/series.csv"))
-        << "t,live,phi_mean,phi_p50\n0,4,0,0\n0.5,3," << (r[0] == 'a' ? "1e-3" : "2e-3") << ",nan\n";
+        << "t,live,phi_mean,phi_p50,surviving_phi\n0,4,0,0,1\n0.5,3," << (r[0] == 'a' ? "1e-3" : "2e-3")
+        << ",nan,0.75\n";
   }
   nlohmann::json index = {{"runs",
                            {{{"name", "a"}, {"directory", "a"}, {"status", "complete"}},
@@ -288,10 +289,10 @@ TEST(StudyOutputs, SeriesLongHoldsEveryCompleteRunsSeries) {
                             {{"name", "c"}, {"directory", "c"}, {"status", "failed"}}}}};
   EXPECT_EQ(series_long_csv(dir.str(), index),
             "run,time,metric,statistic,value\n"
-            "a,0,live,count,4\na,0,phi,mean,0\na,0,phi,p50,0\n"
-            "a,0.5,live,count,3\na,0.5,phi,mean,1e-3\na,0.5,phi,p50,nan\n"
-            "b,0,live,count,4\nb,0,phi,mean,0\nb,0,phi,p50,0\n"
-            "b,0.5,live,count,3\nb,0.5,phi,mean,2e-3\nb,0.5,phi,p50,nan\n");
+            "a,0,live,count,4\na,0,phi,mean,0\na,0,phi,p50,0\na,0,phi,surviving,1\n"
+            "a,0.5,live,count,3\na,0.5,phi,mean,1e-3\na,0.5,phi,p50,nan\na,0.5,phi,surviving,0.75\n"
+            "b,0,live,count,4\nb,0,phi,mean,0\nb,0,phi,p50,0\nb,0,phi,surviving,1\n"
+            "b,0.5,live,count,3\nb,0.5,phi,mean,2e-3\nb,0.5,phi,p50,nan\nb,0.5,phi,surviving,0.75\n");
   index["runs"][2]["status"] = "complete";  // but c has no series.csv
   try {
     series_long_csv(dir.str(), index);

@@ -11,6 +11,7 @@
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/accumulator.hpp>
 #include <chens/ensemble/counters.hpp>
+#include <chens/ensemble/passage.hpp>
 #include <chens/ensemble/quantiles.hpp>
 
 #include "backends/block_tree.hpp"
@@ -56,6 +57,53 @@ struct RecordedTrajectories {
   }
 };
 
+// First-passage statistics of one slot (output's [first_passage], ensemble/passage.hpp):
+// a metric's level, or the loss.
+struct PassageStats {
+  double level = 0.0;             // the metric's level (the loss: 0)
+  std::uint64_t crossed = 0;      // instances whose metric crossed it (the loss: instances lost)
+  std::uint64_t lost_first = 0;   // instances lost before their metric crossed it (the loss: 0)
+  std::uint64_t never = 0;        // neither, to the end of the run
+  Accumulator time;               // the crossing times of the `crossed` instances
+  double quantile[quantile_count] = {};  // and their quantiles (quantiles.hpp's histograms)
+  // ended[k]: instances whose passage (a crossing, or the loss) is in (t_{k-1}, t_k], the
+  // sample interval ending at sample k (k = 0: at t = 0); the surviving fraction at t_k is
+  // 1 - (ended[0] + ... + ended[k]) / instances.
+  std::vector<std::uint64_t> ended;
+};
+
+struct PassageResult {
+  unsigned mask = 0;  // PassageLevels::mask: the slots checked
+  PassageStats slot[passage_slots];
+
+  bool on(int s) const { return ((mask >> s) & 1u) != 0u; }
+  bool any() const { return mask != 0u; }
+  // The integer counts of every slot in one array (summed over MPI ranks), and back.
+  std::vector<std::uint64_t> counts() const {
+    std::vector<std::uint64_t> out;
+    for (const PassageStats& p : slot) {
+      out.insert(out.end(), {p.crossed, p.lost_first, p.never});
+      out.insert(out.end(), p.ended.begin(), p.ended.end());
+    }
+    return out;
+  }
+  void set_counts(const std::vector<std::uint64_t>& c) {
+    std::size_t at = 0;
+    for (PassageStats& p : slot) {
+      p.crossed = c[at++];
+      p.lost_first = c[at++];
+      p.never = c[at++];
+      for (std::uint64_t& e : p.ended) e = c[at++];
+    }
+  }
+  // Slot s's surviving fraction at sample k of `instances`.
+  double surviving(int s, std::size_t k, std::uint64_t instances) const {
+    std::uint64_t ended = 0;
+    for (std::size_t j = 0; j <= k && j < slot[s].ended.size(); ++j) ended += slot[s].ended[j];
+    return instances == 0 ? 0.0 : static_cast<double>(instances - ended) / static_cast<double>(instances);
+  }
+};
+
 inline constexpr std::size_t lost_examples_max = 16;
 
 struct EnsembleResult {
@@ -79,6 +127,7 @@ struct EnsembleResult {
   std::vector<double> instance0_state;     // final state in the formulation's variables
   std::vector<double> instance0_physical;  // final physical (q, p)
   bool instance0_lost = false;
+  PassageResult passage;          // output's [first_passage]
   RecordedTrajectories recorded;  // the instances EnsembleSpec::record names
   PerInstanceResult kept;         // the first EnsembleSpec::keep_instances instances
 

@@ -122,6 +122,8 @@ void keep_final(PerInstanceResult& kept, const System& sys, std::uint64_t i, con
   keep_states(kept.final_state, kept.final_physical, sys, i, in);
   kept.lost[i] = in.lost;
   kept.counters[i] = in.c;
+  if (!kept.first_passage.empty())
+    for (int s = 0; s < passage_slots; ++s) kept.first_passage[i * passage_slots + static_cast<std::uint64_t>(s)] = in.passage.at(s);
 }
 
 }  // namespace chens

@@ -19,6 +19,9 @@ struct PerInstanceResult {
   std::vector<double> metrics;           // size * metric_count at the last sample (0 where lost)
   std::vector<int> lost;                 // LostReason per instance
   std::vector<Counters> counters;        // per instance
+  // With output's [first_passage]: size * passage_slots first-passage times (Passage::at,
+  // +inf where not crossed); empty otherwise.
+  std::vector<double> first_passage;
 
   // Storage for n instances of state size S.
   static PerInstanceResult sized(std::uint64_t n, int S) {

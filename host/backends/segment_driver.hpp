@@ -25,6 +25,9 @@
 //                                 instances (local indices), the kept instances' metrics
 //   costs(res)                    integration_seconds / measurement_seconds where timed
 //
+// With output's [first_passage] the driver tallies the instances' passage times at the end
+// (passage_tally.hpp) through for_first.
+//
 // C++17-clean: nvcc compiles it.
 #pragma once
 
@@ -39,6 +42,7 @@
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
 #include "backends/instance_records.hpp"
+#include "backends/passage_tally.hpp"
 #include "backends/segment_plan.hpp"
 
 namespace chens {
@@ -81,6 +85,7 @@ EnsembleResult drive_segments(Engine& engine, const RunParams<typename Engine::R
     engine.for_first(keep, [&](std::uint64_t i, const auto& in) { keep_initial(res.kept, sys, i, in); });
   }
   res.setup_seconds = wall() - earlier_wall;  // allocation and initial data
+  if (rp.passage.any()) res.kept.first_passage.assign(keep * passage_slots, INFINITY);
 
   SegmentPlan plan(samples, seg, rp.fixed_step, rp.steps_per_sample, rp.total_steps, spec.segment_rows,
                    static_cast<bool>(spec.reduce_segment), spec.pass_steps, spec.stop_seconds);
@@ -150,6 +155,8 @@ EnsembleResult drive_segments(Engine& engine, const RunParams<typename Engine::R
   const double integrated = wall();
   engine.costs(res);
   engine.finish(res);
+  if (rp.passage.any())
+    tally_passage(rp, spec, n, [&](auto&& f) { engine.for_first(n, f); }, res.passage);
   for (std::uint64_t& i : res.lost_examples) i = spec.global_index(i);
   // Instance 0 and the kept instances, final.
   const std::uint64_t fetch = std::min<std::uint64_t>(std::max<std::uint64_t>(keep, 1), n);

@@ -68,7 +68,7 @@ struct ModelTraits<Pendulum<Real>> {
                : "closed form in Jacobi elliptic functions";
   }
   // With output.wedge an instance also carries two tangent vectors (geometry/wedge.hpp).
-  static constexpr std::size_t bytes_per_instance(bool tangents) { return tangents ? 512 : 384; }
+  static constexpr std::size_t bytes_per_instance(bool tangents) { return tangents ? 576 : 448; }
 };
 
 // The penalty pendulum (003): the rigid pendulum's limit mu -> infinity is its reference.

@@ -42,9 +42,10 @@ int physical_state_size(const Study& s) {
 
 std::size_t bytes_per_instance(const Study& s) {
   // output.states keeps each instance's initial and final states (formulation and physical
-  // variables), final metrics, lost reason and counters.
+  // variables), final metrics, first-passage times, lost reason and counters.
   const auto S = static_cast<std::size_t>(physical_state_size(s));
-  const std::size_t kept = s.states ? (4 * S + metric_count) * sizeof(double) + sizeof(Counters) + sizeof(int) : 0;
+  const std::size_t kept =
+      s.states ? (4 * S + metric_count + passage_slots) * sizeof(double) + sizeof(Counters) + sizeof(int) : 0;
   std::size_t bytes = 0;
   if (s.model_kind == ModelKind::custom) return custom_model_of(s).bytes_per_instance + kept;
   with_model_of(s, [&](auto m) { bytes = ModelTraits<typename decltype(m)::type>::bytes_per_instance(s.wedge); });

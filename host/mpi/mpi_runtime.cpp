@@ -151,6 +151,7 @@ PerInstanceResult gather_kept(const PerInstanceResult& mine) {
   all.metrics = gather_vector(mine.metrics);
   all.lost = gather_vector(mine.lost);
   all.counters = gather_vector(mine.counters);
+  all.first_passage = gather_vector(mine.first_passage);
   return all;
 }
 
@@ -285,6 +286,10 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   for (int q = 0; q < lost_reason_count; ++q) sums[static_cast<std::size_t>(fields + q)] = r.lost[q];
   sums[static_cast<std::size_t>(fields + lost_reason_count)] = r.reference_projected;
   sum_to_root(sums.data(), static_cast<int>(sums.size()));
+  // First-passage counts (every rank has the same slots and sample times); the crossing
+  // times' statistics were reduced along the block tree by the run (passage_tally.hpp).
+  std::vector<std::uint64_t> passage_counts = r.passage.counts();
+  if (rp.passage.any()) sum_to_root(passage_counts.data(), count_of(passage_counts.size(), "first-passage counts"));
   double wall = r.wall_seconds;
   check(MPI_Reduce(world.rank == 0 ? MPI_IN_PLACE : &wall, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD), "MPI_Reduce");
   PerInstanceResult kept = whole.keep_instances > 0 ? gather_kept(r.kept) : PerInstanceResult{};
@@ -296,6 +301,7 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   std::memcpy(static_cast<void*>(&r.totals), sums.data(), sizeof(Counters));
   for (int q = 0; q < lost_reason_count; ++q) r.lost[q] = sums[static_cast<std::size_t>(fields + q)];
   r.reference_projected = sums[static_cast<std::size_t>(fields + lost_reason_count)];
+  if (rp.passage.any()) r.passage.set_counts(passage_counts);
   r.wall_seconds = wall;
   r.instances = n;
   r.kept = std::move(kept);

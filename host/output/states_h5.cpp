@@ -120,6 +120,26 @@ std::string states_h5_image(const Study& s, const RunParams<double>& rp, const E
       std::string codes;
       for (int q = 0; q < lost_reason_count; ++q) codes += (q ? ", " : "") + std::to_string(q) + " " + lost_reason_name(q);
       string_attribute(ld, "codes", codes);
+      if (r.passage.any() && kept.first_passage.size() == n * passage_slots) {
+        // output's [first_passage]: each instance's times, one column per checked level
+        // (+inf where it never crossed; "lost": the first sample time it was found lost).
+        std::vector<std::string> slots;
+        std::vector<int> slot_ids;
+        for (int q = 0; q < passage_slots; ++q)
+          if (r.passage.on(q)) {
+            slots.push_back(passage_slot_name(q));
+            slot_ids.push_back(q);
+          }
+        const hsize_t P = slots.size();
+        std::vector<double> fp(n * P);
+        for (hsize_t i = 0; i < n; ++i)
+          for (hsize_t c = 0; c < P; ++c)
+            fp[i * P + c] = kept.first_passage[i * passage_slots + static_cast<hsize_t>(slot_ids[c])];
+        H5::DataSet pd = dataset(g, "first_passage", {n, P}, fp, join(slots));
+        string_attribute(pd, "description",
+                         "the first time each metric exceeded its level ([first_passage] in the study; +inf: never), "
+                         "and for \"lost\" the first sample time at which the instance was found lost");
+      }
       H5::Group cg = g.createGroup("counters");
       const auto counter = [&](const char* name, std::uint64_t Counters::*field) {
         std::vector<std::uint64_t> v(n);

@@ -408,12 +408,16 @@ std::string series_long_csv(const std::string& dir, const nlohmann::json& index)
     std::string line;
     if (!in || !std::getline(in, line)) throw std::runtime_error(path.string() + ": cannot be read (run \"" + name + "\")");
     // Columns t, live, then <metric>_<statistic> (writer.cpp's make_series_csv); a
-    // statistic name holds no '_'.
+    // statistic name holds no '_'; then surviving_<metric or lost> ([first_passage]), whose
+    // statistic is "surviving".
     const std::vector<std::string> head = split(line);
     std::vector<std::pair<std::string, std::string>> what(head.size());
+    const std::string surviving = "surviving_";
     for (std::size_t c = 1; c < head.size(); ++c) {
       const std::size_t cut = head[c].rfind('_');
       what[c] = head[c] == "live" ? std::pair<std::string, std::string>{"live", "count"}
+                : head[c].rfind(surviving, 0) == 0
+                    ? std::pair<std::string, std::string>{head[c].substr(surviving.size()), "surviving"}
                 : cut == std::string::npos ? std::pair<std::string, std::string>{head[c], ""}
                                            : std::pair<std::string, std::string>{head[c].substr(0, cut), head[c].substr(cut + 1)};
     }

@@ -124,6 +124,31 @@ std::string make_periodogram_csv(const Instance0Spectrum& sp) {
   return os.str();
 }
 
+// output's [first_passage] (docs/first_passage.md): per level, how many instances crossed it,
+// were lost first or never did, and the crossing times' statistics.
+nlohmann::json first_passage_summary(const RunParams<double>& rp, const EnsembleResult& r) {
+  nlohmann::json j = nlohmann::json::object();
+  for (int s = 0; s < passage_slots; ++s) {
+    if (!r.passage.on(s)) continue;
+    const PassageStats& p = r.passage.slot[s];
+    const bool any = p.time.count > 0;
+    nlohmann::json e;
+    if (s != passage_lost) e["level"] = p.level;
+    e["checked"] = s == passage_lost || !passage_per_step(s) ? "at sample times" : "after every step";
+    e["crossed"] = p.crossed;
+    if (s != passage_lost) e["lost_first"] = p.lost_first;
+    e["never"] = p.never;
+    e["time_mean"] = any ? number_or_null(p.time.mean) : nullptr;
+    e["time_min"] = any ? number_or_null(p.time.min) : nullptr;
+    e["time_max"] = any ? number_or_null(p.time.max) : nullptr;
+    for (int q = 0; q < quantile_count; ++q)
+      e[std::string("time_") + quantile_name[q]] = any ? number_or_null(p.quantile[q]) : nullptr;
+    e["surviving_final"] = r.passage.surviving(s, static_cast<std::size_t>(rp.samples), r.instances);
+    j[passage_slot_name(s)] = e;
+  }
+  return j;
+}
+
 nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info,
                             const Instance0Spectrum* spectrum) {
   nlohmann::json j;
@@ -191,6 +216,7 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
     for (int q = 0; q < quantile_count; ++q)
       j[name][std::string("final_") + quantile_name[q]] = live ? number_or_null(r.series.back().quantile[m][q]) : nullptr;
   }
+  if (r.passage.any()) j["first_passage"] = first_passage_summary(rp, r);
   j["growth_exponents"] = growth_summary(r, s);
   if (!s.phase_error.empty()) j["phase_error"] = phase_error_table(s, rp, r);
   if (!s.periodogram.empty())
@@ -211,8 +237,14 @@ std::string make_series_csv(const EnsembleResult& r) {
     for (const char* stat : {"mean", "rms", "min", "max"}) os << ',' << metric_name(m) << '_' << stat;
     for (const char* q : quantile_name) os << ',' << metric_name(m) << '_' << q;
   }
+  for (int s = 0; s < passage_slots; ++s)
+    if (r.passage.on(s)) os << ",surviving_" << passage_slot_name(s);
   os << '\n';
-  for (const auto& st : r.series) {
+  // [first_passage]: the instances whose passage is at or before t_k, summed as k goes (what
+  // PassageResult::surviving sums for one k).
+  std::uint64_t ended[passage_slots] = {};
+  for (std::size_t k = 0; k < r.series.size(); ++k) {
+    const SampleStats& st = r.series[k];
     os << fmt(st.t) << ',' << st.metric[0].count;
     for (int m = 0; m < metric_count; ++m) {
       if (!r.metric_reported(m)) continue;
@@ -224,6 +256,11 @@ std::string make_series_csv(const EnsembleResult& r) {
         os << ',' << fmt(a.mean) << ',' << fmt(a.rms()) << ',' << fmt(a.min) << ',' << fmt(a.max);
         for (int q = 0; q < quantile_count; ++q) os << ',' << fmt(st.quantile[m][q]);
       }
+    }
+    for (int s = 0; s < passage_slots; ++s) {
+      if (!r.passage.on(s)) continue;
+      if (k < r.passage.slot[s].ended.size()) ended[s] += r.passage.slot[s].ended[k];
+      os << ',' << fmt(r.instances == 0 ? 0.0 : static_cast<double>(r.instances - ended[s]) / static_cast<double>(r.instances));
     }
     os << '\n';
   }

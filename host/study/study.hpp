@@ -98,6 +98,23 @@ struct Study {
   std::vector<std::int64_t> phase_error;  // pendulum: |y(kT) - y_exact(kT)| of instance 0 at these k
   std::string periodogram;             // a physical state component of instance 0, or "" (none)
   bool wedge = false;                  // the wedge-product diagnostic (004 §3.2): metric wedge_error
+  // [first_passage] (ensemble/passage.hpp): the level of each metric whose first crossing every
+  // instance records (0 = not checked), and whether the time it is lost is recorded.
+  double passage_integration_error = 0.0;
+  double passage_energy_error = 0.0;
+  double passage_phi = 0.0;
+  double passage_psi = 0.0;
+  double passage_linear_momentum_error = 0.0;
+  double passage_angular_momentum_error = 0.0;
+  double passage_wedge_error = 0.0;
+  bool passage_lost = false;
+
+  // Whether the study checks a first-passage level ([first_passage]).
+  bool first_passage_on() const {
+    return passage_integration_error > 0 || passage_energy_error > 0 || passage_phi > 0 || passage_psi > 0 ||
+           passage_linear_momentum_error > 0 || passage_angular_momentum_error > 0 || passage_wedge_error > 0 ||
+           passage_lost;
+  }
 
   // "section.key" of every key the study file or --set gave.
   std::set<std::string> given;

@@ -44,7 +44,9 @@ std::string toml_text(const KeyValue& v) { return std::visit(TomlText{}, v); }
 std::string to_toml(const Study& s, const RunParams<double>& rp) {
   std::string out;
   for (const std::string& section : study_sections()) {
+    const std::size_t header = out.size();
     out += (out.empty() ? "[" : "\n[") + section + "]\n";
+    const std::size_t body = out.size();
     const std::vector<const StudyKey*> keys = section_keys(section);
     const auto printed = [&](const StudyKey& k) { return printed_value(k, s, rp, Printout::toml); };
     const auto print = [&](const StudyKey& k) {
@@ -63,6 +65,7 @@ std::string to_toml(const Study& s, const RunParams<double>& rp) {
         if (printed_after(*later) == k) print(*later);
     }
     if (section == "model" && is_custom(s)) out += custom_parameters_toml(s);
+    if (out.size() == body) out.resize(header);  // a section with nothing printed ([first_passage] unused)
   }
   return out;
 }

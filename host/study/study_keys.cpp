@@ -43,6 +43,7 @@ struct Bound {
 constexpr Bound positive{"> 0", [](double x) { return x > 0; }};
 constexpr Bound non_negative{">= 0", [](double x) { return x >= 0; }};
 constexpr Bound zero_is_never{">= 0 (0 = never)", [](double x) { return x >= 0; }};
+constexpr Bound not_checked{">= 0 (0 = not checked)", [](double x) { return x >= 0; }};
 
 std::string integer_rule(std::int64_t lo, std::int64_t hi) {
   return hi == no_limit ? " >= " + std::to_string(lo) : " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
@@ -182,6 +183,17 @@ std::optional<KeyValue> resolved_reference(const Study& s, const RunParams<doubl
 std::optional<KeyValue> never_printed(const Study&, const RunParams<double>&, Printout) { return std::nullopt; }
 // A chain or a double pendulum prints its masses as given (mass or masses) in TOML and one
 // mass per atom or bob in JSON; the double pendulum its link lengths alike (length or lengths).
+// [first_passage]: a level is printed where it is checked (> 0), the loss where it is recorded.
+template <double Study::*Level>
+std::optional<KeyValue> printed_level(const Study& s, const RunParams<double>&, Printout) {
+  if (s.*Level > 0) return s.*Level;
+  return std::nullopt;
+}
+std::optional<KeyValue> printed_passage_lost(const Study& s, const RunParams<double>&, Printout) {
+  if (s.passage_lost) return true;
+  return std::nullopt;
+}
+
 std::optional<KeyValue> printed_mass(const Study& s, const RunParams<double>&, Printout to) {
   if (!in_scope(KeyScope::bodies, s) || (to == Printout::toml && s.masses.empty())) return s.mass;
   return std::nullopt;
@@ -401,9 +413,9 @@ std::vector<StudyKey> declare_keys() {
       {.section = "output", .name = "reference_tol", .type = real(&S::reference_tol, positive),
        .meaning = "tolerance of the numerical reference"},
       {.section = "output", .name = "states", .type = flag(&S::states),
-       .meaning = "write `states.h5` with every instance's initial and final state, final metrics, lost reason and "
-                  "work counters (about (4·S + 4)·8 + 100 bytes per instance in host memory, S the state size; counted "
-                  "in the memory check)"},
+       .meaning = "write `states.h5` with every instance's initial and final state, final metrics, first-passage "
+                  "times, lost reason and work counters (about (4·S + 15)·8 + 100 bytes per instance in host memory, S "
+                  "the state size; counted in the memory check)"},
       {.section = "output", .name = "record",
        .type = indices(&S::record, "must be an array of instance indices, e.g. [0, 1, 2]", 0, no_limit, true),
        .doc_allowed = "< `ensemble.size`, at most 4096",
@@ -428,6 +440,42 @@ std::vector<StudyKey> declare_keys() {
                   "`wedge_error` = \\|ω(t) − ω(0)\\| (ω(0) = 1) is reported with the same statistics as the other "
                   "metrics (docs/geometry.md). Switching it on does not change any other number of the run (tested bit "
                   "for bit); it costs 3–7× the CPU time (docs/geometry.md)"},
+      // [first_passage]: the keys are the metrics' names (metrics.hpp), in their order.
+      {.section = "first_passage", .name = "integration_error", .type = real(&S::passage_integration_error, not_checked),
+       .printed = printed_level<&Study::passage_integration_error>,
+       .doc_allowed = "a run with a reference solution (`output.reference`)",
+       .meaning = "record each instance's first time its integration error exceeds this level: checked at sample times "
+                  "(the reference is evaluated there); the statistics of these times go to `summary.json`'s "
+                  "`first_passage`, the surviving fraction to `series.csv`, each instance's time to `states.h5` "
+                  "(docs/first_passage.md). A study with any `[first_passage]` key runs on the CPU backend only, "
+                  "for now"},
+      {.section = "first_passage", .name = "energy_error", .type = real(&S::passage_energy_error, not_checked),
+       .printed = printed_level<&Study::passage_energy_error>,
+       .meaning = "the same for the energy error \\|H − H(0)\\|, checked after every step: the crossing time is exact to "
+                  "the step"},
+      {.section = "first_passage", .name = "phi", .type = real(&S::passage_phi, not_checked),
+       .printed = printed_level<&Study::passage_phi>,
+       .meaning = "the same for the position constraint residual max \\|φ\\|, checked after every step"},
+      {.section = "first_passage", .name = "psi", .type = real(&S::passage_psi, not_checked),
+       .printed = printed_level<&Study::passage_psi>,
+       .meaning = "the same for the momentum constraint residual max \\|ψ\\|, checked after every step"},
+      {.section = "first_passage", .name = "linear_momentum_error",
+       .type = real(&S::passage_linear_momentum_error, not_checked), .scope = KeyScope::chain,
+       .scope_note = "only chains conserve the total linear momentum",
+       .printed = printed_level<&Study::passage_linear_momentum_error>,
+       .meaning = "the same for the linear momentum error, checked after every step"},
+      {.section = "first_passage", .name = "angular_momentum_error",
+       .type = real(&S::passage_angular_momentum_error, not_checked),
+       .printed = printed_level<&Study::passage_angular_momentum_error>,
+       .doc_allowed = "chains, and user models with an angular momentum",
+       .meaning = "the same for the angular momentum error, checked after every step"},
+      {.section = "first_passage", .name = "wedge_error", .type = real(&S::passage_wedge_error, not_checked),
+       .printed = printed_level<&Study::passage_wedge_error>,
+       .doc_allowed = "with `output.wedge = true`",
+       .meaning = "the same for the wedge product's change, checked after every step"},
+      {.section = "first_passage", .name = "lost", .type = flag(&S::passage_lost), .printed = printed_passage_lost,
+       .meaning = "record the first sample time at which each instance is lost (its last sample in the statistics is "
+                  "the one before); every other level counts a loss before its crossing as `lost_first`"},
   };
 }
 

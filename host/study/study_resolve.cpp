@@ -334,6 +334,35 @@ double resolved_step(const Study& s) {
   return *s.sample_dt / std::max(1.0, n);
 }
 
+// [first_passage]: the levels, each on a metric this run reports (EnsembleResult::
+// metric_reported's rules, decided here from the study).
+PassageLevels passage_levels(const Study& s) {
+  refuse_keys_out_of_scope(s, "first_passage");
+  const double levels[metric_count] = {s.passage_integration_error,      s.passage_energy_error,
+                                       s.passage_phi,                    s.passage_psi,
+                                       s.passage_linear_momentum_error, s.passage_angular_momentum_error,
+                                       s.passage_wedge_error};
+  const bool angular = is_chain(s) || (is_custom(s) && custom_model_of(s).angular_momentum);
+  PassageLevels out;
+  for (int m = 0; m < metric_count; ++m) {
+    if (!(levels[m] > 0)) continue;
+    const std::string key = std::string("first_passage.") + metric_name(m) + " = " + shortest(levels[m]);
+    if (m == int(MetricId::integration_error) && !reference_on(s))
+      throw StudyError(key + ": this run has no reference solution (output.reference = \"none\"), so no integration "
+                             "error to check; remove the key or use output.reference = \"auto\"");
+    if (m == int(MetricId::angular_momentum_error) && !angular)
+      throw StudyError(key + ": model.kind = \"" + model_name(s) +
+                       "\" conserves no angular momentum (gravity or a pivot), so its error is not reported; remove the key");
+    if (m == int(MetricId::wedge_error) && !s.wedge)
+      throw StudyError(key + ": the wedge product is computed with output.wedge = true only");
+    out.level[m] = levels[m];
+    out.mask |= 1u << m;
+    out.per_step = out.per_step || passage_per_step(m);
+  }
+  if (s.passage_lost) out.mask |= 1u << passage_lost;
+  return out;
+}
+
 }  // namespace
 
 RunParams<double> resolve(const Study& s) {
@@ -370,6 +399,7 @@ RunParams<double> resolve(const Study& s) {
   rp.lost_residual = s.lost_residual;
   rp.lost_diverged = s.lost_diverged;
   rp.lost_unconverged = s.lost_unconverged;
+  rp.passage = passage_levels(s);
   if (s.kind == "inconsistent" && !(s.phi_offset > 0 || s.psi_offset > 0))
     throw StudyError("ensemble.kind = \"inconsistent\" needs ensemble.phi_offset > 0 or ensemble.psi_offset > 0 "
                      "(how far off the constraint manifold every instance starts)");

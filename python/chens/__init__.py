@@ -231,7 +231,8 @@ class Result:
 
     def dataset(self):
         """The series as an xarray Dataset: dimensions time and statistic, one variable per
-        metric, the resolved study (summary.json's "study") in the attributes."""
+        metric, live and each surviving_<level> (time only), the resolved study (summary.json's
+        "study") in the attributes."""
         import numpy as np
         import xarray as xr
 
@@ -241,6 +242,10 @@ class Result:
         data = {m: (("time", "statistic"), np.column_stack([df[f"{m}_{s}"].to_numpy() for s in stats]))
                 for m in metrics}
         data["live"] = (("time",), df["live"].to_numpy())
+        # [first_passage]: the surviving fraction of each level (docs/first_passage.md)
+        for c in df.columns:
+            if c.startswith("surviving_"):
+                data[c] = (("time",), df[c].to_numpy())
         attrs = {"name": self.name, "study": json.dumps(self.summary.get("study", {}))}
         return xr.Dataset(data, coords={"time": df["t"].to_numpy(), "statistic": stats}, attrs=attrs)
 

@@ -60,7 +60,10 @@ with tempfile.TemporaryDirectory() as tmp:
     pendulum = sets("ensemble.size=1000", "ensemble.perturbation=1e-3", "integrator.t_end=5", "integrator.h=0.05",
                     "projection.momentum=true", "projection.tol=1e-9", "integrator.formulation=naive",
                     "output.sample_dt=0.25", "output.states=true", "output.record=[0, 63, 64, 500, 999]",
-                    "output.trajectory=true", "output.periodogram=y")
+                    "output.trajectory=true", "output.periodogram=y",
+                    # issue 22: first-passage times, per instance and tallied over the block tree
+                    "first_passage.energy_error=1e-7", "first_passage.phi=1e-6",
+                    "first_passage.integration_error=1e-3", "first_passage.lost=true")
     one = os.path.join(tmp, "one")
     p = run(1, one, *pendulum)
     check(p.returncode == 0, "one process: exit 0 " + p.stderr)
@@ -87,7 +90,8 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # A chain with the numerical reference (adaptive, advancing with each instance).
     chain = sets("model.kind=chain", "ensemble.size=300", "integrator.t_end=2", "output.sample_dt=0.5",
-                 "output.reference=auto", "ensemble.perturbation=1e-4")
+                 "output.reference=auto", "ensemble.perturbation=1e-4", "first_passage.energy_error=1e-10",
+                 "first_passage.angular_momentum_error=1e-13")
     c1, c2 = os.path.join(tmp, "chain1"), os.path.join(tmp, "chain2")
     run(1, c1, *chain)
     p = run(2, c2, *chain)

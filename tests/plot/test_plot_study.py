@@ -6,8 +6,8 @@
 Writes a single-run directory and a study of several runs with known content into a
 temporary directory (summary.json, series.csv, trajectory.csv, study.json as described in
 docs/study-format.md), runs plot_study.py on them as a subprocess and checks the exit
-codes, the files written, that every PNG shows something (neither blank nor solid) and
-the periodogram's peak in summary.txt. Needs Debian's python3-numpy and python3-matplotlib;
+codes, the files written, that every PNG shows something (neither blank nor solid), the
+periodogram's peak and the first-passage counts in summary.txt. Needs Debian's python3-numpy and python3-matplotlib;
 standard-library unittest only.
 """
 import json
@@ -51,20 +51,49 @@ PHASE_K = (2, 4, 10)
 PHASE_ERRORS = {"lin": (1e-4, 4e-4, 2.5e-3), "quad": (3e-3, 1.2e-2, None)}  # None: lost before 10T
 
 
-def write_run(directory, kind, formulation, h, scale, power, growth=True, p10=True, spectrum=False, phase=None):
+def surviving_energy(t):
+    """surviving_energy_error of runs with first-passage levels: 1, less 0.1 every 25 time
+    units down to 0.3 (6 of the 10 instances crossed the level, 1 was lost first)."""
+    return 1.0 - 0.1 * min(7, math.floor(t / 25))
+
+
+def surviving_lost(t):
+    """surviving_lost: one of the 10 instances is lost at t = 150."""
+    return 0.9 if t >= 150 else 1.0
+
+
+def first_passage_block(level):
+    """summary.json's first_passage matching surviving_energy and surviving_lost."""
+    times = {"time_mean": 95.5, "time_min": 25.0, "time_max": 175.0, "time_p10": 25.0, "time_p50": 100.0,
+             "time_p90": 175.0, "time_p99": 175.0}
+    return {"energy_error": dict({"level": level, "checked": "after every step", "crossed": 6, "lost_first": 1,
+                                  "never": 3, "surviving_final": 0.3}, **times),
+            "lost": dict({"checked": "at sample times", "crossed": 1, "never": 9, "surviving_final": 0.9},
+                         **dict(times, time_mean=150.0, time_min=150.0, time_max=150.0, time_p10=150.0,
+                                time_p50=150.0, time_p90=150.0, time_p99=150.0))}
+
+
+def write_run(directory, kind, formulation, h, scale, power, growth=True, p10=True, spectrum=False, phase=None,
+              passage=None):
     """One synthetic run: every metric's p50 is scale * t^power, the other statistics
     FACTORS times that (p10 only when p10); trajectory.csv of instance 0: the pendulum
     oscillates in y with FREQUENCY and AMPLITUDE, the chain of 3 atoms turns its last atom
     on a unit circle about the middle one. spectrum: a periodogram.csv with one peak;
-    phase: phase errors at PHASE_K periods for summary.json."""
+    phase: phase errors at PHASE_K periods for summary.json; passage: the level of a
+    first-passage check on the energy error (and the loss checked too): series.csv's
+    surviving_energy_error and surviving_lost, summary.json's first_passage."""
     os.makedirs(directory)
     metrics = PENDULUM_METRICS if kind == "pendulum" else CHAIN_METRICS
     stats = [(s, f) for s, f in zip(STATS, FACTORS) if p10 or s != "p10"]
     header = ["t", "live"] + ["%s_%s" % (m, s) for m in metrics for s, _ in stats]
+    if passage is not None:
+        header += ["surviving_energy_error", "surviving_lost"]
     rows = []
     for t in TIMES:
         p50 = scale * t ** power
         rows.append([t, 10] + [f * p50 for _, f in stats] * len(metrics))
+        if passage is not None:
+            rows[-1] += [surviving_energy(t), surviving_lost(t)]
     write_csv(os.path.join(directory, "series.csv"), header, rows)
 
     if kind == "pendulum":
@@ -99,6 +128,8 @@ def write_run(directory, kind, formulation, h, scale, power, growth=True, p10=Tr
         period = 3.3132763404731875
         summary["phase_error"] = {"period": period, "instance": 0, "rows": [
             {"periods": k, "t": k * period, "phase_error": e} for k, e in zip(PHASE_K, phase)]}
+    if passage is not None:
+        summary["first_passage"] = first_passage_block(passage)
     if growth:
         summary["growth_exponents"] = {"window": [T_END / 10, T_END]}
         summary["growth_exponents"].update({m: {"max": power, "p50": power, "points": 361} for m in metrics})
@@ -122,10 +153,10 @@ class PlotStudyTest(unittest.TestCase):
         cls.study = os.path.join(root, "study")
         os.makedirs(cls.study)
         write_run(os.path.join(cls.study, "lin"), "pendulum", "dirac", 0.1, 1e-6, 1.0, spectrum=True,
-                  phase=PHASE_ERRORS["lin"])
+                  phase=PHASE_ERRORS["lin"], passage=1e-3)
         write_run(os.path.join(cls.study, "quad"), "pendulum", "naive", 0.1, 1e-7, 2.0, growth=False, p10=False,
                   phase=PHASE_ERRORS["quad"])
-        write_run(os.path.join(cls.study, "chain"), "chain", "dirac", 0.1, 1e-8, 1.0)
+        write_run(os.path.join(cls.study, "chain"), "chain", "dirac", 0.1, 1e-8, 1.0, passage=1e-3)
         os.makedirs(os.path.join(cls.study, "broken"))  # a failed run leaves no results
         runs = [{"name": n, "directory": n, "overrides": {}, "status": "complete"} for n in ("lin", "quad", "chain")]
         runs.append({"name": "broken", "directory": "broken", "overrides": {}, "status": "failed", "exit_code": 1})
@@ -257,6 +288,72 @@ class PlotStudyTest(unittest.TestCase):
         self.assertIn("max: " + reason, lines["psi"])
         self.assertNotIn("reason", lines["energy_error"])
         self.assertNotIn("(", lines["energy_error"])
+
+    def test_survival_figure(self):
+        # "lin" and "chain" check the energy error at 1e-3 and the loss; "quad" checks nothing.
+        self.assert_drawn(os.path.join(self.study_out, "survival.png"))
+        self.assertIn(os.path.join(self.study_out, "survival.png"), self.study_result.stdout.splitlines())
+        with open(os.path.join(self.study_out, "survival.svg")) as f:
+            svg = f.read()
+        self.assertEqual(svg.count("surviving fraction"), 2)  # two panels: energy_error, lost
+        self.assertEqual(svg.count("&gt; 1e-3"), 1)  # the level both runs share: in the panel's title only
+        for label in ("lin", "chain"):
+            self.assertIn(">%s<" % label, svg)
+        self.assertNotIn(">quad<", svg)
+
+    def test_metric_figures_ignore_surviving_columns(self):
+        pngs = {f[: -len(".png")] for f in os.listdir(self.study_out) if f.endswith(".png")}
+        expected = set(PENDULUM_METRICS + CHAIN_METRICS) | {
+            "periodogram_lin", "periodogram_quad", "periodograms", "phase_error", "end_atom_chain", "survival"}
+        self.assertEqual(pngs, expected)
+        text = self.summary(self.study_out)
+        self.assertNotRegex(text, r"\n\s+surviving_")
+
+    def test_first_passage_in_summary(self):
+        text = self.summary(self.study_out)
+        lin = text[text.index("run lin:"):text.index("run quad:")]
+        self.assertIn("first passage (summary.json)", lin)
+        self.assertRegex(lin, r"\n\s+energy_error\s+1e-3\s+after every step\s+6\s+1\s+3\s+100\s+95\.5\s+0\.3\n")
+        self.assertRegex(lin, r"\n\s+lost\s+-\s+at sample times\s+1\s+-\s+9\s+150\s+150\s+0\.9\n")
+        quad = text[text.index("run quad:"):text.index("run chain:")]
+        self.assertNotIn("first passage", quad)
+        self.assertIn("first passage", text[text.index("run chain:"):])
+        self.assertNotIn("first passage", self.summary(os.path.join(self.single, "plots")))
+
+    def test_no_survival_figure_without_levels(self):
+        self.assertEqual(self.single_result.returncode, 0, self.single_result.stderr)
+        self.assertFalse(any(f.startswith("survival") for f in os.listdir(os.path.join(self.single, "plots"))))
+
+    def test_survival_with_different_levels(self):
+        # Levels that differ between runs go into the legend, not into the panel's title.
+        d = os.path.join(self.tmp.name, "levels")
+        os.makedirs(d)
+        for name, level in (("coarse", 1e-3), ("fine", 1e-4)):
+            write_run(os.path.join(d, name), "pendulum", "dirac", 0.1, 1e-6, 1.0, passage=level)
+        runs = [{"name": n, "directory": n, "overrides": {}, "status": "complete"} for n in ("coarse", "fine")]
+        with open(os.path.join(d, "study.json"), "w") as f:
+            json.dump({"chens_version": "0.1.0", "study_file": "s.toml", "complete": True, "runs": runs}, f)
+        out = os.path.join(self.tmp.name, "levels-plots")
+        r = plot(d, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_drawn(os.path.join(out, "survival.png"))
+        with open(os.path.join(out, "survival.svg")) as f:
+            svg = f.read()
+        self.assertIn("coarse — energy_error &gt; 1e-3", svg)
+        self.assertIn("fine — energy_error &gt; 1e-4", svg)
+        self.assertEqual(svg.count("&gt; 1e-"), 2)  # in those two legend entries only, not in the title
+
+    def test_survival_and_metrics_option(self):
+        # --metrics psi: the energy error's level is left out, the loss is shown.
+        out = os.path.join(self.tmp.name, "survival-psi")
+        r = plot(self.study, "--out", out, "--metrics", "psi")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_drawn(os.path.join(out, "survival.png"))
+        with open(os.path.join(out, "survival.svg")) as f:
+            self.assertEqual(f.read().count("surviving fraction"), 1)
+        text = self.summary(out)
+        self.assertRegex(text, r"\n\s+lost\s+-\s+at sample times")
+        self.assertNotRegex(text, r"\n\s+energy_error\s+1e-3")
 
     def test_missing_directory(self):
         missing = os.path.join(self.tmp.name, "does-not-exist")

@@ -39,6 +39,7 @@ SWEEP = {
     "integrator": {"h": 0.05, "t_end": 2.0},
     "ensemble": {"size": 32, "perturbation": 1e-3},
     "output": {"sample_dt": 0.5},
+    "first_passage": {"phi": 1e-9, "lost": True},
     "sweep": {"integrator.formulation": ["naive", "dirac"], "projection.momentum": [False, True]},
 }
 
@@ -136,6 +137,12 @@ def test_a_sweep_equals_the_command_lines_study(tmp_path):
     pd.testing.assert_frame_equal(res.comparison.drop(columns=timing), table.drop(columns=timing))
     ds = res.dataset()
     assert ds.sizes["run"] == 4 and "energy_error" in ds and ds.sizes["statistic"] == 8
+    # [first_passage]: the surviving fractions of series.csv, and summary.json's counts
+    assert "surviving_phi" in ds and "surviving_lost" in ds and ds["surviving_phi"].dims == ("run", "time")
+    for run in res.runs.values():
+        fp = run.summary["first_passage"]["phi"]
+        assert fp["crossed"] + fp["lost_first"] + fp["never"] == 32
+        assert run.series["surviving_phi"].iloc[-1] == fp["surviving_final"]
 
 
 def test_the_default_study_equals_the_command_lines(tmp_path):

@@ -83,11 +83,13 @@ CHENS_HD Vec<typename Model::Real, 3> momentum_integrals_of(const Model& model, 
 // integrated in: a float run's metrics are those of its float states, not of float
 // rounding in the diagnostics. (For double runs the conversions are exact copies.)
 // energy0 and integrals0 are H and momentum_integrals_of of the physical initial state,
-// also in double; t is the time in double (RunParams::reference_time). Returns false when
-// any reported value is not finite.
-template <class System, class Reference>
-CHENS_HD bool measure(const System& sys, const typename System::State& z, double energy0,
-                      const Vec<double, 3>& integrals0, const Reference& ref, double t, Metrics<double>& out) {
+// also in double. measure_state gives every metric that is a function of the state alone
+// (all but the integration error, which it sets to 0): the first-passage checks after each
+// step (ensemble/passage.hpp) take these very values. Returns false when any reported value
+// is not finite.
+template <class System>
+CHENS_HD bool measure_state(const System& sys, const typename System::State& z, double energy0,
+                            const Vec<double, 3>& integrals0, Metrics<double>& out) {
   using Model = decltype(sys.model);
   using std::fabs;
   using std::sqrt;
@@ -112,8 +114,20 @@ CHENS_HD bool measure(const System& sys, const typename System::State& z, double
     ok = ok && all_finite(Vec<double, 1>{{out.v[6]}});
   }
   out.v[0] = 0.0;
+  return ok;
+}
+
+// Every metric at time t (RunParams::reference_time): measure_state's, and the integration
+// error against the reference where there is one.
+template <class System, class Reference>
+CHENS_HD bool measure(const System& sys, const typename System::State& z, double energy0,
+                      const Vec<double, 3>& integrals0, const Reference& ref, double t, Metrics<double>& out) {
+  using std::sqrt;
+  bool ok = measure_state(sys, z, energy0, integrals0, out);
   if constexpr (Reference::available) {
     if (ref.enabled()) {
+      const auto model = sys.model.template rebound<double>();
+      const auto phys = vec_cast<double>(sys.physical(z));
       const auto d = phys - vec_cast<double>(ref.eval(t));
       if constexpr (is_slice_vec_v<std::decay_t<decltype(d)>>) {
         // A thread group's instance (ensemble/group_segment.hpp): the squares summed over the

@@ -10,6 +10,7 @@
 #include <chens/config.hpp>
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/counters.hpp>
+#include <chens/ensemble/passage.hpp>
 #include <chens/ensemble/perturbation.hpp>
 #include <chens/ensemble/run_params.hpp>
 #include <chens/formulations/formulation.hpp>
@@ -35,6 +36,7 @@ struct Instance {
   Counters c;
   double energy0;              // H of the initial physical state (diagnostics are in double)
   Vec<double, 3> integrals0;   // (P_x, P_y, L_z) of the initial physical state, or zeros
+  Passage passage;             // first-passage times (output.first_passage, passage.hpp)
   Reference ref;               // reference solution of this instance
 };
 
@@ -57,6 +59,7 @@ CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const Mo
   const auto phys = vec_cast<double>(sys.physical(in.z));
   in.energy0 = model.energy(phys);
   in.integrals0 = momentum_integrals_of(model, phys);
+  in.passage = Passage::none();
   if constexpr (decltype(in.ref)::advancing) {
     in.ref = Reference::make(sys.model, sys.physical(in.z), rp);  // numerical references run in Real
   } else {
@@ -143,6 +146,11 @@ CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method,
       z[j] = zn[j];
       step[j] = s + 1;
       c.steps += 1;
+      if constexpr (passage_checked_in_v<Real, Inst>) {
+        if (rp.passage.per_step)
+          note_step_crossings(sys, rp.passage, z[j], in[j].energy0, in[j].integrals0, rp.step_time_double(s + 1),
+                              in[j].passage);
+      }
     }
   }
   for (int j = 0; j < B; ++j) {
@@ -210,6 +218,13 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
       in.z = zn;
       k1 = k7;
       in.h = (clamped && in.h > hn) ? in.h : hn;
+      // A step that lands on the sample time takes the sample's time in double (as the
+      // sample's own check would), not the Real time widened.
+      if constexpr (passage_checked_in_v<Real, Inst>) {
+        if (rp.passage.per_step)
+          note_step_crossings(sys, rp.passage, in.z, in.energy0, in.integrals0,
+                              clamped ? rp.reference_time(k) : static_cast<double>(in.t), in.passage);
+      }
     } else {
       in.c.rejected_steps += 1;
       if (err == err && all_finite(zn)) {
@@ -314,13 +329,29 @@ CHENS_HD int sample_verdict(const RunParams<Real>& rp, bool finite, const Metric
 
 // Diagnostics of one instance at sample k; marks the instance lost (and returns false)
 // by sample_verdict's rules.
+// With output's [first_passage], the sample's crossings (every metric, passage.hpp) are
+// noted, and the loss at the first sample that finds the instance lost (on the CPU backend:
+// passage_checked_in_v).
 template <class System, class Inst>
 CHENS_HD bool measure_instance(const System& sys, const RunParams<typename System::Real>& rp, Inst& in, index_t k,
                                Metrics<double>& out) {
+  constexpr bool checked = passage_checked_in_v<typename System::Real, Inst>;
   advance_reference_to_sample(sys, rp, in, k);
-  if (in.lost != int(LostReason::none)) return false;
-  const bool finite = measure(sys, in.z, in.energy0, in.integrals0, in.ref, rp.reference_time(k), out);
+  const double t = rp.reference_time(k);
+  if (in.lost != int(LostReason::none)) {
+    if constexpr (checked) {
+      if (rp.passage.any()) note_lost(t, in.passage);
+    }
+    return false;
+  }
+  const bool finite = measure(sys, in.z, in.energy0, in.integrals0, in.ref, t, out);
   in.lost = sample_verdict(rp, finite, out, in.energy0);
+  if constexpr (checked) {
+    if (rp.passage.any()) {
+      note_crossings(rp.passage, out, t, false, in.passage);
+      if (in.lost != int(LostReason::none)) note_lost(t, in.passage);
+    }
+  }
   return in.lost == int(LostReason::none);
 }
 

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include <chens/config.hpp>
+#include <chens/ensemble/passage.hpp>
 #include <chens/ensemble/perturbation_shape.hpp>
 
 namespace chens {
@@ -73,6 +74,10 @@ struct RunParams {
   // (ensemble/perturbation.hpp); their size is EnsembleSpec::perturbation.
   PerturbationShape<Real> perturbation_shape{};
 
+  // output.first_passage (ensemble/passage.hpp): the levels whose first crossing each
+  // instance records.
+  PassageLevels passage{};
+
   // Whether the projections are checked after the step that makes `steps` accepted steps
   // (projection_every).
   CHENS_HD bool projects_after(std::uint64_t steps) const {
@@ -94,9 +99,11 @@ struct RunParams {
   // sample_time(k) for double runs.
   CHENS_HD double reference_time(index_t k) const {
     if (!fixed_step) return k >= samples ? double(t_end) : double(k) * double(sample_dt);
-    const index_t n = sample_step(k);
-    return n >= total_steps ? double(t_end) : double(n) * double(h);
+    return step_time_double(sample_step(k));
   }
+  // step_time(n) in double the same way (fixed-step methods): the time of a step's
+  // first-passage crossing (passage.hpp), on the grid of reference_time's sample times.
+  CHENS_HD double step_time_double(index_t n) const { return n >= total_steps ? double(t_end) : double(n) * double(h); }
 };
 
 // The run parameters in another precision (float runs, `integrator.precision`).
@@ -132,6 +139,7 @@ RunParams<R> run_params_as(const RunParams<Real>& rp) {
   r.perturbation_shape.distribution = rp.perturbation_shape.distribution;
   r.perturbation_shape.phi_offset = R(rp.perturbation_shape.phi_offset);
   r.perturbation_shape.psi_offset = R(rp.perturbation_shape.psi_offset);
+  r.passage = rp.passage;
   return r;
 }
 

@@ -42,6 +42,7 @@ struct NumericalReference {
     r.run.ctl = Dopri5Controller<Real>{};
     r.run.energy0 = Real(0);
     r.run.integrals0 = Vec<Real, 3>::zero();
+    r.run.passage = Passage::none();
     r.run.ref = NoReference<Real, State::size>{};
     r.run.step = 0;
     r.run.lost = int(LostReason::none);
@@ -56,6 +57,7 @@ struct NumericalReference {
     rr.rtol = rr.atol = rp.reference_tol;
     rr.project_momentum = rr.project_position = false;
     rr.impetus_reset = Real(0);
+    rr.passage = PassageLevels{};  // the reference is the yardstick, not a subject of first passage
     return rr;
   }
   // Brings a reference run to sample time k of rp within `attempts` trial steps: this
