@@ -27,6 +27,10 @@
 //   chens_ensemble_first_passage  chens_ensemble with first-passage levels (docs/first_passage.md)
 //                         on the energy error, phi, psi (checked after every step), the
 //                         integration error and the loss, none of them reached: the checks' cost.
+//   chens_ensemble_parameters  chens_ensemble as a parameter ensemble (docs/parameter_ensembles.md)
+//                         whose every instance draws the nominal length (parameters.length =
+//                         [1.0]): the same numbers through the per-instance path, whose
+//                         instances step one at a time (no lanes) on a system of their own.
 //   odeint_*              Boost.Odeint runge_kutta4 (array_algebra, the default for
 //                         std::array; range_algebra) and runge_kutta4_classic stepping the
 //                         same equations, written as a plain functor for m = l = g = 1,
@@ -42,8 +46,9 @@
 // Before timing, main() checks that every odeint variant ends in the same final states as
 // the chens driver (max |difference| <= 1e-12, same number of projections), that the
 // 4-lane driver's final states equal the driver's bit for bit, and that the ensemble's
-// instance 0 (lanes on and off) equals the driver's bit for bit, with sample statistics
-// equal bit for bit with lanes on and off; the binary exits with status 1 otherwise.
+// instance 0 (lanes on and off, and as a parameter ensemble of the nominal length) equals the
+// driver's bit for bit, with sample statistics equal bit for bit with lanes on and off; the
+// binary exits with status 1 otherwise.
 //
 // --one-pass=<name> [--instances=N] [--steps=S] [--threads=T] [--projall] runs one untimed
 // pass of one variant and exits (for valgrind --tool=callgrind instruction counts; see
@@ -202,8 +207,12 @@ PassResult chens_driver_lanes_pass(std::uint64_t n, chens::index_t steps, bool k
 
 template <class Reference, class M = Method>
 chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps, int threads,
-                                          double tol = kProjectionTol, bool first_passage = false) {
+                                          double tol = kProjectionTol, bool first_passage = false,
+                                          bool parameters = false) {
   chens::RunParams<double> rp = run_params(steps, tol);
+  chens::EnsembleSpec spec = ensemble_spec(n, threads);
+  if (parameters)
+    spec.parameters.law[std::size_t(chens::ParameterId::length)] = chens::ParameterLaw{chens::LawKind::list, 0, 0, {1.0}};
   if (first_passage) {
     // output's [first_passage] on the energy error, phi and psi (checked after every step), the
     // integration error (at samples) and the loss, at levels no instance reaches: the checks'
@@ -216,8 +225,7 @@ chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps,
     rp.passage.mask |= 1u << chens::passage_lost;
     rp.passage.per_step = true;
   }
-  return chens::run_ensemble<chens::CpuBackend, System, M, Reference>(runtime_system(), M{}, rp, runtime_z0(),
-                                                                      ensemble_spec(n, threads));
+  return chens::run_ensemble<chens::CpuBackend, System, M, Reference>(runtime_system(), M{}, rp, runtime_z0(), spec);
 }
 
 // ---- Boost.Odeint -------------------------------------------------------------------------
@@ -316,10 +324,12 @@ void BM_chens_driver_lanes4(benchmark::State& st, double tol) {
 }
 
 template <class Reference, class M = Method>
-void BM_chens_ensemble(benchmark::State& st, int threads, double tol = kProjectionTol, bool first_passage = false) {
+void BM_chens_ensemble(benchmark::State& st, int threads, double tol = kProjectionTol, bool first_passage = false,
+                       bool parameters = false) {
   std::uint64_t proj = 0;
   for (auto _ : st) {
-    const auto res = chens_ensemble_pass<Reference, M>(instances_of(st), steps_of(st), threads, tol, first_passage);
+    const auto res =
+        chens_ensemble_pass<Reference, M>(instances_of(st), steps_of(st), threads, tol, first_passage, parameters);
     benchmark::DoNotOptimize(res.instance0_state.data());
     proj = res.totals.momentum_projections;
   }
@@ -401,6 +411,8 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
   for (const int threads : {1, omp_get_max_threads()})
     check_ensemble("", chens_ensemble_pass<ExactRef>(n, steps, threads, tol), threads);
   check_ensemble(" (lanes off)", off, 1);
+  check_ensemble(" (parameters.length = [1.0])",
+                 chens_ensemble_pass<ExactRef>(n, steps, 1, tol, false, true), 1);
   if (tol == kProjectionTol) {
     std::printf("  sizeof Instance: %zu bytes with PendulumExact, %zu with NoReference\n",
                 sizeof(chens::InstanceOf<System, ExactRef>), sizeof(chens::InstanceOf<System, NoRef>));
@@ -479,6 +491,8 @@ int main(int argc, char** argv) {
   reg("chens_ensemble_noref/threads:1", [](benchmark::State& st) { BM_chens_ensemble<NoRef>(st, 1); });
   reg("chens_ensemble_first_passage/threads:1",
       [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1, kProjectionTol, true); });
+  reg("chens_ensemble_parameters/threads:1",
+      [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1, kProjectionTol, false, true); });
   reg("odeint_rk4/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4>(st, kProjectionTol); });
   reg("odeint_rk4_div/threads:1",
       [](benchmark::State& st) { BM_odeint<OdeintRk4, DiracPendulumRhsDiv>(st, kProjectionTol); });

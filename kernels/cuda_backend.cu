@@ -66,6 +66,8 @@ std::vector<int> cuda_chain_sizes() {
 std::string cuda_unsupported_reason(const Study& s) {
   if (s.first_passage_on())
     return "first-passage statistics ([first_passage]) run on the CPU backend only for now (docs/first_passage.md)";
+  if (s.varies_parameters())
+    return "parameter ensembles ([parameters]) run on the CPU backend only for now (docs/parameter_ensembles.md)";
   if (has_system<CudaBackend>(s)) return "";
   if (s.model_kind == ModelKind::chain) {
     std::string all, groups;

@@ -115,6 +115,8 @@ class CudaEngine {
   }
 
   const System& system() const { return sys_; }
+  // One system for every instance: the GPU refuses [parameters] (cuda_unsupported_reason).
+  const System& system_of(std::uint64_t) const { return sys_; }
   std::uint64_t instance_bytes() const { return W * sizeof(std::uint64_t); }
 
   // Rows per segment: one slot's metrics under segment_metric_bytes, the recorded instances'

@@ -67,7 +67,7 @@ t=$(date +%s)
 # The GPU benchmarks (medians of 3); with .devrun-base/ (scripts/gpu-bundle.sh BASE_BUILD: the
 # same benchmark built from an earlier commit) the earlier build's pendulum and chain rows
 # run in the same call on the same card, for before/after ratios.
-fg env LD_LIBRARY_PATH="$lib" .devrun/bench_gpu_instances --benchmark_filter=BM_Gpu --benchmark_min_time=0.3 --benchmark_repetitions=3 \
+fg timeout ${BENCH_LIMIT:-240} env LD_LIBRARY_PATH="$lib" .devrun/bench_gpu_instances --benchmark_filter=BM_Gpu --benchmark_min_time=0.3 --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true > "$out/bench_gpu.log" 2>&1 && result[bench]=pass || result[bench]=FAIL
 if [[ -f .devrun-base/bundle.tar.xz ]]; then
   (cd .devrun-base && xz -dc bundle.tar.xz | tar xf -)
@@ -79,7 +79,7 @@ fi
 # Chains on thread groups (issue 20): the group kernels for every built size beside the same
 # loop on this machine's CPU cores, and ncu's view of the 64-atom fast kernel.
 if [[ -x .devrun/bench_chain_group ]]; then
-  fg env LD_LIBRARY_PATH="$lib" .devrun/bench_chain_group --benchmark_min_time=0.2 --benchmark_repetitions=3 \
+  fg timeout ${BENCH_LIMIT:-240} env LD_LIBRARY_PATH="$lib" .devrun/bench_chain_group --benchmark_min_time=0.2 --benchmark_repetitions=3 \
     --benchmark_report_aggregates_only=true > "$out/bench_chain_group.log" 2>&1 && result[chain_group]=pass ||
     result[chain_group]="FAIL (see bench_chain_group.log)"
   if command -v ncu > /dev/null; then
@@ -114,7 +114,8 @@ t=$(date +%s)
 fails=0
 : > "$out/validate.log"
 for f in examples/*.toml; do
-  grep -qE '^\[sweep\]|^\[\[run\]\]' "$f" && continue  # validate takes single-run studies
+  # validate takes single-run studies the GPU runs (not [first_passage] or [parameters] yet)
+  grep -qE '^\[sweep\]|^\[\[run\]\]|^\[first_passage\]|^\[parameters\]' "$f" && continue
   if ! fg "$chens" validate "$f" >> "$out/validate.log" 2>&1; then fails=$((fails + 1)); echo "  ^ $f" >> "$out/validate.log"; fi
 done
 result[validate]=$([[ $fails == 0 ]] && echo "pass ($(ls examples/*.toml | wc -l) studies)" || echo "FAIL: $fails studies")

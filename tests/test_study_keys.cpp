@@ -112,7 +112,12 @@ const std::vector<std::string>& every_key() {
       "ensemble.phi_offset", "ensemble.psi_offset", "ensemble.lost_residual", "ensemble.lost_unconverged",
       "ensemble.lost_diverged", "ensemble.only",
       "output.sample_dt", "output.trajectory", "output.reference", "output.reference_tol", "output.states",
-      "output.record", "output.phase_error", "output.periodogram", "output.wedge"};
+      "output.record", "output.phase_error", "output.periodogram", "output.wedge",
+      "first_passage.integration_error", "first_passage.energy_error", "first_passage.phi", "first_passage.psi",
+      "first_passage.linear_momentum_error", "first_passage.angular_momentum_error", "first_passage.wedge_error",
+      "first_passage.lost",
+      "parameters.mass", "parameters.length", "parameters.gravity", "parameters.bond_length", "parameters.lj_epsilon",
+      "parameters.penalty", "parameters.h"};
   return keys;
 }
 
@@ -131,6 +136,18 @@ std::string outcome(const std::vector<std::string>& sets) {
 
 // Unknown keys (the allowed keys listed), and keys given together whose checks come in an order.
 const std::vector<std::vector<std::string>> probe_sets = {
+    // [parameters]: laws, and the rules between keys
+    {"parameters.length=\"uniform(0.5, 2)\""}, {"parameters.mass=\"normal(1, 0.2)\""},
+    {"parameters.gravity=\"log-uniform(0, 1)\""}, {"parameters.gravity=\"log-uniform(0.1, 10)\""},
+    {"parameters.h=[0.1, 0.05]", "output.sample_dt=1"}, {"parameters.h=[0.1, 0.05]", "integrator.method=dopri5"},
+    {"parameters.h=\"uniform(0.01, 0.1)\"", "output.sample_dt=1", "integrator.t_end=10.5"},
+    {"parameters.h=[0.1]", "output.sample_dt=1", "integrator.precision=float"},
+    {"model.kind=chain", "parameters.bond_length=\"normal(1, 0.01)\"", "parameters.lj_epsilon=[0, 0.1]"},
+    {"model.kind=chain", "model.masses=[1, 2, 1, 2, 1, 2, 1]", "parameters.mass=[1, 2]"},
+    {"model.kind=penalty-pendulum", "parameters.penalty=\"log-uniform(10, 1000)\""},
+    {"model.kind=double-pendulum", "parameters.mass=[1, 2]"},
+    {"parameters.length=[1, 2]", "output.phase_error=[1]"}, {"parameters.length=\"uniform (1 , 2)\""},
+    {"parameters.length=\"uniform(1, 2, 3)\""}, {"parameters.length=\"uniform(1,\""}, {"parameters.length=\"()\""},
     {"model.zz=1"}, {"integrator.zz=1"}, {"projection.zz=1"}, {"ensemble.zz=1"}, {"output.zz=1"}, {"model.mases=1"},
     {"model.atoms=7", "model.length=2"}, {"model.kind=chain", "model.mass=-1", "model.atoms=1"},
     {"integrator.steps_per_oscillation=10", "integrator.method=verlet"},

@@ -100,6 +100,11 @@ struct PassageResult {
   double surviving(int s, std::size_t k, std::uint64_t instances) const {
     std::uint64_t ended = 0;
     for (std::size_t j = 0; j <= k && j < slot[s].ended.size(); ++j) ended += slot[s].ended[j];
+    return surviving_fraction(instances, ended);
+  }
+  // The fraction of `instances` whose passage has not happened, `ended` of them having passed
+  // (series.csv sums `ended` as k goes).
+  static double surviving_fraction(std::uint64_t instances, std::uint64_t ended) {
     return instances == 0 ? 0.0 : static_cast<double>(instances - ended) / static_cast<double>(instances);
   }
 };

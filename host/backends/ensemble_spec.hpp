@@ -7,6 +7,8 @@
 #include <functional>
 #include <vector>
 
+#include "study/parameter_laws.hpp"
+
 namespace chens {
 
 struct Accumulator;
@@ -54,6 +56,9 @@ struct EnsembleSpec {
   // trial steps) wherever a sample interval needs more, whatever the clock says.
   double stop_seconds = 2.0;
   std::int64_t pass_steps = 0;
+  // [parameters]: what the ensemble varies over its instances; instance i's values are
+  // parameters.at(global_index(i)). Only the CPU backend runs such ensembles for now.
+  ParameterEnsemble parameters;
   // Sharded runs: called once per segment, on every rank, with the segment's block
   // accumulators acc[((k - k0) * blocks + b) * metric_count + m] (b the local block) and
   // quantile histograms hist[((k - k0) * metric_count + m) * LogBins::count + bin]; it fills

@@ -37,7 +37,7 @@ void tally_passage(const RunParams<Real>& rp, const EnsembleSpec& spec, std::uin
   for (int s = 0; s < passage_slots; ++s) {
     out.slot[s] = PassageStats{};
     out.slot[s].level = s == passage_lost ? 0.0 : rp.passage.level[s];
-    out.slot[s].ended.assign(K, 0);
+    if (rp.passage.on(s)) out.slot[s].ended.assign(K, 0);  // a slot not checked keeps none
   }
   const std::uint64_t blocks = (n + cpu_block_size - 1) / cpu_block_size;
   constexpr std::size_t hist_row = static_cast<std::size_t>(metric_count) * LogBins::count;

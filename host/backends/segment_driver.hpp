@@ -8,6 +8,7 @@
 //   backend, pipelined            "cpu" / "cuda"; whether rows segment s + 1 may be launched
 //                                 before segment s is collected (the GPU overlaps them)
 //   system()                      the system the instances integrate
+//   system_of(i)                  instance i's ([parameters]: its own model), by value
 //   instance_bytes()              bytes per instance of the saved state (its own layout)
 //   memory_rows()                 rows per segment its memory allows
 //   prepare(rows, res)            allocation for segments of `rows` rows; may throw (nothing
@@ -82,7 +83,7 @@ EnsembleResult drive_segments(Engine& engine, const RunParams<typename Engine::R
     restore_common(res, *from);
   } else {
     engine.initialise();
-    engine.for_first(keep, [&](std::uint64_t i, const auto& in) { keep_initial(res.kept, sys, i, in); });
+    engine.for_first(keep, [&](std::uint64_t i, const auto& in) { keep_initial(res.kept, engine.system_of(i), i, in); });
   }
   res.setup_seconds = wall() - earlier_wall;  // allocation and initial data
   if (rp.passage.any()) res.kept.first_passage.assign(keep * passage_slots, INFINITY);
@@ -161,8 +162,9 @@ EnsembleResult drive_segments(Engine& engine, const RunParams<typename Engine::R
   // Instance 0 and the kept instances, final.
   const std::uint64_t fetch = std::min<std::uint64_t>(std::max<std::uint64_t>(keep, 1), n);
   engine.for_first(fetch, [&](std::uint64_t i, const auto& in) {
-    if (i < keep) keep_final(res.kept, sys, i, in);
-    if (i == 0) record_instance0_final(res, sys, in);
+    const System sys_i = engine.system_of(i);
+    if (i < keep) keep_final(res.kept, sys_i, i, in);
+    if (i == 0) record_instance0_final(res, sys_i, in);
   });
   res.wall_seconds = wall();
   res.finish_seconds = res.wall_seconds - integrated;

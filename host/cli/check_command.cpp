@@ -2,6 +2,7 @@
 // its memory and a run-time estimate from a calibration run on the backend `chens run`
 // would choose (docs/study-format.md, "chens check").
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 
@@ -42,6 +43,12 @@ Study calibration_study(const Study& s, const RunParams<double>& rp) {
     const index_t steps = std::min<index_t>(rp.total_steps, std::max<index_t>(50, 2 * rp.steps_per_sample));
     c.t_end = static_cast<double>(steps) * rp.h;
     c.sample_dt = static_cast<double>(std::min(rp.steps_per_sample, std::max<index_t>(1, steps))) * rp.h;
+    if (s.law(ParameterId::h).varies()) {
+      // Each instance's grid divides output.sample_dt: whole sample intervals of the study's.
+      const index_t intervals = std::max<index_t>(1, (steps + rp.steps_per_sample - 1) / rp.steps_per_sample);
+      c.sample_dt = s.sample_dt;
+      c.t_end = std::min(s.t_end, static_cast<double>(intervals) * *s.sample_dt);
+    }
     c.size = std::min<std::int64_t>(s.size, std::max<std::int64_t>(64, 4000000 / std::max<index_t>(1, steps)));
   } else {
     c.t_end = s.t_end / 50;
@@ -71,8 +78,16 @@ double estimate_run_time(const Study& s, const RunParams<double>& rp, const RunA
     EnsembleSpec spec = ensemble_spec(c, ra.threads);
     const EnsembleResult r = gpu ? run_study_cuda(c, crp, spec) : run_study_cpu(c, crp, spec);
     const double rate = static_cast<double>(r.totals.steps) / std::max(r.wall_seconds, 1e-9);
-    const double steps_per_instance = rp.fixed_step ? static_cast<double>(rp.total_steps)
-                                                    : static_cast<double>(r.totals.steps) / static_cast<double>(c.size) * 50;
+    double steps_per_instance = rp.fixed_step ? static_cast<double>(rp.total_steps)
+                                              : static_cast<double>(r.totals.steps) / static_cast<double>(c.size) * 50;
+    if (rp.fixed_step && s.law(ParameterId::h).varies()) {
+      // parameters.h: t_end / h over the instances' own step sizes (the first 10^5 of them).
+      const ParameterEnsemble e = parameter_ensemble(s);
+      const std::uint64_t n = std::min<std::uint64_t>(static_cast<std::uint64_t>(s.size), 100000);
+      double sum = 0;
+      for (std::uint64_t i = 0; i < n; ++i) sum += std::ceil(s.t_end / e.value(ParameterId::h, i) - 1e-9);
+      steps_per_instance = sum / static_cast<double>(n);
+    }
     const double seconds = steps_per_instance * static_cast<double>(s.size) / rate;
     out << "# work: " << steps_per_instance * static_cast<double>(s.size) << " instance-steps"
         << (rp.fixed_step ? "" : " (dopri5: extrapolated from the calibration)") << "\n# run time: about " << seconds

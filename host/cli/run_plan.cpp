@@ -75,7 +75,11 @@ void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArg
   std::ostringstream ignored;
   choose_backend(study, ra, ignored, info, gpu);
   out << "# backend: " << (gpu ? "cuda" : "cpu") << (info.backend_note.empty() ? "" : " (" + info.backend_note + ")")
-      << "\n# steps per instance: " << (rp.fixed_step ? std::to_string(rp.total_steps) : std::string("adaptive"))
+      << "\n# steps per instance: "
+      << (!rp.fixed_step                 ? std::string("adaptive")
+          : study.law(ParameterId::h).varies() ? "each instance's own (parameters.h; " + std::to_string(rp.total_steps) +
+                                                     " with integrator.h)"
+                                         : std::to_string(rp.total_steps))
       << ", sample times: " << rp.samples + 1 << "\n"
       << to_toml(study, rp);
 }

@@ -8,6 +8,11 @@
 //   Reference                what integration_error measures against (reference/)
 //   reference_kind(rp)       summary.json's words for it
 //   bytes_per_instance(t)    host memory an instance needs at most, with tangents (t) or not
+//   set_parameter(m, p, v)   (models with [parameters]) set parameter p to v, as make() would
+//                            from the study's key: an instance with the value v is the single
+//                            run with that key set to v, bit for bit
+//   length_parameter, length_of(m)   the parameter that sizes the configuration and its value:
+//                            an instance's nominal positions are scaled by its own over the study's
 // The initial state is the study's (model.initial or the model's default, initial_state())
 // for every model; the physical state's component names are physical_state_names(study)
 // (study/study_model.cpp), which resolve() needs for sizes the build may not have. User models
@@ -69,6 +74,13 @@ struct ModelTraits<Pendulum<Real>> {
   }
   // With output.wedge an instance also carries two tangent vectors (geometry/wedge.hpp).
   static constexpr std::size_t bytes_per_instance(bool tangents) { return tangents ? 576 : 448; }
+  static void set_parameter(Pendulum<Real>& m, ParameterId p, double v) {
+    if (p == ParameterId::mass) m.m = static_cast<Real>(v);
+    if (p == ParameterId::length) m.l = static_cast<Real>(v);
+    if (p == ParameterId::gravity) m.g = static_cast<Real>(v);
+  }
+  static constexpr ParameterId length_parameter = ParameterId::length;
+  static double length_of(const Pendulum<Real>& m) { return static_cast<double>(m.l); }
 };
 
 // The penalty pendulum (003): the rigid pendulum's limit mu -> infinity is its reference.
@@ -85,6 +97,12 @@ struct ModelTraits<PenaltyPendulum<double>> {
            "constraint manifold";
   }
   static constexpr std::size_t bytes_per_instance(bool tangents) { return ModelTraits<Pendulum<double>>::bytes_per_instance(tangents); }
+  static void set_parameter(PenaltyPendulum<double>& m, ParameterId p, double v) {
+    ModelTraits<Pendulum<double>>::set_parameter(m, p, v);
+    if (p == ParameterId::penalty) m.mu = v;
+  }
+  static constexpr ParameterId length_parameter = ParameterId::length;
+  static double length_of(const PenaltyPendulum<double>& m) { return m.l; }
 };
 
 // summary.json's reference.kind for chains in double.
@@ -119,6 +137,15 @@ struct ModelTraits<Chain<Real, N>> {
   static constexpr std::size_t bytes_per_instance(bool) {
     return sizeof(InstanceOf<HamiltonDirac<Chain<double, N>>, NumericalReference<Chain<double, N>>>);
   }
+  // As make(): the inverse masses and lengths in double, then in Real.
+  static void set_parameter(Chain<Real, N>& c, ParameterId p, double v) {
+    if (p == ParameterId::mass)
+      for (int i = 0; i < N; ++i) c.w[i] = static_cast<Real>(1.0 / v);
+    if (p == ParameterId::bond_length) c.L = static_cast<Real>(v);
+    if (p == ParameterId::lj_epsilon) c.eps = static_cast<Real>(v);
+  }
+  static constexpr ParameterId length_parameter = ParameterId::bond_length;
+  static double length_of(const Chain<Real, N>& c) { return static_cast<double>(c.L); }
 };
 
 // The planar double pendulum (docs/adding-a-model.md): no closed form, so a tight DOPRI5 run

@@ -17,6 +17,7 @@ EnsembleSpec ensemble_spec(const Study& s, int threads) {
   spec.record = recorded_instances(s);
   if (s.states) spec.keep_instances = spec.size;
   spec.threads = threads;
+  spec.parameters = parameter_ensemble(s);
   return spec;
 }
 

@@ -140,6 +140,26 @@ std::string states_h5_image(const Study& s, const RunParams<double>& rp, const E
                          "the first time each metric exceeded its level ([first_passage] in the study; +inf: never), "
                          "and for \"lost\" the first sample time at which the instance was found lost");
       }
+      if (s.varies_parameters()) {
+        // [parameters]: each instance's values, one column per varied parameter, drawn again
+        // from (seed, instance index, parameter) as the run drew them.
+        const ParameterEnsemble e = parameter_ensemble(s);
+        std::vector<std::string> varied;
+        std::vector<ParameterId> ids;
+        for (int q = 0; q < parameter_count; ++q)
+          if (e.varies(ParameterId(q))) {
+            varied.push_back(parameter_name(ParameterId(q)));
+            ids.push_back(ParameterId(q));
+          }
+        const hsize_t P = ids.size();
+        std::vector<double> values(n * P);
+        for (hsize_t i = 0; i < n; ++i)
+          for (hsize_t c = 0; c < P; ++c) values[i * P + c] = e.value(ids[c], index[i]);
+        H5::DataSet pd = dataset(g, "parameters", {n, P}, values, join(varied));
+        string_attribute(pd, "description",
+                         "each instance's values of the parameters the study varies ([parameters]); the step size h "
+                         "as the instance used it (fixed-step methods: on the output.sample_dt grid)");
+      }
       H5::Group cg = g.createGroup("counters");
       const auto counter = [&](const char* name, std::uint64_t Counters::*field) {
         std::vector<std::uint64_t> v(n);

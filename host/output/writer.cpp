@@ -149,6 +149,33 @@ nlohmann::json first_passage_summary(const RunParams<double>& rp, const Ensemble
   return j;
 }
 
+// [parameters] (docs/parameter_ensembles.md): each varied parameter's law and the mean,
+// minimum and maximum of the values its instances drew (in instance order, so the numbers do
+// not depend on threads or ranks): the check that the ensemble is the one asked for.
+nlohmann::json parameters_summary(const Study& s) {
+  const ParameterEnsemble e = parameter_ensemble(s);
+  const std::uint64_t n = s.only.empty() ? static_cast<std::uint64_t>(s.size) : s.only.size();
+  nlohmann::json j = nlohmann::json::object();
+  for (int q = 0; q < parameter_count; ++q) {
+    const ParameterId id = ParameterId(q);
+    if (!e.varies(id)) continue;
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
+    for (std::uint64_t k = 0; k < n; ++k) {
+      const double v = e.value(id, s.only.empty() ? k : static_cast<std::uint64_t>(s.only[k]));
+      sum += v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    const ParameterLaw& law = s.law(id);
+    j[parameter_name(id)] = {{"law", law.kind == LawKind::list ? nlohmann::json(law.values) : nlohmann::json(law_text(law))},
+                             {"instances", n},
+                             {"mean", n > 0 ? number_or_null(sum / static_cast<double>(n)) : nullptr},
+                             {"min", n > 0 ? number_or_null(lo) : nullptr},
+                             {"max", n > 0 ? number_or_null(hi) : nullptr}};
+  }
+  return j;
+}
+
 nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info,
                             const Instance0Spectrum* spectrum) {
   nlohmann::json j;
@@ -217,6 +244,7 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
       j[name][std::string("final_") + quantile_name[q]] = live ? number_or_null(r.series.back().quantile[m][q]) : nullptr;
   }
   if (r.passage.any()) j["first_passage"] = first_passage_summary(rp, r);
+  if (s.varies_parameters()) j["parameters"] = parameters_summary(s);
   j["growth_exponents"] = growth_summary(r, s);
   if (!s.phase_error.empty()) j["phase_error"] = phase_error_table(s, rp, r);
   if (!s.periodogram.empty())
@@ -260,7 +288,7 @@ std::string make_series_csv(const EnsembleResult& r) {
     for (int s = 0; s < passage_slots; ++s) {
       if (!r.passage.on(s)) continue;
       if (k < r.passage.slot[s].ended.size()) ended[s] += r.passage.slot[s].ended[k];
-      os << ',' << fmt(r.instances == 0 ? 0.0 : static_cast<double>(r.instances - ended[s]) / static_cast<double>(r.instances));
+      os << ',' << fmt(PassageResult::surviving_fraction(r.instances, ended[s]));
     }
     os << '\n';
   }

@@ -19,6 +19,7 @@
 
 #include "dispatch/chain_sizes.hpp"
 #include "study/model_kind.hpp"
+#include "study/parameter_laws.hpp"
 
 namespace chens {
 
@@ -108,18 +109,39 @@ struct Study {
   double passage_angular_momentum_error = 0.0;
   double passage_wedge_error = 0.0;
   bool passage_lost = false;
+  // [parameters] (study/parameter_laws.hpp, docs/parameter_ensembles.md): the per-instance law
+  // of each parameter the ensemble varies, indexed by ParameterId; LawKind::fixed elsewhere
+  // (every instance takes the [model] or [integrator] value).
+  std::array<ParameterLaw, parameter_count> vary{};
 
   // Whether the study checks a first-passage level ([first_passage]).
-  bool first_passage_on() const {
-    return passage_integration_error > 0 || passage_energy_error > 0 || passage_phi > 0 || passage_psi > 0 ||
-           passage_linear_momentum_error > 0 || passage_angular_momentum_error > 0 || passage_wedge_error > 0 ||
-           passage_lost;
+  bool first_passage_on() const;
+  // Whether the study varies a parameter over its instances ([parameters]).
+  bool varies_parameters() const {
+    for (const ParameterLaw& l : vary)
+      if (l.varies()) return true;
+    return false;
   }
+  const ParameterLaw& law(ParameterId p) const { return vary[static_cast<std::size_t>(p)]; }
 
   // "section.key" of every key the study file or --set gave.
   std::set<std::string> given;
   bool has(const char* key) const { return given.count(key) > 0; }
 };
+
+// The [first_passage] levels in the order of the metrics (metrics.hpp's MetricId): the one
+// list that reading, resolving and the tests go through.
+inline constexpr double Study::*passage_level_members[] = {
+    &Study::passage_integration_error,     &Study::passage_energy_error,
+    &Study::passage_phi,                   &Study::passage_psi,
+    &Study::passage_linear_momentum_error, &Study::passage_angular_momentum_error,
+    &Study::passage_wedge_error};
+
+inline bool Study::first_passage_on() const {
+  for (double Study::*level : passage_level_members)
+    if (this->*level > 0) return true;
+  return passage_lost;
+}
 
 // The chain size with float instantiations (integrator.precision = "float"; CMake's
 // CHENS_FLOAT_CHAIN_ATOMS): the size of the benchmarks.
@@ -187,6 +209,17 @@ std::vector<StudyRun> load_default_runs(const std::vector<std::string>& sets = {
 
 // Checks cross-key constraints and computes the time grid. Throws StudyError.
 RunParams<double> resolve(const Study& s);
+
+// The fixed-step time grid of step h (RunParams's h, last_h, total_steps, steps_per_sample,
+// sample_dt, samples) for rp.t_end, sampling every sample_dt (0: about 100 samples); false
+// where sample_dt is not a multiple of h. resolve() and every instance of a step-size
+// ensemble (parameters.h) go through it, so that an instance's grid is the single run's.
+bool fixed_step_grid(RunParams<double>& rp, double h, double sample_dt);
+// rp with the step size h (fixed-step methods: its grid, sampling every sample_dt; dopri5:
+// the initial trial step).
+RunParams<double> with_step_size(const RunParams<double>& rp, double h, double sample_dt);
+// What the study varies over its instances (EnsembleSpec::parameters).
+ParameterEnsemble parameter_ensemble(const Study& s);
 
 // The study as TOML (every key, resolved defaults included) and as JSON for summary.json.
 std::string to_toml(const Study& s, const RunParams<double>& rp);

@@ -93,6 +93,8 @@ const char* scope_name(KeyScope scope) {
     case KeyScope::bodies: return " chain double-pendulum";
     case KeyScope::double_pendulum: return " double-pendulum";
     case KeyScope::baumgarte: return " baumgarte";
+    case KeyScope::pendulums: return " pendulum penalty-pendulum";
+    case KeyScope::pendulums_chain: return " pendulum penalty-pendulum chain";
   }
   return "";
 }

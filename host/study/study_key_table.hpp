@@ -35,6 +35,8 @@ enum class KeyScope {
   bodies,            // models of several masses: "chain" and "double-pendulum" (masses)
   double_pendulum,   // model.kind = "double-pendulum"
   baumgarte,         // integrator.formulation = "baumgarte"
+  pendulums,         // "pendulum" and "penalty-pendulum" ([parameters] length, gravity)
+  pendulums_chain,   // "pendulum", "penalty-pendulum" and "chain" ([parameters] mass)
 };
 bool in_scope(KeyScope scope, const Study& s);
 

@@ -1,6 +1,9 @@
 // Every study key, declared once (study_key_table.hpp says what each field is for). The
 // table's order is the order in which keys are read and listed in messages; the docs'
 // descriptions are docs/study-format.md's.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <limits>
 #include <type_traits>
 
@@ -26,6 +29,8 @@ bool in_scope(KeyScope scope, const Study& s) {
     case KeyScope::bodies: return is_chain(s) || is_double_pendulum(s);
     case KeyScope::double_pendulum: return is_double_pendulum(s);
     case KeyScope::baumgarte: return s.formulation == FormulationId::baumgarte;
+    case KeyScope::pendulums: return is_rigid_pendulum(s) || is_penalty_pendulum(s);
+    case KeyScope::pendulums_chain: return is_rigid_pendulum(s) || is_penalty_pendulum(s) || is_chain(s);
   }
   return false;
 }
@@ -129,6 +134,90 @@ KeyType indices(std::vector<std::int64_t> Study::*member, const char* what, std:
   t.value = [member](const Study& s) { return KeyValue(s.*member); };
   t.allowed = std::string(ascending ? "ascending integers" : "integers") + integer_rule(lo, hi) + ", no repeats";
   return t;
+}
+
+// [parameters]: a parameter's law, a string "uniform(min, max)", "normal(mean, sd)",
+// "log-uniform(min, max)" or an array of values (parameter_laws.hpp); `b` is the rule of the
+// parameter's own key, which a list's values and a uniform law's bounds obey.
+ParameterLaw read_law(const toml::node& n, const std::string& k, Bound b) {
+  ParameterLaw law;
+  if (n.is_array()) {
+    law.kind = LawKind::list;
+    law.values = number_array(n, k, "must be a distribution (\"uniform(min, max)\", \"normal(mean, sd)\", "
+                                    "\"log-uniform(min, max)\") or a non-empty array of values",
+                              (std::string(" ") + b.rule).c_str(), b.ok);
+    return law;
+  }
+  if (n.is_number())
+    fail(n, k, "one value for every instance is the model's or integrator's own key; [parameters] takes a "
+               "distribution (\"uniform(min, max)\", \"normal(mean, sd)\", \"log-uniform(min, max)\") or an array of values");
+  const auto given = n.as_string();
+  if (!given)
+    fail(n, k, "must be a distribution (\"uniform(min, max)\", \"normal(mean, sd)\", \"log-uniform(min, max)\") or "
+               "an array of values");
+  std::string t;
+  for (char c : given->get())
+    if (c != ' ' && c != '\t') t += c;
+  const std::size_t open = t.find('('), close = t.rfind(')');
+  const std::string name = t.substr(0, open);
+  const std::vector<std::pair<std::string, LawKind>> kinds = {
+      {"uniform", LawKind::uniform}, {"normal", LawKind::normal}, {"log-uniform", LawKind::log_uniform}};
+  const auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const auto& e) { return e.first == name; });
+  if (kind == kinds.end())
+    fail(n, k, "unknown distribution \"" + name + "\"; allowed: \"uniform(min, max)\", \"normal(mean, sd)\", "
+               "\"log-uniform(min, max)\", or an array of values");
+  law.kind = kind->second;
+  const bool normal = law.kind == LawKind::normal;
+  const std::string form = normal ? name + "(mean, sd)" : name + "(min, max)";
+  if (open == std::string::npos || close != t.size() - 1 || close < open)
+    fail(n, k, "must read \"" + form + "\" with two numbers");
+  const std::string args = t.substr(open + 1, close - open - 1);
+  const std::size_t comma = args.find(',');
+  double x[2] = {0, 0};
+  const std::string parts[2] = {args.substr(0, comma), comma == std::string::npos ? "" : args.substr(comma + 1)};
+  for (int i = 0; i < 2; ++i) {
+    const std::string& part = parts[i];
+    const char* end = part.data() + part.size();
+    const auto r = part.empty() ? std::from_chars_result{part.data(), std::errc::invalid_argument}
+                                : std::from_chars(part.data(), end, x[i]);
+    if (comma == std::string::npos || r.ec != std::errc() || r.ptr != end || !std::isfinite(x[i]))
+      fail(n, k, "must read \"" + form + "\" with two finite numbers");
+  }
+  law.a = x[0];
+  law.b = x[1];
+  if (normal) {
+    if (!(law.b > 0)) fail(n, k, "the standard deviation must be > 0");
+    if (!b.ok(law.a)) fail(n, k, std::string("the mean must be ") + b.rule);
+    return law;
+  }
+  if (!(law.a < law.b)) fail(n, k, "min must be < max (got min = " + shortest(law.a) + ", max = " + shortest(law.b) + ")");
+  if (law.kind == LawKind::log_uniform && !(law.a > 0)) fail(n, k, "log-uniform needs min > 0");
+  if (!b.ok(law.a)) fail(n, k, std::string("min must be ") + b.rule);
+  return law;
+}
+
+KeyType law_key(ParameterId p, Bound b) {
+  KeyType t;
+  t.parse = [p, b](const toml::node& n, const std::string& k, Study& st) {
+    st.vary[static_cast<std::size_t>(p)] = read_law(n, k, b);
+  };
+  t.value = [p](const Study& s) -> KeyValue {
+    const ParameterLaw& l = s.law(p);
+    if (l.kind == LawKind::list) return l.values;
+    return law_text(l);
+  };
+  t.allowed = std::string("`\"uniform(min, max)\"`, `\"normal(mean, sd)\"`, `\"log-uniform(min, max)\"`, or an "
+                          "array of values; values ") + b.rule;
+  return t;
+}
+
+// A law is printed where the parameter varies.
+template <ParameterId P>
+std::optional<KeyValue> printed_law(const Study& s, const RunParams<double>&, Printout) {
+  const ParameterLaw& l = s.law(P);
+  if (!l.varies()) return std::nullopt;
+  if (l.kind == LawKind::list) return l.values;
+  return law_text(l);
 }
 
 // model.kind: a built-in kind, or a user model registered in this executable (chens_add_model,
@@ -476,6 +565,41 @@ std::vector<StudyKey> declare_keys() {
       {.section = "first_passage", .name = "lost", .type = flag(&S::passage_lost), .printed = printed_passage_lost,
        .meaning = "record the first sample time at which each instance is lost (its last sample in the statistics is "
                   "the one before); every other level counts a loss before its crossing as `lost_first`"},
+      // [parameters]: the keys are the parameter names (parameter_laws.hpp), in ParameterId's order.
+      {.section = "parameters", .name = "mass", .type = law_key(ParameterId::mass, positive),
+       .scope = KeyScope::pendulums_chain, .scope_note = "the double pendulum and user models have no varied parameters yet",
+       .printed = printed_law<ParameterId::mass>, .doc_default = "not varied",
+       .doc_allowed = "the pendulum, the penalty pendulum, chains (every atom's mass; not with `model.masses`)",
+       .meaning = "vary `model.mass` over the instances: each instance draws its own value from this law (or takes "
+                  "the list's value at its index modulo the list's length), from the ensemble's seed and its index "
+                  "alone, so that every backend, thread count, rank count and resume gives it the same value. "
+                  "Initial data are made consistent with each instance's own parameters; each instance's values go to "
+                  "`states.h5`, a summary of the drawn values to `summary.json` (docs/parameter_ensembles.md). A study "
+                  "with `[parameters]` runs on the CPU backend only, for now"},
+      {.section = "parameters", .name = "length", .type = law_key(ParameterId::length, positive),
+       .scope = KeyScope::pendulums, .scope_note = "chains vary parameters.bond_length; the double pendulum has no varied parameters yet",
+       .printed = printed_law<ParameterId::length>, .doc_default = "not varied",
+       .meaning = "vary `model.length`; each instance's nominal positions are scaled by its length over `model.length` "
+                  "(the same angle) before they are put on its constraint manifold"},
+      {.section = "parameters", .name = "gravity", .type = law_key(ParameterId::gravity, non_negative),
+       .scope = KeyScope::pendulums, .scope_note = "chains have no gravity; the double pendulum has no varied parameters yet",
+       .printed = printed_law<ParameterId::gravity>, .doc_default = "not varied", .meaning = "vary `model.gravity`"},
+      {.section = "parameters", .name = "bond_length", .type = law_key(ParameterId::bond_length, positive),
+       .scope = KeyScope::chain, .printed = printed_law<ParameterId::bond_length>, .doc_default = "not varied",
+       .meaning = "vary `model.bond_length`; each instance's nominal positions are scaled by its bond length over "
+                  "`model.bond_length`"},
+      {.section = "parameters", .name = "lj_epsilon", .type = law_key(ParameterId::lj_epsilon, non_negative),
+       .scope = KeyScope::chain, .printed = printed_law<ParameterId::lj_epsilon>, .doc_default = "not varied", .meaning = "vary `model.lj_epsilon`"},
+      {.section = "parameters", .name = "penalty", .type = law_key(ParameterId::penalty, positive),
+       .scope = KeyScope::penalty_pendulum, .printed = printed_law<ParameterId::penalty>, .doc_default = "not varied",
+       .meaning = "vary `model.penalty` (μ); the step size stays the study's (from the nominal μ unless "
+                  "`integrator.h` or `parameters.h` is given)"},
+      {.section = "parameters", .name = "h", .type = law_key(ParameterId::h, positive), .printed = printed_law<ParameterId::h>, .doc_default = "not varied",
+       .doc_allowed = "fixed-step methods: `output.sample_dt` given, `integrator.t_end` a multiple of it, and a list's "
+                      "values dividing it; double precision",
+       .meaning = "vary the step size (dopri5: the initial trial step). Fixed-step methods sample every instance at "
+                  "the same times: a list's values must divide `output.sample_dt`, and a drawn value is rounded to "
+                  "`sample_dt / n` with n = max(1, round(sample_dt / value))"},
   };
 }
 
@@ -523,6 +647,11 @@ void refuse_keys_out_of_scope(const Study& s, const std::string& section) {
         throw StudyError(k->path() + " applies to model.kind = \"chain\" and \"double-pendulum\" only " + why);
       case KeyScope::double_pendulum:
         throw StudyError(k->path() + " applies to model.kind = \"double-pendulum\" only " + why);
+      case KeyScope::pendulums:
+        throw StudyError(k->path() + " applies to model.kind = \"pendulum\" and \"penalty-pendulum\" only " + why);
+      case KeyScope::pendulums_chain:
+        throw StudyError(k->path() + " applies to model.kind = \"pendulum\", \"penalty-pendulum\" and \"chain\" only " +
+                         why);
       case KeyScope::baumgarte:
         throw StudyError(k->path() + " is a parameter of integrator.formulation = \"baumgarte\" (formulation was \"" +
                          formulation_name(s.formulation) + "\")");

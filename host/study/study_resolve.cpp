@@ -2,6 +2,7 @@
 // declaration, study_keys.cpp) and resolving it into the run's parameters and time grid.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include <chens/diagnostics/metrics.hpp>
 
@@ -334,14 +335,79 @@ double resolved_step(const Study& s) {
   return *s.sample_dt / std::max(1.0, n);
 }
 
+// [parameters] (parameter_laws.hpp): the laws' scopes and the rules between keys, then every
+// instance's value where a law can leave the parameter's range (normal laws): the message
+// names the instance and its value, before anything runs.
+void validate_parameters(const Study& s, const RunParams<double>& rp) {
+  refuse_keys_out_of_scope(s, "parameters");
+  if (!s.varies_parameters()) return;
+  const auto varied = [&](ParameterId p) { return s.law(p).varies(); };
+  const auto key = [](ParameterId p) { return std::string("parameters.") + parameter_name(p); };
+  if (varied(ParameterId::mass) && is_chain(s) && !s.masses.empty())
+    throw StudyError("parameters.mass varies every atom's mass alike; this chain gives model.masses (one per atom): "
+                     "remove one of them");
+  bool model_varied = false;
+  for (int p = 0; p < parameter_count; ++p) model_varied = model_varied || (ParameterId(p) != ParameterId::h && varied(ParameterId(p)));
+  if (model_varied && !s.phase_error.empty())
+    throw StudyError("output.phase_error compares instance 0 with the period of the study's own pendulum; with "
+                     "[parameters] varying the model, instance 0 has its own: remove output.phase_error");
+  if (varied(ParameterId::h)) {
+    const ParameterLaw& l = s.law(ParameterId::h);
+    if (s.precision == "float")
+      throw StudyError("parameters.h: integrator.precision = \"float\" runs one step grid; vary h in double precision");
+    if (rp.fixed_step) {
+      if (!s.sample_dt)
+        throw StudyError("parameters.h with a fixed-step method needs output.sample_dt: every instance samples at its "
+                         "multiples, on its own step grid");
+      const double m = s.t_end / *s.sample_dt;
+      if (std::fabs(m - std::round(m)) > 1e-9 * std::max(1.0, m))
+        throw StudyError("parameters.h with a fixed-step method needs integrator.t_end = " + shortest(s.t_end) +
+                         " to be a multiple of output.sample_dt = " + shortest(*s.sample_dt) +
+                         ", so that every step size ends on the same sample times");
+      if (l.kind == LawKind::list)
+        for (double h : l.values) {
+          RunParams<double> r = rp;
+          if (!fixed_step_grid(r, h, *s.sample_dt) || r.samples != rp.samples)
+            throw StudyError("parameters.h: the value " + shortest(h) + " does not divide output.sample_dt = " +
+                             shortest(*s.sample_dt) + ": fixed-step methods sample on their step grid");
+        }
+    }
+  }
+  // Normal laws whose tail can leave a parameter's range: every instance's draw. Box-Muller's
+  // |z| <= sqrt(-2 log 2^-53) < 8.6 with 53-bit uniforms, so a law whose mean is more than 8.6
+  // standard deviations inside the range cannot, and is not scanned. (Uniform and log-uniform
+  // laws stay within their checked bounds; a drawn step size is rounded onto the sample grid,
+  // sample_dt / n, whose sample times are the study's when t_end is a multiple of sample_dt.)
+  const std::uint64_t n = s.only.empty() ? static_cast<std::uint64_t>(s.size) : s.only.size();
+  constexpr std::uint64_t scan_max = 100000000;
+  for (int q = 0; q < parameter_count; ++q) {
+    const ParameterId id = ParameterId(q);
+    const ParameterLaw& l = s.law(id);
+    const bool non_negative = id == ParameterId::gravity || id == ParameterId::lj_epsilon;
+    const double lowest = l.a - 8.6 * l.b;  // below every draw of the law
+    if (l.kind != LawKind::normal || (non_negative ? lowest >= 0 : lowest > 0)) continue;
+    if (n > scan_max)
+      throw StudyError(key(id) + " = \"" + law_text(l) + "\" can draw values " + (non_negative ? "< 0" : "<= 0") +
+                       " (below mean - 8.6 sd), and " + std::to_string(n) + " instances are more than the " +
+                       std::to_string(scan_max) + " chens checks one by one: narrow the law or use log-uniform");
+    for (std::uint64_t j = 0; j < n; ++j) {
+      const std::uint64_t i = s.only.empty() ? j : static_cast<std::uint64_t>(s.only[j]);
+      const double v = draw(l, s.seed, i, id);
+      if (!std::isfinite(v) || !(non_negative ? v >= 0 : v > 0))
+        throw StudyError(key(id) + " = \"" + law_text(l) + "\": instance " + std::to_string(i) + " draws " + shortest(v) +
+                         (non_negative ? ", but it must be >= 0" : ", but it must be > 0") +
+                         ": narrow the law or use log-uniform (nothing was run)");
+    }
+  }
+}
+
 // [first_passage]: the levels, each on a metric this run reports (EnsembleResult::
 // metric_reported's rules, decided here from the study).
 PassageLevels passage_levels(const Study& s) {
   refuse_keys_out_of_scope(s, "first_passage");
-  const double levels[metric_count] = {s.passage_integration_error,      s.passage_energy_error,
-                                       s.passage_phi,                    s.passage_psi,
-                                       s.passage_linear_momentum_error, s.passage_angular_momentum_error,
-                                       s.passage_wedge_error};
+  static_assert(std::size(passage_level_members) == metric_count, "one [first_passage] level per metric");
+  double levels[metric_count];
+  for (int m = 0; m < metric_count; ++m) levels[m] = s.*passage_level_members[m];
   const bool angular = is_chain(s) || (is_custom(s) && custom_model_of(s).angular_momentum);
   PassageLevels out;
   for (int m = 0; m < metric_count; ++m) {
@@ -417,23 +483,9 @@ RunParams<double> resolve(const Study& s) {
   if (!adaptive) {
     const double n = s.t_end / h;
     if (n > 9.0e15) throw StudyError("integrator.t_end / integrator.h = " + shortest(n) + " steps: too many for fixed-step integration");
-    const double nr = std::round(n);
-    rp.total_steps = static_cast<index_t>(std::fabs(n - nr) <= rel * std::max(1.0, n) ? nr : std::ceil(n));
-    rp.last_h = rp.total_steps > 0 ? s.t_end - static_cast<double>(rp.total_steps - 1) * h : h;
-    if (s.sample_dt) {
-      const double m = *s.sample_dt / h;
-      const double mr = std::round(m);
-      if (mr < 1 || std::fabs(m - mr) > rel * std::max(1.0, m)) {
-        throw StudyError("output.sample_dt = " + shortest(*s.sample_dt) + " is not a multiple of integrator.h = " +
-                         shortest(h) + ": fixed-step methods sample on their step grid; choose sample_dt = k * h");
-      }
-      rp.steps_per_sample = static_cast<index_t>(mr);
-    } else {
-      // About 100 samples over the run, on the step grid.
-      rp.steps_per_sample = std::max<index_t>(1, static_cast<index_t>(std::llround(static_cast<double>(rp.total_steps) / 100.0)));
-    }
-    rp.sample_dt = static_cast<double>(rp.steps_per_sample) * h;
-    rp.samples = rp.total_steps == 0 ? 0 : (rp.total_steps + rp.steps_per_sample - 1) / rp.steps_per_sample;
+    if (!fixed_step_grid(rp, h, s.sample_dt ? *s.sample_dt : 0.0))
+      throw StudyError("output.sample_dt = " + shortest(*s.sample_dt) + " is not a multiple of integrator.h = " +
+                       shortest(h) + ": fixed-step methods sample on their step grid; choose sample_dt = k * h");
   } else {
     rp.sample_dt = s.sample_dt ? *s.sample_dt : (s.t_end > 0 ? s.t_end / 100.0 : 1.0);
     const double k = s.t_end / rp.sample_dt;
@@ -449,8 +501,48 @@ RunParams<double> resolve(const Study& s) {
   if (rp.samples > max_samples)
     throw StudyError("output.sample_dt gives " + std::to_string(rp.samples) + " samples; at most " +
                      std::to_string(max_samples) + " are allowed");
+  validate_parameters(s, rp);  // first: output.phase_error's checks assume the study's own pendulum
   validate_output(s, rp);
   return rp;
+}
+
+bool fixed_step_grid(RunParams<double>& rp, double h, double sample_dt) {
+  constexpr double rel = 1e-9;
+  const double n = rp.t_end / h;
+  const double nr = std::round(n);
+  rp.h = h;
+  rp.total_steps = static_cast<index_t>(std::fabs(n - nr) <= rel * std::max(1.0, n) ? nr : std::ceil(n));
+  rp.last_h = rp.total_steps > 0 ? rp.t_end - static_cast<double>(rp.total_steps - 1) * h : h;
+  if (sample_dt > 0) {
+    const double m = sample_dt / h;
+    const double mr = std::round(m);
+    if (mr < 1 || std::fabs(m - mr) > rel * std::max(1.0, m)) return false;
+    rp.steps_per_sample = static_cast<index_t>(mr);
+  } else {
+    // About 100 samples over the run, on the step grid.
+    rp.steps_per_sample = std::max<index_t>(1, static_cast<index_t>(std::llround(static_cast<double>(rp.total_steps) / 100.0)));
+  }
+  rp.sample_dt = static_cast<double>(rp.steps_per_sample) * h;
+  rp.samples = rp.total_steps == 0 ? 0 : (rp.total_steps + rp.steps_per_sample - 1) / rp.steps_per_sample;
+  return true;
+}
+
+RunParams<double> with_step_size(const RunParams<double>& rp, double h, double sample_dt) {
+  RunParams<double> out = rp;
+  if (!rp.fixed_step) {
+    out.h = h;
+    return out;
+  }
+  fixed_step_grid(out, h, sample_dt);
+  return out;
+}
+
+ParameterEnsemble parameter_ensemble(const Study& s) {
+  ParameterEnsemble e;
+  e.seed = s.seed;
+  e.law = s.vary;
+  if (s.method != MethodId::dopri5 && s.sample_dt) e.h_grid = *s.sample_dt;
+  return e;
 }
 
 }  // namespace chens

@@ -181,8 +181,30 @@ class Result:
     def states(self):
         """states.h5's /instances (output.states) as numpy arrays by name: index,
         initial_state, initial_physical, final_state, final_physical, final_metrics, lost,
-        counters/<counter>; None where the run kept no states."""
+        counters/<counter>, first_passage ([first_passage]) and parameters ([parameters]);
+        None where the run kept no states."""
         return self._h5_group("instances")
+
+    @property
+    def parameters(self):
+        """[parameters] (docs/parameter_ensembles.md): each kept instance's values of the
+        parameters the study varies, a DataFrame with one column per parameter indexed by the
+        instance's index (states.h5's /instances/parameters and /instances/index); None
+        without output.states or without [parameters]."""
+        b = self.files.get("states.h5")
+        if b is None:
+            return None
+        import h5py
+        import pandas as pd
+
+        with h5py.File(io.BytesIO(b), "r") as f:
+            if "instances/parameters" not in f:
+                return None
+            d = f["instances/parameters"]
+            columns = d.attrs["columns"]
+            columns = columns.decode() if isinstance(columns, bytes) else str(columns)
+            return pd.DataFrame(d[()], columns=columns.split(","),
+                                index=pd.Index(f["instances/index"][()], name="instance"))
 
     @property
     def initial_states(self):

@@ -733,10 +733,10 @@ class CheckpointGpu : public ::testing::TestWithParam<std::size_t> {
   }
 };
 
-// The CPU's resume studies without their first-passage levels (on the CPU backend only).
+// The CPU's resume studies as the GPU runs them (test::on_the_gpu).
 TEST_P(CheckpointGpu, AResumedRunEndsBitwiseWhereTheUninterruptedOneEnds) {
   const auto [name, with_levels] = test::resume_studies()[GetParam()];
-  const Study study = test::without_first_passage(with_levels);
+  const Study study = test::on_the_gpu(with_levels);
   const std::int64_t K = resolve(study).samples + 1;
   test::check_resume_is_bitwise(run_study_cuda, study, {2, K / 2, K - 1 - segment_rows(K - 1, std::int64_t(1) << 40)}, name);
 }
@@ -745,7 +745,7 @@ TEST_P(CheckpointGpu, AResumedRunEndsBitwiseWhereTheUninterruptedOneEnds) {
 // advance_partial) and stops inside sample intervals change nothing.
 TEST_P(CheckpointGpu, StopPointsInsideSampleIntervalsChangeNothing) {
   const auto [name, with_levels] = test::resume_studies()[GetParam()];
-  const Study study = test::without_first_passage(with_levels);
+  const Study study = test::on_the_gpu(with_levels);
   test::check_stop_points_are_bitwise(run_study_cuda, study, 4, 7, {3, 9, 10}, name);
 }
 

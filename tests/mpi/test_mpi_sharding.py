@@ -98,6 +98,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 0 and same_file(c1, c2, "series.csv") and same_summary(c1, c2),
           "chain, 2 ranks: series.csv and summary.json identical " + p.stderr[-500:])
 
+    # A parameter ensemble (issue 22): every instance's length, mass and step size from its
+    # index alone, whichever rank runs it; states.h5 holds each instance's values.
+    params = sets("ensemble.size=400", "ensemble.perturbation=1e-3", "integrator.t_end=4", "output.sample_dt=0.5",
+                  "output.states=true", "projection.momentum=true", "parameters.length=\"normal(1, 0.05)\"",
+                  "parameters.mass=\"log-uniform(0.5, 2)\"", "parameters.h=[0.1, 0.05, 0.025]")
+    q1, q3 = os.path.join(tmp, "params1"), os.path.join(tmp, "params3")
+    p = run(1, q1, *params)
+    check(p.returncode == 0, "parameter ensemble, one process: exit 0 " + p.stderr[-500:])
+    p = run(3, q3, *params)
+    check(p.returncode == 0 and same_file(q1, q3, "series.csv") and same_summary(q1, q3) and same_h5(q1, q3),
+          "parameter ensemble, 3 ranks: series.csv, summary.json and states.h5 identical " + p.stderr[-500:])
+
     # A study of several runs: every run sharded, rank 0 writes the index.
     study = os.path.join(tmp, "sweep.toml")
     with open(study, "w") as f:

@@ -122,6 +122,64 @@ def test_a_chain_with_states_and_records_equals_the_files(tmp_path):
         assert res.recorded["reference"].tobytes() == f["trajectories/reference"][()].tobytes()
 
 
+def test_a_parameter_ensemble_equals_the_files_and_lists_each_instances_values(tmp_path):
+    pytest.importorskip("h5py")
+    study = {
+        "model": {"kind": "pendulum"},
+        "integrator": {"method": "rk4", "h": 0.05, "t_end": 2.0},
+        "ensemble": {"size": 70, "perturbation": 1e-3},
+        "output": {"sample_dt": 0.5, "states": True},
+        "parameters": {"length": "uniform(0.5, 2)", "h": [0.1, 0.05, 0.025]},
+    }
+    res, cli = run_both(tmp_path, study)
+    expect_run_equals_files(res, cli)
+    p = res.parameters
+    assert list(p.columns) == ["length", "h"] and list(p.index) == list(range(70))
+    # A list's values by instance index; a uniform law's inside its bounds.
+    assert list(p["h"]) == [[0.1, 0.05, 0.025][i % 3] for i in range(70)]
+    assert p["length"].between(0.5, 2.0).all() and p["length"].nunique() == 70
+    s = res.summary["parameters"]["length"]
+    assert s["law"] == "uniform(0.5, 2)" and s["instances"] == 70
+    assert s["min"] == p["length"].min() and s["max"] == p["length"].max()
+
+
+def test_drawn_parameters_are_numpys_philox4x64(tmp_path):
+    """Each instance's values against an independent Philox4x64-10 (numpy's): key (seed, 1),
+    counter (instance, parameter, 0, 0); numpy increments its counter before a block, hence
+    the counter - 1 (docs/parameter_ensembles.md, "Laws")."""
+    pytest.importorskip("h5py")
+    import math
+
+    import numpy as np
+
+    seed = 7
+    study = {
+        "model": {"kind": "pendulum"},
+        "integrator": {"method": "rk4", "h": 0.1, "t_end": 1.0},
+        "ensemble": {"size": 300, "seed": seed, "perturbation": 1e-3},
+        "output": {"sample_dt": 0.5, "states": True},
+        "parameters": {"mass": "normal(1, 0.05)", "length": "uniform(0.5, 2)", "gravity": "log-uniform(0.1, 10)"},
+    }
+    p = chens.run(study, backend="cpu").parameters
+    ids = {"mass": 0, "length": 1, "gravity": 2}  # ParameterId
+
+    def words(instance, name):  # the block at counter (instance, parameter, 0, 0)
+        counter = (instance + (ids[name] << 64) - 1) % (1 << 256)
+        return np.random.Philox(key=np.array([seed, 1], dtype=np.uint64), counter=counter).random_raw(2)
+
+    def unit(word):
+        return float(int(word) >> 11) * 2.0**-53
+
+    for i in range(300):
+        w = words(i, "mass")
+        z = math.sqrt(-2.0 * math.log(1.0 - unit(w[0]))) * math.cos(6.283185307179586 * unit(w[1]))
+        assert p["mass"][i] == pytest.approx(1.0 + 0.05 * z, rel=1e-15, abs=0), i
+        u = unit(words(i, "length")[0])
+        assert p["length"][i] == 0.5 + (2.0 - 0.5) * u, i
+        u = unit(words(i, "gravity")[0])
+        assert p["gravity"][i] == math.exp(math.log(0.1) + (math.log(10.0) - math.log(0.1)) * u), i
+
+
 def test_a_sweep_equals_the_command_lines_study(tmp_path):
     res, cli = run_both(tmp_path, SWEEP)
     assert isinstance(res, chens.StudyResult)

@@ -203,12 +203,12 @@ inline void check_stop_points_are_bitwise(const Backend& run, Study s, std::int6
 // Dirac equations; a pendulum on the naive equations with lost instances (residual bound)
 // and DOPRI5's adaptive steps; a seven-atom chain whose numerical reference advances inside
 // each instance; the penalty pendulum with tangents (output.wedge).
-// A study's first-passage levels removed (for the GPU backend, which has none yet).
-inline Study without_first_passage(Study s) {
-  for (double* level : {&s.passage_integration_error, &s.passage_energy_error, &s.passage_phi, &s.passage_psi,
-                        &s.passage_linear_momentum_error, &s.passage_angular_momentum_error, &s.passage_wedge_error})
-    *level = 0.0;
+// What the GPU backend runs of a study: without its first-passage levels and parameter
+// ensembles, which run on the CPU backend only for now.
+inline Study on_the_gpu(Study s) {
+  for (double Study::*level : passage_level_members) s.*level = 0.0;
   s.passage_lost = false;
+  s.vary = {};
   return s;
 }
 
@@ -241,6 +241,15 @@ inline std::vector<std::pair<std::string, Study>> resume_studies() {
   d.method = MethodId::dopri5;
   d.t_end = 10.0;
   v.emplace_back("pendulum_dirac_dopri5", d);
+  // [parameters] (issue 22): every instance has its own length, mass and step size (5, 10 or
+  // 20 steps per sample), recomputed from its index wherever it is visited, and the plan
+  // reads a resumed instance's steps on the study's grid.
+  Study e = p;
+  e.vary[std::size_t(ParameterId::h)] = ParameterLaw{LawKind::list, 0, 0, {0.05, 0.025, 0.0125}};
+  e.vary[std::size_t(ParameterId::length)] = ParameterLaw{LawKind::normal, 1.0, 0.05, {}};
+  e.vary[std::size_t(ParameterId::mass)] = ParameterLaw{LawKind::log_uniform, 0.5, 2.0, {}};
+  e.t_end = 10.0;
+  v.emplace_back("pendulum_parameter_ensemble", e);
   Study c;
   c.model_kind = ModelKind::chain;
   c.atoms = 7;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -24,8 +25,23 @@
 
 #include "backends/backend.hpp"
 #include "backends/segment_driver.hpp"
+#include "dispatch/model_traits.hpp"
 
 namespace chens {
+
+// Whether a model's traits entry can set its parameters per instance ([parameters]).
+template <class Traits, class = void>
+struct varies_parameters_trait : std::false_type {};
+template <class Traits>
+struct varies_parameters_trait<Traits, std::void_t<decltype(&Traits::set_parameter)>> : std::true_type {};
+
+// sys with the model m, also inside a tangent system (geometry/wedge.hpp).
+template <class System, class Model>
+System with_model(System sys, const Model& m) {
+  sys.model = m;
+  if constexpr (has_tangents_v<System>) sys.inner.model = m;
+  return sys;
+}
 
 // Instances a fixed-step explicit method advances in lockstep (ExplicitRk::step_lanes): a
 // single instance's right-hand side is one chain of dependent operations, so interleaving
@@ -54,9 +70,12 @@ class CpuEngine {
         n_(spec.size),
         blocks_(static_cast<std::int64_t>((n_ + cpu_block_size - 1) / cpu_block_size)),
         inst_(n_),
-        timed_(static_cast<std::size_t>(threads_) * pad, 0.0) {}
+        timed_(static_cast<std::size_t>(threads_) * pad, 0.0),
+        varied_(spec.parameters.varies()) {}
 
   const System& system() const { return sys_; }
+  // The system instance i integrates: system() unless [parameters] vary the model.
+  System system_of(std::uint64_t i) const { return varied_ ? setting(i).sys : sys_; }
   std::uint64_t instance_bytes() const { return sizeof(Inst); }
 
   // The block accumulators and the threads' histograms of one segment stay under ~64 MiB
@@ -89,9 +108,16 @@ class CpuEngine {
     for (std::int64_t b = 0; b < blocks_; ++b) {
       const std::uint64_t lo = static_cast<std::uint64_t>(b) * cpu_block_size;
       const std::uint64_t hi = std::min<std::uint64_t>(n_, lo + cpu_block_size);
-      for (std::uint64_t i = lo; i < hi; ++i)
-        inst_[i] = make_instance<System, Reference>(sys_, z0_, Real(spec_.perturbation), spec_.seed,
-                                                    spec_.global_index(i), rp_);
+      for (std::uint64_t i = lo; i < hi; ++i) {
+        if (!varied_) {
+          inst_[i] = make_instance<System, Reference>(sys_, z0_, Real(spec_.perturbation), spec_.seed,
+                                                      spec_.global_index(i), rp_);
+          continue;
+        }
+        const Setting at = setting(i);
+        inst_[i] = make_instance<System, Reference>(at.sys, at.z0, Real(spec_.perturbation), spec_.seed,
+                                                    spec_.global_index(i), at.rp);
+      }
     }
   }
 
@@ -100,12 +126,27 @@ class CpuEngine {
   Inst saved(const CheckpointState& c, std::uint64_t i) const {
     Inst in;
     std::memcpy(static_cast<void*>(&in), c.instances.data() + i * sizeof(Inst), sizeof(Inst));
+    // The segment plan reads the steps taken on the study's grid; an instance of a step-size
+    // ensemble (parameters.h) counts its own.
+    if (varied_ && rp_.fixed_step) {
+      const Setting at = setting(i);
+      if (at.rp.h != rp_.h) in.step = on_grid(at.rp, rp_, in.step);
+    }
     return in;
   }
   const unsigned char* instances_view() const { return reinterpret_cast<const unsigned char*>(inst_.data()); }
   template <class F>
   void for_first(std::uint64_t count, F&& f) const {
-    for (std::uint64_t i = 0; i < count; ++i) f(i, inst_[i]);
+    const bool own_grids = varied_ && rp_.fixed_step && spec_.parameters.varies(ParameterId::h);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      if (!own_grids) {
+        f(i, inst_[i]);
+        continue;
+      }
+      Inst in = inst_[i];
+      on_study_samples(setting(i).rp, in.passage);
+      f(i, in);
+    }
   }
 
   void launch(const SegmentWork& w, int, EnsembleResult& res) {
@@ -126,14 +167,14 @@ class CpuEngine {
                                  std::upper_bound(rec_list.begin(), rec_list.end(), spec_.global_index(hi - 1));
       // Instances i..i+B-1 through the segment; per sample, metrics are accumulated in
       // instance order whatever B is, so B changes no result.
-      auto group = [&]<int B>(std::uint64_t i) {
+      auto group = [&]<int B>(std::uint64_t i, const System& sys, const RunParams<Real>& rp) {
         for (index_t k = w.k0; k < w.k1; ++k) {
           const auto t0 = timing ? Clock::now() : Clock::time_point{};
           if (k > 0) {
             if constexpr (B > 1) {
-              advance_fixed_to_sample<B>(sys_, method_, rp_, &inst_[i], k);
+              advance_fixed_to_sample<B>(sys, method_, rp, &inst_[i], k);
             } else {
-              advance_to_sample(sys_, method_, rp_, inst_[i], k);
+              advance_to_sample(sys, method_, rp, inst_[i], k);
             }
           }
           const auto t1 = timing ? Clock::now() : Clock::time_point{};
@@ -144,7 +185,7 @@ class CpuEngine {
           int* thi = &touched_hi_[hr * metric_count];
           for (int j = 0; j < B; ++j) {
             Metrics<double> m;
-            const bool ok = measure_instance(sys_, rp_, inst_[i + j], k, m);
+            const bool ok = measure_instance(sys, rp, inst_[i + j], k, m);
             if (ok) {
               for (int c = 0; c < metric_count; ++c) {
                 const double v = static_cast<double>(m.v[c]);
@@ -160,7 +201,7 @@ class CpuEngine {
                 res.kept.metrics[(i + j) * metric_count + c] = ok ? static_cast<double>(m.v[c]) : 0.0;
             if (block_records) {
               const std::int64_t slot = res.recorded.slot(spec_.global_index(i + j));
-              if (slot >= 0) record_sample(res.recorded, sys_, rp_, static_cast<std::size_t>(slot), k, inst_[i + j], ok, m);
+              if (slot >= 0) record_sample(res.recorded, sys, rp, static_cast<std::size_t>(slot), k, inst_[i + j], ok, m);
             }
           }
           if (timing) {
@@ -171,9 +212,18 @@ class CpuEngine {
       };
       std::uint64_t i = lo;
       if constexpr (lanes) {
-        for (; i + cpu_lanes <= hi; i += cpu_lanes) group.template operator()<cpu_lanes>(i);
+        // Lanes share one system: instances with parameters of their own step alone.
+        if (!varied_)
+          for (; i + cpu_lanes <= hi; i += cpu_lanes) group.template operator()<cpu_lanes>(i, sys_, rp_);
       }
-      for (; i < hi; ++i) group.template operator()<1>(i);
+      for (; i < hi; ++i) {
+        if (!varied_) {
+          group.template operator()<1>(i, sys_, rp_);
+          continue;
+        }
+        const Setting at = setting(i);
+        group.template operator()<1>(i, at.sys, at.rp);
+      }
     }
   }
 
@@ -221,15 +271,32 @@ class CpuEngine {
       const auto t0 = timing ? Clock::now() : Clock::time_point{};
       std::uint64_t i = lo;
       if constexpr (lanes) {
-        for (; i + cpu_lanes <= hi; i += cpu_lanes)
-          advance_fixed_to_sample<cpu_lanes>(sys_, method_, rp_, &inst_[i], w.k0, w.limit);
+        if (!varied_)
+          for (; i + cpu_lanes <= hi; i += cpu_lanes)
+            advance_fixed_to_sample<cpu_lanes>(sys_, method_, rp_, &inst_[i], w.k0, w.limit);
       }
-      for (; i < hi; ++i)
-        if (!integration_at_sample<Method>(rp_, inst_[i], w.k0)) advance_to_sample(sys_, method_, rp_, inst_[i], w.k0, w.limit);
+      for (; i < hi; ++i) {
+        if (!varied_) {
+          if (!integration_at_sample<Method>(rp_, inst_[i], w.k0)) advance_to_sample(sys_, method_, rp_, inst_[i], w.k0, w.limit);
+          continue;
+        }
+        const Setting at = setting(i);
+        if (!integration_at_sample<Method>(at.rp, inst_[i], w.k0))
+          advance_to_sample(at.sys, method_, at.rp, inst_[i], w.k0, step_limit(w, at.rp));
+      }
       const auto t1 = timing ? Clock::now() : Clock::time_point{};
-      for (i = lo; i < hi; ++i)
-        there = (integration_at_sample<Method>(rp_, inst_[i], w.k0) && reference_toward_sample(sys_, rp_, inst_[i], w.k0, w.limit)) &&
+      for (i = lo; i < hi; ++i) {
+        if (!varied_) {
+          there = (integration_at_sample<Method>(rp_, inst_[i], w.k0) &&
+                   reference_toward_sample(sys_, rp_, inst_[i], w.k0, w.limit)) &&
+                  there;
+          continue;
+        }
+        const Setting at = setting(i);
+        there = (integration_at_sample<Method>(at.rp, inst_[i], w.k0) &&
+                 reference_toward_sample(at.sys, at.rp, inst_[i], w.k0, step_limit(w, at.rp))) &&
                 there;
+      }
       if (timing) {
         double* mine = &timed_[static_cast<std::size_t>(omp_get_thread_num()) * pad];
         mine[0] += since(t0, t1);
@@ -279,6 +346,76 @@ class CpuEngine {
   static constexpr std::int64_t timing_stride = 8;
   static constexpr std::size_t pad = 8;  // one cache line of doubles per thread: [0] integrating, [1] measuring
 
+  // [parameters] (EnsembleSpec::parameters): instance i's system, time grid and nominal
+  // state, from its values alone, recomputed wherever the instance is visited (a few draws
+  // against a sample interval's steps), so that nothing of them needs storing or checkpointing.
+  using Model = std::decay_t<decltype(std::declval<System>().model)>;
+  using Traits = ModelTraits<Model>;
+  struct Setting {
+    System sys;
+    RunParams<Real> rp;
+    ModelStateOf<System> z0;
+  };
+  Setting setting(std::uint64_t i) const {
+    Setting at{sys_, rp_, z0_};
+    const InstanceParameters v = spec_.parameters.at(spec_.global_index(i));
+    (void)v;  // models without set_parameter, in float: nothing varies here
+    if constexpr (varies_parameters_trait<Traits>::value) {
+      Model m = sys_.model;
+      for (int p = 0; p < parameter_count; ++p)
+        if (ParameterId(p) != ParameterId::h && v.has(ParameterId(p))) Traits::set_parameter(m, ParameterId(p), v.value[p]);
+      at.sys = with_model(sys_, m);
+      // The same configuration on the instance's own scale (the same angles); its momenta as
+      // given. make_instance then puts it on the instance's level set as every instance's.
+      if (v.has(Traits::length_parameter)) {
+        const double ratio = v[Traits::length_parameter] / Traits::length_of(sys_.model);
+        auto q = Model::q_of(z0_);
+        for (int c = 0; c < decltype(q)::size; ++c) q[c] = static_cast<Real>(static_cast<double>(q[c]) * ratio);
+        at.z0 = Model::join(q, Model::p_of(z0_));
+      }
+    }
+    // Float runs cannot vary h (study_resolve.cpp): their grid is the study's.
+    if constexpr (std::is_same_v<Real, double>) {
+      if (v.has(ParameterId::h)) at.rp = with_step_size(rp_, v[ParameterId::h], spec_.parameters.h_grid);
+    }
+    return at;
+  }
+  // Step index n of grid `from` as a step index of grid `to` (fixed-step methods, both with
+  // the same sample times): the same fraction of the same sample interval, in integers, so
+  // that a sample's step is the other grid's sample step exactly (a step-size ensemble's
+  // times n h differ from the study's by rounding, and 0.3 / 0.1 < 3).
+  static index_t on_grid(const RunParams<Real>& from, const RunParams<Real>& to, index_t n) {
+    if (n <= 0) return 0;
+    const index_t k = std::min<index_t>(from.samples, (n + from.steps_per_sample - 1) / from.steps_per_sample);
+    const index_t f0 = from.sample_step(k - 1), f1 = from.sample_step(k), t0 = to.sample_step(k - 1), t1 = to.sample_step(k);
+    if (f1 <= f0) return t1;
+    const index_t o = std::min(n, f1) - f0;
+    if (o == f1 - f0) return t1;
+    return t0 + static_cast<index_t>(std::floor(static_cast<long double>(o) * static_cast<long double>(t1 - t0) /
+                                                static_cast<long double>(f1 - f0)));
+  }
+  // A passage at one of an instance's own sample times (parameters.h: k n_i h_i) is reported
+  // at the study's sample time k (k n h), which can differ from it by a rounding: the tally
+  // then finds it in its sample interval, and states.h5 holds series.csv's times.
+  void on_study_samples(const RunParams<Real>& rp, Passage& p) const {
+    auto snap = [&](double& t) {
+      if (!(t < INFINITY)) return;
+      const index_t k = static_cast<index_t>(std::llround(t / static_cast<double>(rp.sample_dt)));
+      if (k >= 0 && k <= rp.samples && rp.reference_time(k) == t) t = rp_.reference_time(k);
+    };
+    for (double& t : p.first) snap(t);
+    snap(p.lost_at);
+  }
+  // A pass's stop point on an instance's own step grid (parameters.h): where it stops inside
+  // the interval changes no result, only where the pass waits; a stop at the sample is the
+  // instance's sample, so that the pass reaches it.
+  StepLimit step_limit(const SegmentWork& w, const RunParams<Real>& rp) const {
+    StepLimit l = w.limit;
+    if (!rp_.fixed_step || l.until_step == INT64_MAX || rp.h == rp_.h) return l;
+    l.until_step = on_grid(rp_, rp, l.until_step);
+    return l;
+  }
+
   System sys_;
   Method method_;
   RunParams<Real> rp_;
@@ -295,6 +432,7 @@ class CpuEngine {
   std::vector<double> timed_;
   double segments_wall_ = 0;
   Clock::time_point launched_at_{};
+  bool varied_ = false;
 };
 
 template <>

@@ -86,17 +86,19 @@ CHENS_HD Vec<typename Model::Real, 3> momentum_integrals_of(const Model& model, 
 // also in double. measure_state gives every metric that is a function of the state alone
 // (all but the integration error, which it sets to 0): the first-passage checks after each
 // step (ensemble/passage.hpp) take these very values. Returns false when any reported value
-// is not finite.
-template <class System>
-CHENS_HD bool measure_state(const System& sys, const typename System::State& z, double energy0,
-                            const Vec<double, 3>& integrals0, Metrics<double>& out) {
+// is not finite. measure_physical is its work on the model and the physical state already
+// in double (`model`, `phys`), which measure() also needs for the integration error: they
+// are computed once for both.
+template <class System, class ModelD, class PhysD>
+CHENS_HD bool measure_physical(const System& sys, const typename System::State& z, const ModelD& model,
+                               const PhysD& phys, double energy0, const Vec<double, 3>& integrals0, Metrics<double>& out) {
+  (void)sys;
+  (void)z;
   using Model = decltype(sys.model);
   using std::fabs;
   using std::sqrt;
-  const auto model = sys.model.template rebound<double>();
-  const auto phys = vec_cast<double>(sys.physical(z));
   out.v[1] = fabs(model.energy(phys) - energy0);
-  out.v[2] = max_abs(model.phi(decltype(model)::q_of(phys)));
+  out.v[2] = max_abs(model.phi(ModelD::q_of(phys)));
   out.v[3] = max_abs(model.psi(phys));
   bool ok = all_finite(Vec<double, 3>{{out.v[1], out.v[2], out.v[3]}});
   if constexpr (Model::has_momentum_integrals) {
@@ -117,17 +119,25 @@ CHENS_HD bool measure_state(const System& sys, const typename System::State& z, 
   return ok;
 }
 
+template <class System>
+CHENS_HD bool measure_state(const System& sys, const typename System::State& z, double energy0,
+                            const Vec<double, 3>& integrals0, Metrics<double>& out) {
+  const auto model = sys.model.template rebound<double>();
+  const auto phys = vec_cast<double>(sys.physical(z));
+  return measure_physical(sys, z, model, phys, energy0, integrals0, out);
+}
+
 // Every metric at time t (RunParams::reference_time): measure_state's, and the integration
 // error against the reference where there is one.
 template <class System, class Reference>
 CHENS_HD bool measure(const System& sys, const typename System::State& z, double energy0,
                       const Vec<double, 3>& integrals0, const Reference& ref, double t, Metrics<double>& out) {
   using std::sqrt;
-  bool ok = measure_state(sys, z, energy0, integrals0, out);
+  const auto model = sys.model.template rebound<double>();
+  const auto phys = vec_cast<double>(sys.physical(z));
+  bool ok = measure_physical(sys, z, model, phys, energy0, integrals0, out);
   if constexpr (Reference::available) {
     if (ref.enabled()) {
-      const auto model = sys.model.template rebound<double>();
-      const auto phys = vec_cast<double>(sys.physical(z));
       const auto d = phys - vec_cast<double>(ref.eval(t));
       if constexpr (is_slice_vec_v<std::decay_t<decltype(d)>>) {
         // A thread group's instance (ensemble/group_segment.hpp): the squares summed over the

@@ -1,0 +1,91 @@
+#include "study/parameter_laws.hpp"
+
+#include <Random123/philox.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "study/study_values.hpp"
+
+namespace chens {
+
+const char* parameter_name(ParameterId p) {
+  switch (p) {
+    case ParameterId::mass: return "mass";
+    case ParameterId::length: return "length";
+    case ParameterId::gravity: return "gravity";
+    case ParameterId::bond_length: return "bond_length";
+    case ParameterId::lj_epsilon: return "lj_epsilon";
+    case ParameterId::penalty: return "penalty";
+    case ParameterId::h: return "h";
+  }
+  return "?";
+}
+
+std::string law_text(const ParameterLaw& law) {
+  switch (law.kind) {
+    case LawKind::fixed: return "";
+    case LawKind::uniform: return "uniform(" + shortest(law.a) + ", " + shortest(law.b) + ")";
+    case LawKind::log_uniform: return "log-uniform(" + shortest(law.a) + ", " + shortest(law.b) + ")";
+    case LawKind::normal: return "normal(" + shortest(law.a) + ", " + shortest(law.b) + ")";
+    case LawKind::list: {
+      std::string s = "[";
+      for (std::size_t i = 0; i < law.values.size(); ++i) s += (i ? ", " : "") + shortest(law.values[i]);
+      return s + "]";
+    }
+  }
+  return "";
+}
+
+namespace {
+
+// The 53 leading bits of x as a double in [0, 1), exactly (perturbation.hpp's uniform_01).
+double unit_interval(std::uint64_t x) { return static_cast<double>(x >> 11) * 0x1p-53; }
+
+}  // namespace
+
+double draw(const ParameterLaw& law, std::uint64_t seed, std::uint64_t instance, ParameterId p) {
+  if (law.kind == LawKind::list) return law.values[instance % law.values.size()];
+  if (law.kind == LawKind::fixed) return law.a;
+  // Key word 1 = 1 sets these streams apart from the perturbations' (key word 1 = 0).
+  r123::Philox4x64 rng;
+  const r123::Philox4x64::key_type key = {{seed, 1}};
+  const r123::Philox4x64::ctr_type ctr = {{instance, static_cast<std::uint64_t>(p), 0, 0}};
+  const r123::Philox4x64::ctr_type r = rng(ctr, key);
+  const double u = unit_interval(r[0]);
+  switch (law.kind) {
+    case LawKind::uniform: return law.a + (law.b - law.a) * u;
+    case LawKind::log_uniform: {
+      const double la = std::log(law.a), lb = std::log(law.b);
+      return std::exp(la + (lb - la) * u);
+    }
+    case LawKind::normal: {
+      const double u1 = 1.0 - u;  // (0, 1]: the logarithm stays finite
+      const double u2 = unit_interval(r[1]);
+      return law.a + law.b * (std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586476925286766559 * u2));
+    }
+    default: return law.a;
+  }
+}
+
+double ParameterEnsemble::value(ParameterId p, std::uint64_t instance) const {
+  const ParameterLaw& l = law[static_cast<std::size_t>(p)];
+  const double v = draw(l, seed, instance, p);
+  if (p != ParameterId::h || !(h_grid > 0) || l.kind == LawKind::list) return v;
+  // A list's step sizes are checked to divide output.sample_dt as given (study_resolve.cpp),
+  // so that an instance with h = 0.1 is the single run with integrator.h = 0.1 bit for bit.
+  const double n = std::max(1.0, std::round(h_grid / v));
+  return h_grid / n;
+}
+
+InstanceParameters ParameterEnsemble::at(std::uint64_t instance) const {
+  InstanceParameters out;
+  for (int p = 0; p < parameter_count; ++p) {
+    if (!law[static_cast<std::size_t>(p)].varies()) continue;
+    out.value[static_cast<std::size_t>(p)] = value(static_cast<ParameterId>(p), instance);
+    out.varied |= 1u << p;
+  }
+  return out;
+}
+
+}  // namespace chens
