@@ -18,6 +18,8 @@ bool is_rigid_pendulum(const Study& s) { return s.model_kind == ModelKind::pendu
 bool is_double_pendulum(const Study& s) { return s.model_kind == ModelKind::double_pendulum; }
 bool is_custom(const Study& s) { return s.model_kind == ModelKind::custom; }
 
+bool parameter_may_be_zero(ParameterId p) { return p == ParameterId::gravity || p == ParameterId::lj_epsilon; }
+
 std::string model_name(const Study& s) { return is_custom(s) ? s.custom_model : model_kind_name(s.model_kind); }
 
 bool in_scope(KeyScope scope, const Study& s) {
@@ -196,7 +198,8 @@ ParameterLaw read_law(const toml::node& n, const std::string& k, Bound b) {
   return law;
 }
 
-KeyType law_key(ParameterId p, Bound b) {
+KeyType law_key(ParameterId p) {
+  const Bound b = parameter_may_be_zero(p) ? non_negative : positive;
   KeyType t;
   t.parse = [p, b](const toml::node& n, const std::string& k, Study& st) {
     st.vary[static_cast<std::size_t>(p)] = read_law(n, k, b);
@@ -566,7 +569,7 @@ std::vector<StudyKey> declare_keys() {
        .meaning = "record the first sample time at which each instance is lost (its last sample in the statistics is "
                   "the one before); every other level counts a loss before its crossing as `lost_first`"},
       // [parameters]: the keys are the parameter names (parameter_laws.hpp), in ParameterId's order.
-      {.section = "parameters", .name = "mass", .type = law_key(ParameterId::mass, positive),
+      {.section = "parameters", .name = "mass", .type = law_key(ParameterId::mass),
        .scope = KeyScope::pendulums_chain, .scope_note = "the double pendulum and user models have no varied parameters yet",
        .printed = printed_law<ParameterId::mass>, .doc_default = "not varied",
        .doc_allowed = "the pendulum, the penalty pendulum, chains (every atom's mass; not with `model.masses`)",
@@ -576,25 +579,25 @@ std::vector<StudyKey> declare_keys() {
                   "Initial data are made consistent with each instance's own parameters; each instance's values go to "
                   "`states.h5`, a summary of the drawn values to `summary.json` (docs/parameter_ensembles.md). A study "
                   "with `[parameters]` runs on the CPU backend only, for now"},
-      {.section = "parameters", .name = "length", .type = law_key(ParameterId::length, positive),
+      {.section = "parameters", .name = "length", .type = law_key(ParameterId::length),
        .scope = KeyScope::pendulums, .scope_note = "chains vary parameters.bond_length; the double pendulum has no varied parameters yet",
        .printed = printed_law<ParameterId::length>, .doc_default = "not varied",
        .meaning = "vary `model.length`; each instance's nominal positions are scaled by its length over `model.length` "
                   "(the same angle) before they are put on its constraint manifold"},
-      {.section = "parameters", .name = "gravity", .type = law_key(ParameterId::gravity, non_negative),
+      {.section = "parameters", .name = "gravity", .type = law_key(ParameterId::gravity),
        .scope = KeyScope::pendulums, .scope_note = "chains have no gravity; the double pendulum has no varied parameters yet",
        .printed = printed_law<ParameterId::gravity>, .doc_default = "not varied", .meaning = "vary `model.gravity`"},
-      {.section = "parameters", .name = "bond_length", .type = law_key(ParameterId::bond_length, positive),
+      {.section = "parameters", .name = "bond_length", .type = law_key(ParameterId::bond_length),
        .scope = KeyScope::chain, .printed = printed_law<ParameterId::bond_length>, .doc_default = "not varied",
        .meaning = "vary `model.bond_length`; each instance's nominal positions are scaled by its bond length over "
                   "`model.bond_length`"},
-      {.section = "parameters", .name = "lj_epsilon", .type = law_key(ParameterId::lj_epsilon, non_negative),
+      {.section = "parameters", .name = "lj_epsilon", .type = law_key(ParameterId::lj_epsilon),
        .scope = KeyScope::chain, .printed = printed_law<ParameterId::lj_epsilon>, .doc_default = "not varied", .meaning = "vary `model.lj_epsilon`"},
-      {.section = "parameters", .name = "penalty", .type = law_key(ParameterId::penalty, positive),
+      {.section = "parameters", .name = "penalty", .type = law_key(ParameterId::penalty),
        .scope = KeyScope::penalty_pendulum, .printed = printed_law<ParameterId::penalty>, .doc_default = "not varied",
        .meaning = "vary `model.penalty` (μ); the step size stays the study's (from the nominal μ unless "
                   "`integrator.h` or `parameters.h` is given)"},
-      {.section = "parameters", .name = "h", .type = law_key(ParameterId::h, positive), .printed = printed_law<ParameterId::h>, .doc_default = "not varied",
+      {.section = "parameters", .name = "h", .type = law_key(ParameterId::h), .printed = printed_law<ParameterId::h>, .doc_default = "not varied",
        .doc_allowed = "fixed-step methods: `output.sample_dt` given, `integrator.t_end` a multiple of it, and a list's "
                       "values dividing it; double precision",
        .meaning = "vary the step size (dopri5: the initial trial step). Fixed-step methods sample every instance at "

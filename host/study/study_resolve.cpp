@@ -383,7 +383,7 @@ void validate_parameters(const Study& s, const RunParams<double>& rp) {
   for (int q = 0; q < parameter_count; ++q) {
     const ParameterId id = ParameterId(q);
     const ParameterLaw& l = s.law(id);
-    const bool non_negative = id == ParameterId::gravity || id == ParameterId::lj_epsilon;
+    const bool non_negative = parameter_may_be_zero(id);
     const double lowest = l.a - 8.6 * l.b;  // below every draw of the law
     if (l.kind != LawKind::normal || (non_negative ? lowest >= 0 : lowest > 0)) continue;
     if (n > scan_max)
