@@ -31,6 +31,10 @@
 //                         whose every instance draws the nominal length (parameters.length =
 //                         [1.0]): the same numbers through the per-instance path, whose
 //                         instances step one at a time (no lanes) on a system of their own.
+//   chens_ensemble_groups  a parameter ensemble of eight masses by index (1, 1.25, ..., 2.75),
+//                         its statistics grouped by mass ([parameters] group_by): eight more
+//                         sets of accumulators and histograms beside the ensemble's, against
+//                         chens_ensemble_parameters.
 //   odeint_*              Boost.Odeint runge_kutta4 (array_algebra, the default for
 //                         std::array; range_algebra) and runge_kutta4_classic stepping the
 //                         same equations, written as a plain functor for m = l = g = 1,
@@ -208,11 +212,17 @@ PassResult chens_driver_lanes_pass(std::uint64_t n, chens::index_t steps, bool k
 template <class Reference, class M = Method>
 chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps, int threads,
                                           double tol = kProjectionTol, bool first_passage = false,
-                                          bool parameters = false) {
+                                          bool parameters = false, bool groups = false) {
   chens::RunParams<double> rp = run_params(steps, tol);
   chens::EnsembleSpec spec = ensemble_spec(n, threads);
   if (parameters)
     spec.parameters.law[std::size_t(chens::ParameterId::length)] = chens::ParameterLaw{chens::LawKind::list, 0, 0, {1.0}};
+  if (groups) {
+    const std::vector<double> masses = {1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75};
+    spec.parameters.law[std::size_t(chens::ParameterId::mass)] = chens::ParameterLaw{chens::LawKind::list, 0, 0, masses};
+    spec.parameters.group_by = int(chens::ParameterId::mass);
+    spec.parameters.group_values = masses;
+  }
   if (first_passage) {
     // output's [first_passage] on the energy error, phi and psi (checked after every step), the
     // integration error (at samples) and the loss, at levels no instance reaches: the checks'
@@ -325,11 +335,11 @@ void BM_chens_driver_lanes4(benchmark::State& st, double tol) {
 
 template <class Reference, class M = Method>
 void BM_chens_ensemble(benchmark::State& st, int threads, double tol = kProjectionTol, bool first_passage = false,
-                       bool parameters = false) {
+                       bool parameters = false, bool groups = false) {
   std::uint64_t proj = 0;
   for (auto _ : st) {
-    const auto res =
-        chens_ensemble_pass<Reference, M>(instances_of(st), steps_of(st), threads, tol, first_passage, parameters);
+    const auto res = chens_ensemble_pass<Reference, M>(instances_of(st), steps_of(st), threads, tol, first_passage,
+                                                       parameters, groups);
     benchmark::DoNotOptimize(res.instance0_state.data());
     proj = res.totals.momentum_projections;
   }
@@ -493,6 +503,8 @@ int main(int argc, char** argv) {
       [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1, kProjectionTol, true); });
   reg("chens_ensemble_parameters/threads:1",
       [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1, kProjectionTol, false, true); });
+  reg("chens_ensemble_groups/threads:1",
+      [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1, kProjectionTol, false, true, true); });
   reg("odeint_rk4/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4>(st, kProjectionTol); });
   reg("odeint_rk4_div/threads:1",
       [](benchmark::State& st) { BM_odeint<OdeintRk4, DiracPendulumRhsDiv>(st, kProjectionTol); });

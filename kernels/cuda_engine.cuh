@@ -118,6 +118,7 @@ class CudaEngine {
   // One system for every instance: the GPU refuses [parameters] (cuda_unsupported_reason).
   const System& system_of(std::uint64_t) const { return sys_; }
   std::uint64_t instance_bytes() const { return W * sizeof(std::uint64_t); }
+  int group_of(std::uint64_t) const { return -1; }  // [parameters] group_by: refused here (cuda_unsupported_reason)
 
   // Rows per segment: one slot's metrics under segment_metric_bytes, the recorded instances'
   // snapshots under segment_snapshot_bytes, and within a grid's y extent.

@@ -46,6 +46,12 @@ Written to PLOTDIR (default DIR/plots), each figure in every --format:
                          periodogram's peak; the phase-error table of all runs; the
                          diverged runs; the convergence slopes
 
+Runs with [parameters] group_by (summary.json "groups", series.csv's group column) are
+drawn as a study of their groups: a curve per group, named by its label ("h=0.1",
+"length=0.5..0.75"), coloured by the grouped value as a swept key (model.<parameter>, or
+integrator.h for step sizes, whose list groups then get the convergence figure); the
+ensemble's own rows ("all") are in series.csv and summary.json, not drawn beside them.
+
 Studies of several runs: the swept keys are the keys of study.json's "overrides" whose
 values differ between the plotted runs. The legend (outside the axes) names runs by their
 "key = value" pairs (the key's last part when that is unambiguous: "h = 0.05"). Colour
@@ -71,6 +77,7 @@ Uses the Python standard library, numpy and matplotlib (Debian python3-numpy and
 python3-matplotlib); run it with /usr/bin/python3.
 """
 import argparse
+import copy
 import json
 import fnmatch
 import math
@@ -135,6 +142,7 @@ class Run:
         self.colour = self.study_colour = colour  # study_colour: by position in study.json
         self.linestyle = "-"
         self.marker = None
+        self.grouped_by = None  # [parameters] group_by: the grouped parameter of a group (expand_groups)
         self.overrides = {k: value_text(v) for k, v in (overrides or {}).items()}
         path = os.path.join(directory, "summary.json")
         try:
@@ -213,16 +221,72 @@ def value_text(v):
 
 
 def read_csv(path):
-    """A chens CSV file as {column: numpy array} ('nan' where no instance is live)."""
+    """A chens CSV file as {column: numpy array} ('nan' where no instance is live); a first
+    column "group" (series.csv of a run with [parameters] group_by) as strings."""
     with open(path) as f:
         header = f.readline().strip().split(",")
+        grouped = header[0] == "group"
         try:
-            data = np.loadtxt(f, delimiter=",", ndmin=2)
+            rows = [line.rstrip("\n").split(",") for line in f if line.strip()]
+            data = np.array([[float(x) for x in r[1 if grouped else 0:]] for r in rows], dtype=float)
+            if any(len(r) != len(header) for r in rows):
+                raise ValueError("a row's cells differ in number from the header's")
         except ValueError as e:
             raise InputError("%s: not a chens CSV file: %s" % (path, e)) from None
     if data.shape[0] == 0:
         raise InputError("%s has no rows" % path)
-    return {name: data[:, i] for i, name in enumerate(header)}
+    out = {name: data[:, i] for i, name in enumerate(header[1:] if grouped else header)}
+    if grouped:
+        out["group"] = np.array([r[0] for r in rows])
+    return out
+
+
+def group_key(by):
+    """The study key a [parameters] group_by parameter stands for in legends and figures:
+    integrator.h for h (so that a grouped step-size ensemble gets the convergence figure),
+    model.<parameter> for the others."""
+    return "integrator.h" if by == "h" else "model." + by
+
+
+def expand_groups(runs, entries):
+    """Runs with [parameters] group_by (a "groups" table in summary.json, a group column in
+    series.csv) become one run per group, named "<group label>" (a single run) or
+    "<run>/<group label>", whose overrides add the grouped key's value: every figure then
+    draws a curve per group as it draws one per run of a sweep. The ensemble's own rows
+    ("all") are not drawn beside its groups."""
+    out_runs, out_entries = [], []
+    for run in runs:
+        groups = run.summary.get("groups")
+        if not groups or "group" not in run.series:
+            out_runs.append(run)
+            out_entries += [e for e in entries if e.get("name") == run.name] or [{"name": run.name}]
+            continue
+        key = group_key(groups["by"])
+        for g in groups["groups"]:
+            label = g["group"]
+            part = copy.copy(run)
+            rows = run.series["group"] == label
+            part.series = {c: v[rows] for c, v in run.series.items() if c != "group"}
+            summary = {k: v for k, v in run.summary.items()
+                       if k not in ("groups", "growth_exponents", "periodogram", "phase_error", "first_passage")}
+            summary.update({k: v for k, v in g.items() if k not in ("group", "value", "min", "max")})
+            value = g["value"] if "value" in g else label.split("=", 1)[1]
+            study = json.loads(json.dumps(summary.get("study", {})))
+            if groups["by"] == "h":  # a bin of step sizes has no one h
+                study.setdefault("integrator", {})["h"] = g.get("value")
+            summary["study"] = study
+            part.summary = summary
+            part.name = label if not run.name else run.name + "/" + label
+            part.overrides = dict(run.overrides, **{key: value_text(value)})
+            part.trajectory = part.periodogram = None
+            part.label = part.name
+            part.grouped_by = groups["by"]  # summary.txt: a group, not a run of a study
+            part.divergence = divergence(part)
+            out_runs.append(part)
+            entry = [e for e in entries if e.get("name") == run.name]
+            overrides = dict(entry[0].get("overrides", {}) if entry else {}, **{key: value})
+            out_entries.append({"name": part.name, "status": "complete", "overrides": overrides})
+    return out_runs, out_entries
 
 
 def run_label(summary):
@@ -1112,7 +1176,9 @@ def summary_block(run, metrics, extra_lines):
             if why:
                 line += "  (" + "; ".join(why) + ")"
         lines.append(line)
-    if growth is None:
+    if growth is None and getattr(run, "grouped_by", None):
+        lines.append("  growth exponents: the whole ensemble's only (summary.json's growth_exponents)")
+    elif growth is None:
         lines.append("  growth exponents: not in summary.json (written by an older chens)")
     if run.divergence is not None:
         lines.append("  diverged: %s" % run.divergence[1])
@@ -1149,6 +1215,9 @@ def main(argv):
                              % (",".join(bad) or "(empty)", ", ".join(sorted(supported))))
         patterns = None if args.runs is None else [p.strip() for p in args.runs.split(",") if p.strip()]
         runs, skipped, several, entries = load(args.dir, patterns)
+        if any(r.summary.get("groups") for r in runs):
+            runs, entries = expand_groups(runs, entries)
+            several = True
         if not several and (args.color_by or args.style_by):
             raise InputError("--color-by/--style-by: %s is one run, not a study of several" % args.dir)
         enc = encode(runs, entries, args.color_by, args.style_by) if several else Encoding()
@@ -1179,7 +1248,10 @@ def main(argv):
             slots = passage_slots([s for r in with_survival for s in surviving(r)], selected)
             save(draw_survival(with_survival, slots, enc, several), outdir, "survival", formats, written)
         lines = ["chens plot of %s" % os.path.abspath(args.dir)]
-        if several:
+        grouped = sorted({r.grouped_by for r in runs if getattr(r, "grouped_by", None)})
+        if several and grouped:
+            lines.append("groups of parameters.group_by = %s: %d plotted" % (", ".join(grouped), len(runs)))
+        elif several:
             lines.append("study.json: %d runs plotted" % len(runs) + (" (--runs %s)" % args.runs if patterns else ""))
             if enc.describe():
                 lines.append(enc.describe())

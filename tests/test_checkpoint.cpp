@@ -106,9 +106,10 @@ TEST_P(CheckpointCpu, EachShardOfTheWholeCheckpointIsTheShardRunsOwn) {
       EXPECT_EQ(cut.kept.initial_physical, own.kept.initial_physical) << what;
       EXPECT_EQ(cut.kept.initial_state.size(), spec.keep_instances * static_cast<std::size_t>(physical_state_size(study)))
           << what;
-      // A shard's statistics are reduced across ranks on rank 0, never by the shard: its
-      // own stand in for them here.
+      // A shard's statistics (the ensemble's and its groups') are reduced across ranks on
+      // rank 0, never by the shard: its own stand in for them here.
       cut.series = own.series;
+      cut.group_series = own.group_series;
       test::expect_bitwise_equal(run_study_cpu(study, rp, spec), resumed(spec, cut), what + ", resumed from its cut");
       recorded += own.recorded.instances.size();
       sizes.push_back(size);

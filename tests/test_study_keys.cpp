@@ -117,7 +117,7 @@ const std::vector<std::string>& every_key() {
       "first_passage.linear_momentum_error", "first_passage.angular_momentum_error", "first_passage.wedge_error",
       "first_passage.lost",
       "parameters.mass", "parameters.length", "parameters.gravity", "parameters.bond_length", "parameters.lj_epsilon",
-      "parameters.penalty", "parameters.h"};
+      "parameters.penalty", "parameters.h", "parameters.group_by", "parameters.group_bins", "parameters.group_edges"};
   return keys;
 }
 
@@ -147,6 +147,19 @@ const std::vector<std::vector<std::string>> probe_sets = {
     {"model.kind=penalty-pendulum", "parameters.penalty=\"log-uniform(10, 1000)\""},
     {"model.kind=double-pendulum", "parameters.mass=[1, 2]"},
     {"parameters.length=[1, 2]", "output.phase_error=[1]"}, {"parameters.length=\"uniform (1 , 2)\""},
+    // [parameters] group_by: the groups each law takes, and the rules between the keys
+    {"parameters.length=\"uniform(0.5, 2)\"", "parameters.group_by=\"length\"", "parameters.group_bins=4"},
+    {"parameters.length=\"log-uniform(0.5, 2)\"", "parameters.group_by=\"length\"", "parameters.group_edges=[0.5, 1, 2]"},
+    {"parameters.h=[0.1, 0.05, 0.1]", "output.sample_dt=1", "parameters.group_by=\"h\""},
+    {"parameters.h=\"uniform(0.01, 0.1)\"", "output.sample_dt=1", "parameters.group_by=\"h\"", "parameters.group_bins=3"},
+    {"parameters.h=\"uniform(0.011, 0.019)\"", "output.sample_dt=0.1", "parameters.group_by=\"h\"",
+     "parameters.group_edges=[0.011, 0.019]"},
+    {"parameters.mass=\"normal(1, 0.2)\"", "parameters.group_by=\"mass\"", "parameters.group_edges=[0.5, 1, 1.5]"},
+    {"parameters.length=[1, 2, 1]", "parameters.group_by=\"length\"", "parameters.group_edges=[0, 3]"},
+    {"parameters.length=\"uniform(0.5, 2)\"", "parameters.group_by=\"length\"", "parameters.group_bins=2",
+     "parameters.group_edges=[0.5, 2]"},
+    {"parameters.length=\"uniform(0.5, 2)\"", "parameters.group_by=\"length\"", "parameters.group_edges=[1]"},
+    {"parameters.length=\"uniform(0.5, 2)\"", "parameters.group_by=\"mass\""},
     {"parameters.length=\"uniform(1, 2, 3)\""}, {"parameters.length=\"uniform(1,\""}, {"parameters.length=\"()\""},
     {"model.zz=1"}, {"integrator.zz=1"}, {"projection.zz=1"}, {"ensemble.zz=1"}, {"output.zz=1"}, {"model.mases=1"},
     {"model.atoms=7", "model.length=2"}, {"model.kind=chain", "model.mass=-1", "model.atoms=1"},

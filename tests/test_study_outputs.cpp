@@ -300,6 +300,16 @@ TEST(StudyOutputs, SeriesLongHoldsEveryCompleteRunsSeries) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("c/series.csv: cannot be read (run \"c\")"), std::string::npos) << e.what();
   }
+  // A run with [parameters] group_by (series.csv's first column `group`) beside one without:
+  // every row says its group, "all" for the ungrouped run's.
+  std::ofstream(dir.str("a/series.csv")) << "group,t,live,phi_mean\nall,0,4,0\nh=0.1,0,2,0\nh=0.05,0,2,0\n";
+  index["runs"][2]["status"] = "failed";
+  EXPECT_EQ(series_long_csv(dir.str(), index),
+            "run,group,time,metric,statistic,value\n"
+            "a,all,0,live,count,4\na,all,0,phi,mean,0\na,h=0.1,0,live,count,2\na,h=0.1,0,phi,mean,0\n"
+            "a,h=0.05,0,live,count,2\na,h=0.05,0,phi,mean,0\n"
+            "b,all,0,live,count,4\nb,all,0,phi,mean,0\nb,all,0,phi,p50,0\nb,all,0,phi,surviving,1\n"
+            "b,all,0.5,live,count,3\nb,all,0.5,phi,mean,2e-3\nb,all,0.5,phi,p50,nan\nb,all,0.5,phi,surviving,0.75\n");
 }
 
 // The files of a real study: study.json's results typed, comparison.csv's columns, and

@@ -29,6 +29,9 @@ struct CheckpointState {
   // ensemble can fill most of the memory; the writer streams them from here).
   const unsigned char* instances_view = nullptr;
   std::vector<SampleStats> series;       // the first `done` sample times
+  // [parameters] group_by: the groups' first `done` sample times, group after group (empty on
+  // the ranks of a sharded run that reduce no statistics, and without groups).
+  std::vector<SampleStats> group_series;
   RecordedTrajectories recorded;         // filled for the samples done
   PerInstanceResult kept;                // the kept instances' initial states
 };
@@ -65,6 +68,7 @@ inline CheckpointState checkpoint_of(const EnsembleResult& res, const char* back
   c.done = done;
   c.wall_seconds = wall;
   c.series.assign(res.series.begin(), res.series.begin() + done);
+  for (const GroupResult& g : res.groups) c.group_series.insert(c.group_series.end(), g.series.begin(), g.series.begin() + done);
   c.recorded = res.recorded;
   c.kept.initial_state = res.kept.initial_state;
   c.kept.initial_physical = res.kept.initial_physical;
@@ -73,6 +77,13 @@ inline CheckpointState checkpoint_of(const EnsembleResult& res, const char* back
 
 inline void restore_common(EnsembleResult& res, const CheckpointState& c) {
   std::copy(c.series.begin(), c.series.end(), res.series.begin());
+  if (!c.group_series.empty()) {
+    if (c.group_series.size() != res.groups.size() * c.series.size())
+      throw std::runtime_error("the checkpoint does not fit this run: other statistics groups");
+    for (std::size_t g = 0; g < res.groups.size(); ++g)
+      std::copy(c.group_series.begin() + static_cast<std::ptrdiff_t>(g * c.series.size()),
+                c.group_series.begin() + static_cast<std::ptrdiff_t>((g + 1) * c.series.size()), res.groups[g].series.begin());
+  }
   if (c.recorded.instances != res.recorded.instances || c.recorded.state.size() != res.recorded.state.size())
     throw std::runtime_error("the checkpoint does not fit this run: other recorded instances");
   res.recorded = c.recorded;

@@ -127,8 +127,8 @@ inline RecordedTrajectories shard_recorded(const RecordedTrajectories& whole, st
 
 // What the shard [first, first + size) of a whole ensemble resumes from: its instances, its
 // recorded instances and its part of the kept instances (the ensemble's first `keep`), with
-// the whole run's sample times done and wall time. `series` is the whole run's: only rank 0
-// reduces statistics, the others carry it unread.
+// the whole run's sample times done and wall time. `series` (and `group_series`) is the whole
+// run's: only rank 0 reduces statistics, the others carry it unread.
 inline CheckpointState shard_checkpoint(const CheckpointState& whole, std::uint64_t first, std::uint64_t size,
                                         std::uint64_t keep) {
   if (first + size > whole.size) throw std::runtime_error("shard_checkpoint: the shard is outside the ensemble");
@@ -145,6 +145,7 @@ inline CheckpointState shard_checkpoint(const CheckpointState& whole, std::uint6
     part.instances = shard_instances(bytes, whole.size, instance_layout(whole.backend, whole.instance_bytes), first, size);
   }
   part.series = whole.series;
+  part.group_series = whole.group_series;
   part.recorded = shard_recorded(whole.recorded, first, size);
   const std::uint64_t mine = keep > first ? std::min(keep - first, size) : 0;
   auto kept = [&](const std::vector<double>& all) {

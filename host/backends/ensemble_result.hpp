@@ -111,6 +111,31 @@ struct PassageResult {
 
 inline constexpr std::size_t lost_examples_max = 16;
 
+// The statistics of one group of a grouped parameter ensemble ([parameters] group_by,
+// docs/parameter_ensembles.md): the ensemble's own, over the group's instances alone, reduced
+// the same way (per block in instance order, blocks merged along the block tree, histograms
+// summed), so that they do not depend on threads or ranks either. What the group holds
+// (its value or bin) is EnsembleSpec::parameters' group g.
+struct GroupResult {
+  std::uint64_t instances = 0;      // the group's instances
+  std::uint64_t lost = 0;           // of them, lost by the end
+  std::vector<SampleStats> series;  // as EnsembleResult::series
+  PassageResult passage;            // as EnsembleResult::passage
+
+  // The integer counts (summed over MPI ranks), and back.
+  std::vector<std::uint64_t> counts() const {
+    std::vector<std::uint64_t> out{instances, lost};
+    const std::vector<std::uint64_t> p = passage.counts();
+    out.insert(out.end(), p.begin(), p.end());
+    return out;
+  }
+  void set_counts(const std::vector<std::uint64_t>& c) {
+    instances = c[0];
+    lost = c[1];
+    passage.set_counts(std::vector<std::uint64_t>(c.begin() + 2, c.end()));
+  }
+};
+
 struct EnsembleResult {
   std::string backend;  // "cpu" or "cuda"
   std::string device;   // e.g. "CPU, 2 OpenMP threads"
@@ -133,6 +158,7 @@ struct EnsembleResult {
   std::vector<double> instance0_physical;  // final physical (q, p)
   bool instance0_lost = false;
   PassageResult passage;          // output's [first_passage]
+  std::vector<GroupResult> groups;  // [parameters] group_by: group g's statistics (none without)
   RecordedTrajectories recorded;  // the instances EnsembleSpec::record names
   PerInstanceResult kept;         // the first EnsembleSpec::keep_instances instances
 

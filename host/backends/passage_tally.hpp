@@ -26,7 +26,8 @@ namespace chens {
 inline constexpr int passage_row(int s) { return s == passage_lost ? 1 : 0; }
 inline constexpr int passage_column(int s) { return s == passage_lost ? 0 : s; }
 
-// Tallies the n instances for_each(f) hands over as f(i, instance), i = 0 .. n - 1 in order.
+// Tallies the instances for_each(f) hands over as f(i, instance), i ascending in 0 .. n - 1 (all
+// of them, or a group's).
 template <class Real, class ForEach>
 void tally_passage(const RunParams<Real>& rp, const EnsembleSpec& spec, std::uint64_t n, ForEach&& for_each,
                    PassageResult& out) {

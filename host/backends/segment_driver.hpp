@@ -25,9 +25,11 @@
 //   finish(res)                   totals, lost reasons, reference_projected, the first lost
 //                                 instances (local indices), the kept instances' metrics
 //   costs(res)                    integration_seconds / measurement_seconds where timed
+//   group_of(i)                   [parameters] group_by: instance i's group, or -1; launch and
+//                                 collect then fill res.groups[g].series as res.series
 //
 // With output's [first_passage] the driver tallies the instances' passage times at the end
-// (passage_tally.hpp) through for_first.
+// (passage_tally.hpp) through for_first, for the ensemble and for each group.
 //
 // C++17-clean: nvcc compiles it.
 #pragma once
@@ -67,6 +69,8 @@ EnsembleResult drive_segments(Engine& engine, const RunParams<typename Engine::R
   res.linear_momentum_metric = reports_linear_momentum_v<decltype(sys.model)>;
   res.wedge_metric = has_tangents_v<System>;
   res.series.resize(static_cast<std::size_t>(samples + 1));
+  res.groups.resize(spec.parameters.groups());
+  for (GroupResult& g : res.groups) g.series.resize(static_cast<std::size_t>(samples + 1));
   res.kept = PerInstanceResult::sized(keep, P);
   res.recorded = recorded_sized(spec.record, spec.first_instance, n, spec.only, P, res.reference_available, samples);
   engine.prepare(seg, res);
@@ -158,6 +162,24 @@ EnsembleResult drive_segments(Engine& engine, const RunParams<typename Engine::R
   engine.finish(res);
   if (rp.passage.any())
     tally_passage(rp, spec, n, [&](auto&& f) { engine.for_first(n, f); }, res.passage);
+  // The groups' sizes, losses and passages (every rank of a sharded run tallies each group:
+  // the reductions are collective).
+  if (!res.groups.empty()) {
+    engine.for_first(n, [&](std::uint64_t i, const auto& in) {
+      const int g = engine.group_of(i);
+      if (g < 0) return;
+      res.groups[static_cast<std::size_t>(g)].instances += 1;
+      if (in.lost != int(LostReason::none)) res.groups[static_cast<std::size_t>(g)].lost += 1;
+    });
+    for (std::size_t g = 0; rp.passage.any() && g < res.groups.size(); ++g) {
+      auto members = [&](auto&& f) {
+        engine.for_first(n, [&](std::uint64_t i, const auto& in) {
+          if (engine.group_of(i) == static_cast<int>(g)) f(i, in);
+        });
+      };
+      tally_passage(rp, spec, n, members, res.groups[g].passage);
+    }
+  }
   for (std::uint64_t& i : res.lost_examples) i = spec.global_index(i);
   // Instance 0 and the kept instances, final.
   const std::uint64_t fetch = std::min<std::uint64_t>(std::max<std::uint64_t>(keep, 1), n);

@@ -1,8 +1,13 @@
 #include "dispatch/run_study.hpp"
 
+#include <cstdint>
 #include <string>
 
+#include <chens/ensemble/accumulator.hpp>
+
+#include "backends/ensemble_spec.hpp"
 #include "dispatch/system_dispatch.hpp"
+#include "study/study.hpp"
 
 namespace chens {
 
@@ -47,10 +52,16 @@ std::size_t bytes_per_instance(const Study& s) {
   const auto S = static_cast<std::size_t>(physical_state_size(s));
   const std::size_t kept =
       s.states ? (4 * S + metric_count + passage_slots) * sizeof(double) + sizeof(Counters) + sizeof(int) : 0;
+  // [parameters] group_by: each group's statistics of at least one sample row (an accumulator
+  // per metric and block of cpu_block_size instances; CpuEngine::memory_rows) and each
+  // instance's group index.
+  const std::size_t groups = parameter_ensemble(s).groups();
+  const std::size_t grouped =
+      groups == 0 ? 0 : (groups * metric_count * sizeof(Accumulator) + cpu_block_size - 1) / cpu_block_size + sizeof(std::int16_t);
   std::size_t bytes = 0;
-  if (s.model_kind == ModelKind::custom) return custom_model_of(s).bytes_per_instance + kept;
+  if (s.model_kind == ModelKind::custom) return custom_model_of(s).bytes_per_instance + kept + grouped;
   with_model_of(s, [&](auto m) { bytes = ModelTraits<typename decltype(m)::type>::bytes_per_instance(s.wedge); });
-  return bytes + kept;
+  return bytes + kept + grouped;
 }
 
 }  // namespace chens

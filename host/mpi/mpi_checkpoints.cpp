@@ -187,6 +187,7 @@ void save_sharded(const CheckpointState& mine, std::uint64_t n, const ShardedSav
   CheckpointState all = header_of(header_bytes(mine));
   all.size = n;
   all.series = mine.series;
+  all.group_series = mine.group_series;
   all.recorded = std::move(recorded);
   all.kept.initial_state = std::move(kept_state);
   all.kept.initial_physical = std::move(kept_physical);

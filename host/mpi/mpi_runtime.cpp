@@ -290,6 +290,14 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   // times' statistics were reduced along the block tree by the run (passage_tally.hpp).
   std::vector<std::uint64_t> passage_counts = r.passage.counts();
   if (rp.passage.any()) sum_to_root(passage_counts.data(), count_of(passage_counts.size(), "first-passage counts"));
+  // [parameters] group_by: each group's sizes, losses and passage counts (every rank has the
+  // same groups); their statistics were reduced along the block tree by the run.
+  std::vector<std::uint64_t> group_counts;
+  for (const GroupResult& g : r.groups) {
+    const std::vector<std::uint64_t> c = g.counts();
+    group_counts.insert(group_counts.end(), c.begin(), c.end());
+  }
+  if (!group_counts.empty()) sum_to_root(group_counts.data(), count_of(group_counts.size(), "group counts"));
   double wall = r.wall_seconds;
   check(MPI_Reduce(world.rank == 0 ? MPI_IN_PLACE : &wall, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD), "MPI_Reduce");
   PerInstanceResult kept = whole.keep_instances > 0 ? gather_kept(r.kept) : PerInstanceResult{};
@@ -302,6 +310,12 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   for (int q = 0; q < lost_reason_count; ++q) r.lost[q] = sums[static_cast<std::size_t>(fields + q)];
   r.reference_projected = sums[static_cast<std::size_t>(fields + lost_reason_count)];
   if (rp.passage.any()) r.passage.set_counts(passage_counts);
+  for (std::size_t g = 0, at = 0; g < r.groups.size(); ++g) {
+    const std::size_t width = r.groups[g].counts().size();
+    r.groups[g].set_counts(std::vector<std::uint64_t>(group_counts.begin() + static_cast<std::ptrdiff_t>(at),
+                                                      group_counts.begin() + static_cast<std::ptrdiff_t>(at + width)));
+    at += width;
+  }
   r.wall_seconds = wall;
   r.instances = n;
   r.kept = std::move(kept);

@@ -18,8 +18,9 @@ namespace chens {
 namespace {
 
 constexpr char magic[8] = {'C', 'H', 'E', 'N', 'S', 'C', 'K', 'P'};
-// 2: seven metrics per accumulator row (wedge_error, issue 8); 1 had six.
-constexpr std::uint32_t format_version = 2;
+// 3: the groups' statistics after the ensemble's ([parameters] group_by, issue 22); 2: seven
+// metrics per accumulator row (wedge_error, issue 8); 1 had six.
+constexpr std::uint32_t format_version = 3;
 
 // A checksum over 8-byte words (FNV-1a's prime on words, then a final avalanche): fast
 // enough for gigabytes of instances, and any flipped, lost or swapped word changes it.
@@ -227,6 +228,7 @@ void write_checkpoint(const std::string& path, std::uint64_t key, const Checkpoi
       throw CheckpointError("a checkpoint of " + std::to_string(c.size) + " instances needs " + std::to_string(inst) +
                             " bytes of them, " + std::to_string(handed) + " were handed over");
     w.vector(c.series);
+    w.vector(c.group_series);
     const RecordedTrajectories& r = c.recorded;
     w.vector(r.instances);
     w.value(static_cast<std::int64_t>(r.state_size));
@@ -279,6 +281,7 @@ CheckpointState read_file(const std::string& path, std::uint64_t key, const Inst
     c.instances = r.vector<unsigned char>();
   }
   c.series = r.vector<SampleStats>();
+  c.group_series = r.vector<SampleStats>();
   RecordedTrajectories& t = c.recorded;
   t.instances = r.vector<std::uint64_t>();
   t.state_size = static_cast<int>(r.value<std::int64_t>());

@@ -12,6 +12,8 @@
 
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/version.hpp>
+
+#include "output/writer.hpp"  // group_label
 #endif
 
 namespace chens {
@@ -159,6 +161,18 @@ std::string states_h5_image(const Study& s, const RunParams<double>& rp, const E
         string_attribute(pd, "description",
                          "each instance's values of the parameters the study varies ([parameters]); the step size h "
                          "as the instance used it (fixed-step methods: on the output.sample_dt grid)");
+        if (e.groups() > 0) {
+          // [parameters] group_by: each instance's group, the labels of series.csv's group column.
+          std::vector<std::int32_t> group(n);
+          for (hsize_t i = 0; i < n; ++i) group[i] = e.group_of(index[i]);
+          std::vector<std::string> labels;
+          for (std::size_t q = 0; q < e.groups(); ++q) labels.push_back(group_label(e, q));
+          H5::DataSet gd = dataset(g, "group", {n}, group);
+          string_attribute(gd, "labels", join(labels));
+          string_attribute(gd, "description",
+                           "each instance's group of parameters.group_by, 0-based: the labels attribute's entry "
+                           "(comma-separated), which is series.csv's group column");
+        }
       }
       H5::Group cg = g.createGroup("counters");
       const auto counter = [&](const char* name, std::uint64_t Counters::*field) {

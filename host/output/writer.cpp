@@ -21,6 +21,7 @@
 #include "output/output_lock.hpp"
 #include "output/periodogram.hpp"
 #include "output/states_h5.hpp"
+#include "study/study_values.hpp"
 
 namespace chens {
 
@@ -126,11 +127,11 @@ std::string make_periodogram_csv(const Instance0Spectrum& sp) {
 
 // output's [first_passage] (docs/first_passage.md): per level, how many instances crossed it,
 // were lost first or never did, and the crossing times' statistics.
-nlohmann::json first_passage_summary(const RunParams<double>& rp, const EnsembleResult& r) {
+nlohmann::json first_passage_summary(const RunParams<double>& rp, const PassageResult& passage, std::uint64_t instances) {
   nlohmann::json j = nlohmann::json::object();
   for (int s = 0; s < passage_slots; ++s) {
-    if (!r.passage.on(s)) continue;
-    const PassageStats& p = r.passage.slot[s];
+    if (!passage.on(s)) continue;
+    const PassageStats& p = passage.slot[s];
     const bool any = p.time.count > 0;
     nlohmann::json e;
     if (s != passage_lost) e["level"] = p.level;
@@ -143,7 +144,7 @@ nlohmann::json first_passage_summary(const RunParams<double>& rp, const Ensemble
     e["time_max"] = any ? number_or_null(p.time.max) : nullptr;
     for (int q = 0; q < quantile_count; ++q)
       e[std::string("time_") + quantile_name[q]] = any ? number_or_null(p.quantile[q]) : nullptr;
-    e["surviving_final"] = r.passage.surviving(s, static_cast<std::size_t>(rp.samples), r.instances);
+    e["surviving_final"] = passage.surviving(s, static_cast<std::size_t>(rp.samples), instances);
     j[passage_slot_name(s)] = e;
   }
   return j;
@@ -174,6 +175,68 @@ nlohmann::json parameters_summary(const Study& s) {
                              {"max", n > 0 ? number_or_null(hi) : nullptr}};
   }
   return j;
+}
+
+namespace {
+
+// Each reported metric's statistics at the last sample time and its peak over the run, into j
+// (summary.json's own, and each group's).
+void metric_summaries(const EnsembleResult& r, const std::vector<SampleStats>& series, nlohmann::json& j) {
+  for (int m = 0; m < metric_count; ++m) {
+    const char* name = metric_name(m);
+    if (!r.metric_reported(m)) {
+      if (m == int(MetricId::integration_error)) j[name] = nullptr;  // asked for, but no reference
+      continue;
+    }
+    double peak = 0.0;
+    bool any = false;
+    for (const auto& st : series) {
+      if (st.metric[m].count == 0) continue;
+      peak = any ? std::max(peak, st.metric[m].max) : st.metric[m].max;
+      any = true;
+    }
+    const Accumulator& fin = series.back().metric[m];
+    const bool live = fin.count > 0;
+    j[name] = {{"final_mean", live ? number_or_null(fin.mean) : nullptr},
+               {"final_rms", live ? number_or_null(fin.rms()) : nullptr},
+               {"final_min", live ? number_or_null(fin.min) : nullptr},
+               {"final_max", live ? number_or_null(fin.max) : nullptr},
+               {"peak_max", any ? number_or_null(peak) : nullptr}};
+    for (int q = 0; q < quantile_count; ++q)
+      j[name][std::string("final_") + quantile_name[q]] = live ? number_or_null(series.back().quantile[m][q]) : nullptr;
+  }
+}
+
+// [parameters] group_by (docs/parameter_ensembles.md): each group's values, size, losses and
+// the statistics summary.json gives the ensemble.
+nlohmann::json groups_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
+  const ParameterEnsemble e = parameter_ensemble(s);
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t g = 0; g < r.groups.size(); ++g) {
+    const GroupResult& gr = r.groups[g];
+    nlohmann::json j;
+    j["group"] = group_label(e, g);
+    if (e.group_values.empty()) {
+      j["min"] = e.group_lo(g);
+      j["max"] = e.group_hi(g);
+    } else {
+      j["value"] = e.group_lo(g);
+    }
+    j["instances"] = gr.instances;
+    j["lost_instances"] = gr.lost;
+    metric_summaries(r, gr.series, j);
+    if (gr.passage.any()) j["first_passage"] = first_passage_summary(rp, gr.passage, gr.instances);
+    list.push_back(j);
+  }
+  return {{"by", s.group_by}, {"bins", e.group_values.empty()}, {"groups", list}};
+}
+
+}  // namespace
+
+std::string group_label(const ParameterEnsemble& e, std::size_t g) {
+  const std::string name = parameter_name(ParameterId(e.group_by));
+  if (!e.group_values.empty()) return name + "=" + shortest(e.group_values[g]);
+  return name + "=" + shortest(e.group_lo(g)) + ".." + shortest(e.group_hi(g));
 }
 
 nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info,
@@ -220,31 +283,10 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
                     {"instances_with_projected_initial_data", r.reference_projected},
                     {"steps", r.totals.reference_steps},
                     {"rhs_evaluations", r.totals.reference_rhs_evaluations}};
-  for (int m = 0; m < metric_count; ++m) {
-    const char* name = metric_name(m);
-    if (!r.metric_reported(m)) {
-      if (m == int(MetricId::integration_error)) j[name] = nullptr;  // asked for, but no reference
-      continue;
-    }
-    double peak = 0.0;
-    bool any = false;
-    for (const auto& st : r.series) {
-      if (st.metric[m].count == 0) continue;
-      peak = any ? std::max(peak, st.metric[m].max) : st.metric[m].max;
-      any = true;
-    }
-    const Accumulator& fin = r.series.back().metric[m];
-    const bool live = fin.count > 0;
-    j[name] = {{"final_mean", live ? number_or_null(fin.mean) : nullptr},
-               {"final_rms", live ? number_or_null(fin.rms()) : nullptr},
-               {"final_min", live ? number_or_null(fin.min) : nullptr},
-               {"final_max", live ? number_or_null(fin.max) : nullptr},
-               {"peak_max", any ? number_or_null(peak) : nullptr}};
-    for (int q = 0; q < quantile_count; ++q)
-      j[name][std::string("final_") + quantile_name[q]] = live ? number_or_null(r.series.back().quantile[m][q]) : nullptr;
-  }
-  if (r.passage.any()) j["first_passage"] = first_passage_summary(rp, r);
+  metric_summaries(r, r.series, j);
+  if (r.passage.any()) j["first_passage"] = first_passage_summary(rp, r.passage, r.instances);
   if (s.varies_parameters()) j["parameters"] = parameters_summary(s);
+  if (!r.groups.empty()) j["groups"] = groups_summary(s, rp, r);
   j["growth_exponents"] = growth_summary(r, s);
   if (!s.phase_error.empty()) j["phase_error"] = phase_error_table(s, rp, r);
   if (!s.periodogram.empty())
@@ -257,22 +299,18 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
   return j;
 }
 
-std::string make_series_csv(const EnsembleResult& r) {
-  std::ostringstream os;
-  os << "t,live";
-  for (int m = 0; m < metric_count; ++m) {
-    if (!r.metric_reported(m)) continue;
-    for (const char* stat : {"mean", "rms", "min", "max"}) os << ',' << metric_name(m) << '_' << stat;
-    for (const char* q : quantile_name) os << ',' << metric_name(m) << '_' << q;
-  }
-  for (int s = 0; s < passage_slots; ++s)
-    if (r.passage.on(s)) os << ",surviving_" << passage_slot_name(s);
-  os << '\n';
+namespace {
+
+// One statistics series' rows of series.csv (the ensemble's, or a group's, whose rows begin
+// with its label).
+void series_rows(std::ostream& os, const EnsembleResult& r, const std::vector<SampleStats>& series,
+                 const PassageResult& passage, std::uint64_t instances, const std::string* group) {
   // [first_passage]: the instances whose passage is at or before t_k, summed as k goes (what
   // PassageResult::surviving sums for one k).
   std::uint64_t ended[passage_slots] = {};
-  for (std::size_t k = 0; k < r.series.size(); ++k) {
-    const SampleStats& st = r.series[k];
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const SampleStats& st = series[k];
+    if (group) os << *group << ',';
     os << fmt(st.t) << ',' << st.metric[0].count;
     for (int m = 0; m < metric_count; ++m) {
       if (!r.metric_reported(m)) continue;
@@ -287,10 +325,39 @@ std::string make_series_csv(const EnsembleResult& r) {
     }
     for (int s = 0; s < passage_slots; ++s) {
       if (!r.passage.on(s)) continue;
-      if (k < r.passage.slot[s].ended.size()) ended[s] += r.passage.slot[s].ended[k];
-      os << ',' << fmt(PassageResult::surviving_fraction(r.instances, ended[s]));
+      if (k < passage.slot[s].ended.size()) ended[s] += passage.slot[s].ended[k];
+      os << ',' << fmt(PassageResult::surviving_fraction(instances, ended[s]));
     }
     os << '\n';
+  }
+}
+
+}  // namespace
+
+std::string make_series_csv(const Study& s, const EnsembleResult& r) {
+  std::ostringstream os;
+  // [parameters] group_by: a first column, "all" for the ensemble's rows, then each group's
+  // rows under its label (group_label).
+  if (!r.groups.empty()) os << "group,";
+  os << "t,live";
+  for (int m = 0; m < metric_count; ++m) {
+    if (!r.metric_reported(m)) continue;
+    for (const char* stat : {"mean", "rms", "min", "max"}) os << ',' << metric_name(m) << '_' << stat;
+    for (const char* q : quantile_name) os << ',' << metric_name(m) << '_' << q;
+  }
+  for (int slot = 0; slot < passage_slots; ++slot)
+    if (r.passage.on(slot)) os << ",surviving_" << passage_slot_name(slot);
+  os << '\n';
+  if (r.groups.empty()) {
+    series_rows(os, r, r.series, r.passage, r.instances, nullptr);
+    return os.str();
+  }
+  const std::string all = "all";
+  series_rows(os, r, r.series, r.passage, r.instances, &all);
+  const ParameterEnsemble e = parameter_ensemble(s);
+  for (std::size_t g = 0; g < r.groups.size(); ++g) {
+    const std::string label = group_label(e, g);
+    series_rows(os, r, r.groups[g].series, r.groups[g].passage, r.groups[g].instances, &label);
   }
   return os.str();
 }
@@ -416,7 +483,7 @@ std::vector<std::pair<std::string, std::string>> output_file_bytes(const Study& 
   // summary.json goes last: its presence marks a complete result.
   std::vector<std::pair<std::string, std::string>> files;
   if (s.states || !s.record.empty()) files.emplace_back("states.h5", states_h5_image(s, rp, r));
-  files.emplace_back("series.csv", make_series_csv(r));
+  files.emplace_back("series.csv", make_series_csv(s, r));
   if (s.trajectory) files.emplace_back("trajectory.csv", make_trajectory_csv(r));
   // The periodogram once for periodogram.csv and summary.json (a direct DFT, O(N^2)).
   const Instance0Spectrum spectrum = s.periodogram.empty() ? Instance0Spectrum{} : instance0_spectrum(s, rp, r);

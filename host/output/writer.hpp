@@ -30,7 +30,11 @@ struct Instance0Spectrum;
 // spectrum: instance 0's periodogram when the study asks for one (computed here when null).
 nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r, const RunInfo& info,
                             const Instance0Spectrum* spectrum = nullptr);
-std::string make_series_csv(const EnsembleResult& r);
+// series.csv; with [parameters] group_by, a first column `group`: "all", then group_label's.
+std::string make_series_csv(const Study& s, const EnsembleResult& r);
+// A group's label in series.csv and summary.json: "h=0.1" (a list's value), "length=0.5..0.75"
+// (a bin [0.5, 0.75)): no commas, so that it is a plain CSV cell.
+std::string group_label(const ParameterEnsemble& e, std::size_t g);
 std::string make_trajectory_csv(const EnsembleResult& r);
 
 // One physical component of instance 0's recorded trajectory (and of its reference), at the

@@ -88,4 +88,24 @@ InstanceParameters ParameterEnsemble::at(std::uint64_t instance) const {
   return out;
 }
 
+int ParameterEnsemble::group_of_value(double v) const {
+  if (group_by < 0) return -1;
+  if (!group_values.empty()) {
+    const auto it = std::lower_bound(group_values.begin(), group_values.end(), v);
+    return it != group_values.end() && *it == v ? static_cast<int>(it - group_values.begin()) : -1;
+  }
+  if (group_edges.size() < 2 || !(v >= group_edges.front() && v <= group_edges.back())) return -1;
+  // The last bin holds its upper edge.
+  const auto it = std::upper_bound(group_edges.begin(), group_edges.end(), v);
+  return std::min(static_cast<int>(it - group_edges.begin()) - 1, static_cast<int>(group_edges.size()) - 2);
+}
+
+int ParameterEnsemble::group_of(std::uint64_t instance) const {
+  if (group_by < 0) return -1;
+  const ParameterId p = static_cast<ParameterId>(group_by);
+  const ParameterLaw& l = law[static_cast<std::size_t>(group_by)];
+  // A list groups by its values as given (value() keeps them so too).
+  return group_of_value(l.kind == LawKind::list ? l.values[instance % l.values.size()] : value(p, instance));
+}
+
 }  // namespace chens

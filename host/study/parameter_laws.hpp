@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -68,10 +69,36 @@ struct ParameterEnsemble {
       if (l.varies()) return true;
     return false;
   }
+  // Grouped statistics ([parameters] group_by, docs/parameter_ensembles.md): the instances
+  // fall into groups by their value of one varied parameter, and each group gets the
+  // ensemble's statistics of its own. A list's groups are its distinct values, ascending
+  // (group_values); a drawn parameter's are the bins [group_edges[g], group_edges[g + 1]),
+  // the last one closed. group_by < 0: no groups.
+  int group_by = -1;
+  std::vector<double> group_values;
+  std::vector<double> group_edges;
+
   // Instance `instance`'s value of p (a varied parameter), h rounded onto the grid.
   double value(ParameterId p, std::uint64_t instance) const;
   // Every varied parameter of instance `instance` (its ensemble index).
   InstanceParameters at(std::uint64_t instance) const;
+
+  std::size_t groups() const {
+    if (group_by < 0) return 0;
+    if (!group_values.empty()) return group_values.size();
+    return group_edges.size() < 2 ? 0 : group_edges.size() - 1;
+  }
+  // The group of instance `instance` (its ensemble index), or -1 where its value lies in none
+  // (a drawn value outside group_edges: refused before a run, study_resolve.cpp).
+  int group_of(std::uint64_t instance) const;
+  // The group a value falls in, or -1 (a list's value: the group of that value).
+  int group_of_value(double v) const;
+  // Group g's values: its list value (lo == hi), or its bin [lo, hi).
+  double group_lo(std::size_t g) const { return group_values.empty() ? group_edges[g] : group_values[g]; }
+  double group_hi(std::size_t g) const { return group_values.empty() ? group_edges[g + 1] : group_values[g]; }
 };
+
+// The largest number of groups a study may ask for (each adds the ensemble's statistics).
+inline constexpr std::size_t max_parameter_groups = 64;
 
 }  // namespace chens

@@ -113,6 +113,13 @@ struct Study {
   // of each parameter the ensemble varies, indexed by ParameterId; LawKind::fixed elsewhere
   // (every instance takes the [model] or [integrator] value).
   std::array<ParameterLaw, parameter_count> vary{};
+  // [parameters] group_by: the parameter whose values group the statistics ("": none); a
+  // list's groups are its distinct values, a drawn parameter's are group_bins equal bins of its
+  // law's range (uniform: equal widths; log-uniform: equal ratios) or the bins between
+  // group_edges.
+  std::string group_by;
+  std::int64_t group_bins = 0;
+  std::vector<double> group_edges;
 
   // Whether the study checks a first-passage level ([first_passage]).
   bool first_passage_on() const;

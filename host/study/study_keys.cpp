@@ -223,6 +223,26 @@ std::optional<KeyValue> printed_law(const Study& s, const RunParams<double>&, Pr
   return law_text(l);
 }
 
+// [parameters]' grouping keys are printed where they are given.
+std::optional<KeyValue> printed_group_by(const Study& s, const RunParams<double>&, Printout) {
+  if (s.group_by.empty()) return std::nullopt;
+  return s.group_by;
+}
+std::optional<KeyValue> printed_group_bins(const Study& s, const RunParams<double>&, Printout) {
+  if (s.group_bins <= 0) return std::nullopt;
+  return s.group_bins;
+}
+std::optional<KeyValue> printed_group_edges(const Study& s, const RunParams<double>&, Printout) {
+  if (s.group_edges.empty()) return std::nullopt;
+  return s.group_edges;
+}
+
+std::vector<std::string> parameter_names() {
+  std::vector<std::string> out;
+  for (int p = 0; p < parameter_count; ++p) out.emplace_back(parameter_name(ParameterId(p)));
+  return out;
+}
+
 // model.kind: a built-in kind, or a user model registered in this executable (chens_add_model,
 // dispatch/custom_models.hpp), whose parameters then start at their defaults.
 KeyType model_kind_key() {
@@ -603,6 +623,25 @@ std::vector<StudyKey> declare_keys() {
        .meaning = "vary the step size (dopri5: the initial trial step). Fixed-step methods sample every instance at "
                   "the same times: a list's values must divide `output.sample_dt`, and a drawn value is rounded to "
                   "`sample_dt / n` with n = max(1, round(sample_dt / value))"},
+      {.section = "parameters", .name = "group_by", .type = strings_one_of(&S::group_by, parameter_names()),
+       .printed = printed_group_by, .doc_default = "no groups",
+       .doc_allowed = "a parameter this section varies",
+       .meaning = "group the statistics by this parameter's values: each group gets the ensemble's statistics over "
+                  "its own instances (summary.json `groups`, a `group` column in series.csv, a curve per group in "
+                  "`chens plot`), reduced as the ensemble's so that they do not depend on threads or ranks. A list's "
+                  "groups are its distinct values; a drawn parameter needs `group_bins` or `group_edges`. Each group "
+                  "holds its statistics of a sample row, about 5 bytes per instance (counted in the memory check; "
+                  "docs/parameter_ensembles.md)"},
+      {.section = "parameters", .name = "group_bins", .type = integer_in(&S::group_bins, 1, std::int64_t(max_parameter_groups)),
+       .printed = printed_group_bins, .doc_default = "none",
+       .doc_allowed = "with `group_by` naming a uniform or log-uniform parameter",
+       .meaning = "that many bins of equal width (log-uniform: of equal ratio) over the law's range [min, max]"},
+      {.section = "parameters", .name = "group_edges",
+       .type = numbers(&S::group_edges, "must be an array of ascending bin edges", "", [](double) { return true; }),
+       .printed = printed_group_edges, .doc_default = "none",
+       .doc_allowed = "with `group_by` naming a drawn parameter; 2 to 65 strictly ascending edges that every drawn "
+                      "value lies between",
+       .meaning = "the bins [e0, e1), [e1, e2), ..., [e(n-1), en] (the last one closed)"},
   };
 }
 

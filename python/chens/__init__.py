@@ -181,8 +181,8 @@ class Result:
     def states(self):
         """states.h5's /instances (output.states) as numpy arrays by name: index,
         initial_state, initial_physical, final_state, final_physical, final_metrics, lost,
-        counters/<counter>, first_passage ([first_passage]) and parameters ([parameters]);
-        None where the run kept no states."""
+        counters/<counter>, first_passage ([first_passage]), parameters ([parameters]) and
+        group ([parameters] group_by); None where the run kept no states."""
         return self._h5_group("instances")
 
     @property
@@ -251,25 +251,53 @@ class Result:
                     out["reasons"] = [names[str(int(c))] for c in lost[lost != 0]]
         return out
 
+    @property
+    def groups(self):
+        """[parameters] group_by (docs/parameter_ensembles.md): one row per group, indexed by
+        its label (series.csv's group column), with its value (a list's) or its bin's min and
+        max, instances and lost_instances (summary.json's "groups"); None without groups."""
+        g = self.summary.get("groups")
+        if g is None:
+            return None
+        import pandas as pd
+
+        keys = ["value"] if not g["bins"] else ["min", "max"]
+        rows = [{k: e[k] for k in ["group"] + keys + ["instances", "lost_instances"]} for e in g["groups"]]
+        return pd.DataFrame(rows).set_index("group")
+
     def dataset(self):
         """The series as an xarray Dataset: dimensions time and statistic, one variable per
         metric, live and each surviving_<level> (time only), the resolved study (summary.json's
-        "study") in the attributes."""
+        "study") in the attributes. With [parameters] group_by every variable has a first
+        dimension group: "all" (the ensemble), then each group's label."""
         import numpy as np
         import xarray as xr
 
         df = self.series
         stats = ["mean", "rms", "min", "max", "p10", "p50", "p90", "p99"]
         metrics = [c[: -len("_mean")] for c in df.columns if c.endswith("_mean")]
-        data = {m: (("time", "statistic"), np.column_stack([df[f"{m}_{s}"].to_numpy() for s in stats]))
+        grouped = "group" in df.columns
+        labels = list(dict.fromkeys(df["group"])) if grouped else [None]
+        parts = [df[df["group"] == g] if grouped else df for g in labels]
+
+        def stacked(f):
+            a = [f(p) for p in parts]
+            return np.stack(a) if grouped else a[0]
+
+        lead = ("group",) if grouped else ()
+        data = {m: (lead + ("time", "statistic"),
+                    stacked(lambda p: np.column_stack([p[f"{m}_{s}"].to_numpy() for s in stats])))
                 for m in metrics}
-        data["live"] = (("time",), df["live"].to_numpy())
+        data["live"] = (lead + ("time",), stacked(lambda p: p["live"].to_numpy()))
         # [first_passage]: the surviving fraction of each level (docs/first_passage.md)
         for c in df.columns:
             if c.startswith("surviving_"):
-                data[c] = (("time",), df[c].to_numpy())
+                data[c] = (lead + ("time",), stacked(lambda p: p[c].to_numpy()))
         attrs = {"name": self.name, "study": json.dumps(self.summary.get("study", {}))}
-        return xr.Dataset(data, coords={"time": df["t"].to_numpy(), "statistic": stats}, attrs=attrs)
+        coords = {"time": parts[0]["t"].to_numpy(), "statistic": stats}
+        if grouped:
+            coords["group"] = labels
+        return xr.Dataset(data, coords=coords, attrs=attrs)
 
     def __repr__(self):
         return f"<chens.Result {self.name or 'single run'}: {sorted(self.files)}>"

@@ -67,12 +67,15 @@ def interrupted(p, d, code=130):
 
 
 # 1000 pendulums: 16 blocks, uneven shards on 3 ranks; recorded instances on every rank,
-# kept instances (states.h5) across the first cut, momentum projections.
+# kept instances (states.h5) across the first cut, momentum projections; lengths drawn per
+# instance and the statistics grouped in three bins of them (issue 22: each group's statistics
+# saved on rank 0, and the groups' first passages).
 STUDY = sets("ensemble.size=1000", "ensemble.perturbation=1e-3", "integrator.t_end=5", "integrator.h=0.05",
              "projection.momentum=true", "projection.tol=1e-9", "integrator.formulation=naive", "output.sample_dt=0.25",
              "output.states=true", "output.record=[0, 63, 64, 500, 999]", "output.trajectory=true",
              "output.periodogram=y", "first_passage.energy_error=1e-7", "first_passage.phi=1e-6",
-             "first_passage.lost=true")
+             "parameters.length=\"uniform(0.8, 1.2)\"", "parameters.group_by=\"length\"", "parameters.group_bins=3",
+             "first_passage.lost=true")  # (last: STUDY[:-2] is another study)
 # Long enough (seconds on 2 ranks here) to be signalled mid-run.
 LONG = sets("ensemble.size=100000", "integrator.t_end=60", "integrator.h=0.01", "output.sample_dt=0.5",
             "output.record=[0, 99999]", "output.trajectory=true")

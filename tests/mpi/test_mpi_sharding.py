@@ -99,10 +99,14 @@ with tempfile.TemporaryDirectory() as tmp:
           "chain, 2 ranks: series.csv and summary.json identical " + p.stderr[-500:])
 
     # A parameter ensemble (issue 22): every instance's length, mass and step size from its
-    # index alone, whichever rank runs it; states.h5 holds each instance's values.
+    # index alone, whichever rank runs it; states.h5 holds each instance's values. Its
+    # statistics grouped by length (four bins, each with its first passages) are reduced
+    # along the same block tree on every rank.
     params = sets("ensemble.size=400", "ensemble.perturbation=1e-3", "integrator.t_end=4", "output.sample_dt=0.5",
                   "output.states=true", "projection.momentum=true", "parameters.length=\"normal(1, 0.05)\"",
-                  "parameters.mass=\"log-uniform(0.5, 2)\"", "parameters.h=[0.1, 0.05, 0.025]")
+                  "parameters.mass=\"log-uniform(0.5, 2)\"", "parameters.h=[0.1, 0.05, 0.025]",
+                  "parameters.group_by=\"length\"", "parameters.group_edges=[0.5, 0.95, 1, 1.05, 1.5]",
+                  "first_passage.energy_error=1e-9")
     q1, q3 = os.path.join(tmp, "params1"), os.path.join(tmp, "params3")
     p = run(1, q1, *params)
     check(p.returncode == 0, "parameter ensemble, one process: exit 0 " + p.stderr[-500:])

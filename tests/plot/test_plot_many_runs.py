@@ -355,6 +355,50 @@ class ManyRunsTest(unittest.TestCase):
         cols, rows = pixel_columns(fig, ax, 250.0, 900.0)
         self.assertGreater(tinted[rows, cols].sum(axis=0).min(), 30)
 
+    def test_a_grouped_run_is_drawn_as_a_study_of_its_groups(self):
+        """One run with [parameters] group_by = "h" (series.csv's group column, summary.json's
+        groups): a run per group named by its label, its h the group's value, so that the
+        convergence figure fits the groups' final errors C h^4 with slope 4 exactly."""
+        root = os.path.join(self.tmp.name, "grouped")
+        os.makedirs(root)
+        steps = [0.0125, 0.025, 0.05, 0.1]
+        curves = {"all": CONSTANTS["rk4"] * 0.05 ** 4 * TIMES / 10.0}
+        curves.update({"h=%g" % h: CONSTANTS["rk4"] * h ** 4 * TIMES / 10.0 for h in steps})
+        header = ["group", "t", "live"] + ["integration_error_%s" % s for s in STATS]
+        with open(os.path.join(root, "series.csv"), "w") as f:
+            f.write(",".join(header) + "\n")
+            for label, p50 in curves.items():
+                for t, v in zip(TIMES, p50):
+                    f.write(",".join([label, "%.17g" % t, "64" if label != "all" else "256"] +
+                                     ["%.17g" % (2 * v if s == "max" else v) for s in STATS]) + "\n")
+        final = lambda v: {"final_" + s: float(2 * v[-1] if s == "max" else v[-1]) for s in STATS}  # noqa: E731
+        summary = {
+            "study": {"model": {"kind": "pendulum"},
+                      "integrator": {"formulation": "dirac", "method": "rk4", "h": 0.05, "t_end": 10.0}},
+            "instances": 256, "lost_instances": 0, "lost": {}, "t_final": 10.0, "samples": len(TIMES),
+            "integration_error": final(curves["all"]),
+            "groups": {"by": "h", "bins": False,
+                       "groups": [dict({"group": "h=%g" % h, "value": h, "instances": 64, "lost_instances": 0},
+                                       integration_error=final(curves["h=%g" % h])) for h in steps]},
+        }
+        with open(os.path.join(root, "summary.json"), "w") as f:
+            json.dump(summary, f)
+        runs, _, several, entries = plot_study.load(root)
+        self.assertFalse(several)
+        runs, entries = plot_study.expand_groups(runs, entries)
+        self.assertEqual([r.name for r in runs], ["h=%g" % h for h in steps])
+        self.assertEqual([r.overrides for r in runs], [{"integrator.h": json.dumps(h)} for h in steps])
+        self.assertEqual([plot_study.step_size(r) for r in runs], steps)
+        self.assertTrue(np.array_equal(runs[2].series["integration_error_p50"], curves["h=0.05"]))
+        self.assertNotIn("group", runs[0].series)
+        out = os.path.join(self.tmp.name, "grouped-plots")
+        r = plot(root, "--out", out, "--format", "png")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(os.path.join(out, "convergence.png"), r.stdout.splitlines())
+        with open(os.path.join(out, "summary.txt")) as f:
+            text = f.read()
+        self.assertRegex(text, r"\n\s+all runs\s+4\s+4\.000\s+4\.000\n")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -143,6 +143,63 @@ def test_a_parameter_ensemble_equals_the_files_and_lists_each_instances_values(t
     assert s["min"] == p["length"].min() and s["max"] == p["length"].max()
 
 
+def test_grouped_statistics_in_the_files_the_dataset_and_the_plots(tmp_path):
+    """[parameters] group_by: series.csv's group column ("all", then each group), the same
+    ensemble rows as without groups, summary.json's groups against the kept instances'
+    values and groups in states.h5, the dataset's group dimension, and chens plot's curves
+    per group with the convergence figure of a step-size list."""
+    pytest.importorskip("h5py")
+    import numpy as np
+    import pandas as pd
+
+    study = {
+        "model": {"kind": "pendulum"},
+        "integrator": {"method": "rk4", "h": 0.05, "t_end": 2.0},
+        "ensemble": {"size": 120, "perturbation": 1e-3},
+        "projection": {"momentum": True},
+        "output": {"sample_dt": 0.5, "states": True},
+        "first_passage": {"energy_error": 1e-12},
+        "parameters": {"length": "uniform(0.5, 2)", "h": [0.1, 0.05, 0.025], "group_by": "h"},
+    }
+    res, cli = run_both(tmp_path, study)
+    expect_run_equals_files(res, cli)
+    df = res.series
+    labels = ["h=0.025", "h=0.05", "h=0.1"]
+    assert list(df.columns[:3]) == ["group", "t", "live"]
+    assert list(dict.fromkeys(df["group"])) == ["all"] + labels
+    g = res.groups
+    assert list(g.index) == labels and list(g["value"]) == [0.025, 0.05, 0.1]
+    assert list(g["instances"]) == [40, 40, 40]
+    # Each group's live count at t = 0 is its size; the groups add up to the ensemble.
+    t0 = df[df["t"] == 0].set_index("group")["live"]
+    assert t0["all"] == 120 and sum(t0[x] for x in labels) == 120
+    fp = {e["group"]: e["first_passage"]["energy_error"] for e in res.summary["groups"]["groups"]}
+    assert sum(fp[x]["crossed"] for x in labels) == res.summary["first_passage"]["energy_error"]["crossed"]
+    # The ensemble's rows are those of the same study without groups, byte for byte.
+    plain = dict(study, parameters={"length": "uniform(0.5, 2)", "h": [0.1, 0.05, 0.025]})
+    alone = chens.run(plain, backend="cpu").files["series.csv"].decode().splitlines()
+    grouped = res.files["series.csv"].decode().splitlines()
+    assert [line[len("all,"):] for line in grouped if line.startswith("all,")] == alone[1:]
+    assert grouped[0] == "group," + alone[0]
+    # states.h5: each instance's group is the one of its h.
+    st = res.states
+    h = res.parameters["h"].to_numpy()
+    assert np.array_equal(st["group"], np.searchsorted([0.025, 0.05, 0.1], h))
+    ds = res.dataset()
+    assert ds["energy_error"].dims == ("group", "time", "statistic")
+    assert list(ds["group"].values) == ["all"] + labels
+    assert ds["live"].sel(group="h=0.05").values[0] == 40
+    sel = df[df["group"] == "h=0.1"]
+    assert np.array_equal(ds["energy_error"].sel(group="h=0.1", statistic="p50").values, sel["energy_error_p50"].to_numpy())
+    # chens plot: a curve per group, and the convergence figure of the step sizes.
+    p = subprocess.run([EXE, "plot", str(cli)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    plots = os.listdir(cli / "plots")
+    assert "convergence.png" in plots and "survival.png" in plots and "energy_error.png" in plots
+    text = (cli / "plots" / "summary.txt").read_text()
+    assert all(x in text for x in labels), text
+
+
 def test_drawn_parameters_are_numpys_philox4x64(tmp_path):
     """Each instance's values against an independent Philox4x64-10 (numpy's): key (seed, 1),
     counter (instance, parameter, 0, 0); numpy increments its counter before a block, hence

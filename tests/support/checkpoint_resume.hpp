@@ -62,6 +62,18 @@ inline void expect_bitwise_equal(const EnsembleResult& a, const EnsembleResult& 
         << what << ": first-passage quantiles of " << passage_slot_name(q);
   }
   EXPECT_EQ(a.kept.first_passage, b.kept.first_passage) << what;
+  // [parameters] group_by: each group's statistics, sizes, losses and passages.
+  ASSERT_EQ(a.groups.size(), b.groups.size()) << what;
+  for (std::size_t g = 0; g < a.groups.size(); ++g) {
+    const GroupResult &x = a.groups[g], &y = b.groups[g];
+    EXPECT_EQ(x.counts(), y.counts()) << what << ": group " << g << "'s counts";
+    ASSERT_EQ(x.series.size(), y.series.size()) << what;
+    for (std::size_t k = 0; k < x.series.size(); ++k)
+      ASSERT_TRUE(same_bytes(&x.series[k], &y.series[k], sizeof(SampleStats))) << what << ": group " << g << ", sample " << k;
+    for (int q = 0; q < passage_slots; ++q)
+      EXPECT_TRUE(same_bytes(&x.passage.slot[q].time, &y.passage.slot[q].time, sizeof(Accumulator)))
+          << what << ": group " << g << "'s first-passage times of " << passage_slot_name(q);
+  }
 }
 
 // A run stopped and resumed leg by leg: its checkpoint file, and the state read back.
@@ -249,6 +261,7 @@ inline std::vector<std::pair<std::string, Study>> resume_studies() {
   e.vary[std::size_t(ParameterId::length)] = ParameterLaw{LawKind::normal, 1.0, 0.05, {}};
   e.vary[std::size_t(ParameterId::mass)] = ParameterLaw{LawKind::log_uniform, 0.5, 2.0, {}};
   e.t_end = 10.0;
+  e.group_by = "h";  // the statistics of each step size too (three groups, reduced and saved beside the ensemble's)
   v.emplace_back("pendulum_parameter_ensemble", e);
   Study c;
   c.model_kind = ModelKind::chain;

@@ -71,19 +71,30 @@ class CpuEngine {
         blocks_(static_cast<std::int64_t>((n_ + cpu_block_size - 1) / cpu_block_size)),
         inst_(n_),
         timed_(static_cast<std::size_t>(threads_) * pad, 0.0),
-        varied_(spec.parameters.varies()) {}
+        varied_(spec.parameters.varies()),
+        sets_(1 + static_cast<int>(spec.parameters.groups())) {
+    // [parameters] group_by: each instance's group, once (a draw per instance).
+    if (sets_ > 1) {
+      group_.resize(n_);
+#pragma omp parallel for schedule(static) num_threads(threads_)
+      for (std::int64_t i = 0; i < static_cast<std::int64_t>(n_); ++i)
+        group_[static_cast<std::size_t>(i)] =
+            static_cast<std::int16_t>(spec_.parameters.group_of(spec_.global_index(static_cast<std::uint64_t>(i))));
+    }
+  }
 
   const System& system() const { return sys_; }
   // The system instance i integrates: system() unless [parameters] vary the model.
   System system_of(std::uint64_t i) const { return varied_ ? setting(i).sys : sys_; }
   std::uint64_t instance_bytes() const { return sizeof(Inst); }
+  int group_of(std::uint64_t i) const { return sets_ > 1 ? group_[i] : -1; }
 
   // The block accumulators and the threads' histograms of one segment stay under ~64 MiB
-  // (and min_segments, ensemble_spec.hpp).
+  // (and min_segments, ensemble_spec.hpp), for the ensemble and each group.
   index_t memory_rows() const {
     const std::int64_t per_sample_bytes =
-        blocks_ * static_cast<std::int64_t>(sizeof(Accumulator) * metric_count) +
-        static_cast<std::int64_t>(threads_) * metric_count * bins * static_cast<std::int64_t>(sizeof(std::uint32_t));
+        sets_ * (blocks_ * static_cast<std::int64_t>(sizeof(Accumulator) * metric_count) +
+                 static_cast<std::int64_t>(threads_) * metric_count * bins * static_cast<std::int64_t>(sizeof(std::uint32_t)));
     return (64ll << 20) / std::max<std::int64_t>(1, per_sample_bytes);
   }
 
@@ -92,13 +103,16 @@ class CpuEngine {
     res.threads = threads_;
     res.device = "CPU, " + std::to_string(threads_) + " OpenMP thread" + (threads_ == 1 ? "" : "s");
     seg_ = rows;
-    acc_.resize(static_cast<std::size_t>(blocks_ * seg_ * metric_count));
-    // Histograms per thread, row and metric (integer counts: summed in any order, exactly),
-    // with the range of bins each has touched, so that merging and clearing them costs what
-    // the ensemble's spread of values costs, not the ~1000 bins.
-    const std::size_t hist_rows = static_cast<std::size_t>(threads_) * static_cast<std::size_t>(seg_);
+    // One set of statistics for the ensemble, and one per group (set 1 + g), each laid out as
+    // EnsembleSpec::reduce_segment takes it.
+    const std::size_t S = static_cast<std::size_t>(sets_);
+    acc_.resize(S * static_cast<std::size_t>(blocks_ * seg_ * metric_count));
+    // Histograms per set, thread, row and metric (integer counts: summed in any order,
+    // exactly), with the range of bins each has touched, so that merging and clearing them
+    // costs what the ensemble's spread of values costs, not the ~1000 bins.
+    const std::size_t hist_rows = S * static_cast<std::size_t>(threads_) * static_cast<std::size_t>(seg_);
     hist_.assign(hist_rows * hist_row, 0u);
-    seg_hist_.resize(static_cast<std::size_t>(seg_) * hist_row);
+    seg_hist_.resize(S * static_cast<std::size_t>(seg_) * hist_row);
     touched_lo_.assign(hist_rows * metric_count, bins);
     touched_hi_.assign(hist_rows * metric_count, -1);
   }
@@ -108,16 +122,11 @@ class CpuEngine {
     for (std::int64_t b = 0; b < blocks_; ++b) {
       const std::uint64_t lo = static_cast<std::uint64_t>(b) * cpu_block_size;
       const std::uint64_t hi = std::min<std::uint64_t>(n_, lo + cpu_block_size);
-      for (std::uint64_t i = lo; i < hi; ++i) {
-        if (!varied_) {
-          inst_[i] = make_instance<System, Reference>(sys_, z0_, Real(spec_.perturbation), spec_.seed,
-                                                      spec_.global_index(i), rp_);
-          continue;
-        }
-        const Setting at = setting(i);
-        inst_[i] = make_instance<System, Reference>(at.sys, at.z0, Real(spec_.perturbation), spec_.seed,
-                                                    spec_.global_index(i), at.rp);
-      }
+      for (std::uint64_t i = lo; i < hi; ++i)
+        with_setting(i, [&](const System& sys, const RunParams<Real>& rp, const ModelStateOf<System>& z0) {
+          inst_[i] = make_instance<System, Reference>(sys, z0, Real(spec_.perturbation), spec_.seed,
+                                                      spec_.global_index(i), rp);
+        });
     }
   }
 
@@ -159,9 +168,9 @@ class CpuEngine {
     for (std::int64_t b = 0; b < blocks_; ++b) {
       const std::uint64_t lo = static_cast<std::uint64_t>(b) * cpu_block_size;
       const std::uint64_t hi = std::min<std::uint64_t>(n_, lo + cpu_block_size);
-      const std::size_t my_rows = static_cast<std::size_t>(omp_get_thread_num()) * static_cast<std::size_t>(seg_);
+      const int thread = omp_get_thread_num();
       const bool timing = b % timing_stride == 0;
-      double* mine = &timed_[static_cast<std::size_t>(omp_get_thread_num()) * pad];
+      double* mine = &timed_[static_cast<std::size_t>(thread) * pad];
       // Whether the block holds a recorded instance (then each of its instances looks itself up).
       const bool block_records = std::lower_bound(rec_list.begin(), rec_list.end(), spec_.global_index(lo)) !=
                                  std::upper_bound(rec_list.begin(), rec_list.end(), spec_.global_index(hi - 1));
@@ -178,23 +187,29 @@ class CpuEngine {
             }
           }
           const auto t1 = timing ? Clock::now() : Clock::time_point{};
-          Accumulator* a = &acc_[static_cast<std::size_t>(((k - w.k0) * blocks_ + b) * metric_count)];
-          const std::size_t hr = my_rows + static_cast<std::size_t>(k - w.k0);
-          std::uint32_t* h = &hist_[hr * hist_row];
-          int* tlo = &touched_lo_[hr * metric_count];
-          int* thi = &touched_hi_[hr * metric_count];
+          // The metrics of one instance (and their histogram bins) into a set's block
+          // accumulators and the thread's histograms.
+          auto tally = [&](int set, const Metrics<double>& m, const int* bin) {
+            Accumulator* a = &acc_[acc_at(set, k - w.k0, b)];
+            const std::size_t hr = hist_at(set, thread, k - w.k0);
+            std::uint32_t* h = &hist_[hr * hist_row];
+            int* tlo = &touched_lo_[hr * metric_count];
+            int* thi = &touched_hi_[hr * metric_count];
+            for (int c = 0; c < metric_count; ++c) {
+              a[c].add(static_cast<double>(m.v[c]));
+              h[c * bins + bin[c]] += 1;
+              tlo[c] = std::min(tlo[c], bin[c]);
+              thi[c] = std::max(thi[c], bin[c]);
+            }
+          };
           for (int j = 0; j < B; ++j) {
             Metrics<double> m;
             const bool ok = measure_instance(sys, rp, inst_[i + j], k, m);
             if (ok) {
-              for (int c = 0; c < metric_count; ++c) {
-                const double v = static_cast<double>(m.v[c]);
-                a[c].add(v);
-                const int bin = LogBins::index(v);
-                h[c * bins + bin] += 1;
-                tlo[c] = std::min(tlo[c], bin);
-                thi[c] = std::max(thi[c], bin);
-              }
+              int bin[metric_count];
+              for (int c = 0; c < metric_count; ++c) bin[c] = LogBins::index(static_cast<double>(m.v[c]));
+              tally(0, m, bin);
+              if (sets_ > 1 && group_[i + j] >= 0) tally(1 + group_[i + j], m, bin);
             }
             if (k == samples && i + j < keep)
               for (int c = 0; c < metric_count; ++c)
@@ -216,41 +231,44 @@ class CpuEngine {
         if (!varied_)
           for (; i + cpu_lanes <= hi; i += cpu_lanes) group.template operator()<cpu_lanes>(i, sys_, rp_);
       }
-      for (; i < hi; ++i) {
-        if (!varied_) {
-          group.template operator()<1>(i, sys_, rp_);
-          continue;
-        }
-        const Setting at = setting(i);
-        group.template operator()<1>(i, at.sys, at.rp);
-      }
+      for (; i < hi; ++i)
+        with_setting(i, [&](const System& sys, const RunParams<Real>& rp, const ModelStateOf<System>&) {
+          group.template operator()<1>(i, sys, rp);
+        });
     }
   }
 
   double collect(const SegmentWork& w, int, EnsembleResult& res) {
     std::fill(seg_hist_.begin(), seg_hist_.end(), 0u);
-    for (index_t k = w.k0; k < w.k1; ++k) {
-      res.series[static_cast<std::size_t>(k)].t = rp_.reference_time(k);
-      std::uint32_t* row_hist = &seg_hist_[static_cast<std::size_t>(k - w.k0) * hist_row];
-      for (int t = 0; t < threads_; ++t) {
-        const std::size_t hr = static_cast<std::size_t>(t) * static_cast<std::size_t>(seg_) + static_cast<std::size_t>(k - w.k0);
-        for (int c = 0; c < metric_count; ++c) {
-          int& lo = touched_lo_[hr * metric_count + c];
-          int& hi = touched_hi_[hr * metric_count + c];
-          std::uint32_t* h = &hist_[hr * hist_row + static_cast<std::size_t>(c) * bins];
-          for (int x = lo; x <= hi; ++x) {
-            row_hist[static_cast<std::size_t>(c) * bins + x] += h[x];
-            h[x] = 0;
+    for (int set = 0; set < sets_; ++set) {
+      std::vector<SampleStats>& series = set == 0 ? res.series : res.groups[static_cast<std::size_t>(set - 1)].series;
+      for (index_t k = w.k0; k < w.k1; ++k) {
+        series[static_cast<std::size_t>(k)].t = rp_.reference_time(k);
+        std::uint32_t* row_hist = &seg_hist_[(static_cast<std::size_t>(set) * static_cast<std::size_t>(seg_) +
+                                              static_cast<std::size_t>(k - w.k0)) * hist_row];
+        for (int t = 0; t < threads_; ++t) {
+          const std::size_t hr = hist_at(set, t, k - w.k0);
+          for (int c = 0; c < metric_count; ++c) {
+            int& lo = touched_lo_[hr * metric_count + c];
+            int& hi = touched_hi_[hr * metric_count + c];
+            std::uint32_t* h = &hist_[hr * hist_row + static_cast<std::size_t>(c) * bins];
+            for (int x = lo; x <= hi; ++x) {
+              row_hist[static_cast<std::size_t>(c) * bins + x] += h[x];
+              h[x] = 0;
+            }
+            lo = bins;
+            hi = -1;
           }
-          lo = bins;
-          hi = -1;
         }
       }
-    }
-    if (spec_.reduce_segment) {
-      spec_.reduce_segment(w.k0, w.k1, acc_.data(), blocks_, seg_hist_.data(), res.series);
-    } else {
-      reduce_rows(res.series, w.k0, w.k1, acc_.data(), blocks_, seg_hist_.data());
+      // Every rank of a sharded run reduces the same sets in the same order (collectives).
+      const Accumulator* acc = &acc_[acc_at(set, 0, 0)];
+      const std::uint32_t* hist = &seg_hist_[static_cast<std::size_t>(set) * static_cast<std::size_t>(seg_) * hist_row];
+      if (spec_.reduce_segment) {
+        spec_.reduce_segment(w.k0, w.k1, acc, blocks_, hist, series);
+      } else {
+        reduce_rows(series, w.k0, w.k1, acc, blocks_, hist);
+      }
     }
     const double seconds = since(launched_at_, Clock::now());
     segments_wall_ += seconds;
@@ -275,28 +293,18 @@ class CpuEngine {
           for (; i + cpu_lanes <= hi; i += cpu_lanes)
             advance_fixed_to_sample<cpu_lanes>(sys_, method_, rp_, &inst_[i], w.k0, w.limit);
       }
-      for (; i < hi; ++i) {
-        if (!varied_) {
-          if (!integration_at_sample<Method>(rp_, inst_[i], w.k0)) advance_to_sample(sys_, method_, rp_, inst_[i], w.k0, w.limit);
-          continue;
-        }
-        const Setting at = setting(i);
-        if (!integration_at_sample<Method>(at.rp, inst_[i], w.k0))
-          advance_to_sample(at.sys, method_, at.rp, inst_[i], w.k0, step_limit(w, at.rp));
-      }
+      for (; i < hi; ++i)
+        with_setting(i, [&](const System& sys, const RunParams<Real>& rp, const ModelStateOf<System>&) {
+          if (!integration_at_sample<Method>(rp, inst_[i], w.k0))
+            advance_to_sample(sys, method_, rp, inst_[i], w.k0, step_limit(w, rp));
+        });
       const auto t1 = timing ? Clock::now() : Clock::time_point{};
-      for (i = lo; i < hi; ++i) {
-        if (!varied_) {
-          there = (integration_at_sample<Method>(rp_, inst_[i], w.k0) &&
-                   reference_toward_sample(sys_, rp_, inst_[i], w.k0, w.limit)) &&
+      for (i = lo; i < hi; ++i)
+        with_setting(i, [&](const System& sys, const RunParams<Real>& rp, const ModelStateOf<System>&) {
+          there = (integration_at_sample<Method>(rp, inst_[i], w.k0) &&
+                   reference_toward_sample(sys, rp, inst_[i], w.k0, step_limit(w, rp))) &&
                   there;
-          continue;
-        }
-        const Setting at = setting(i);
-        there = (integration_at_sample<Method>(at.rp, inst_[i], w.k0) &&
-                 reference_toward_sample(at.sys, at.rp, inst_[i], w.k0, step_limit(w, at.rp))) &&
-                there;
-      }
+        });
       if (timing) {
         double* mine = &timed_[static_cast<std::size_t>(omp_get_thread_num()) * pad];
         mine[0] += since(t0, t1);
@@ -337,6 +345,15 @@ class CpuEngine {
   static double since(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
   static constexpr int bins = LogBins::count;
   static constexpr std::size_t hist_row = static_cast<std::size_t>(metric_count) * bins;
+  // Where set `set`'s (0: the ensemble, 1 + g: group g) block accumulators of row `row` and
+  // block b start in acc_, and its histogram row (thread, row) in hist_ (in hist_row units).
+  std::size_t acc_at(int set, index_t row, std::int64_t b) const {
+    return static_cast<std::size_t>(((static_cast<std::int64_t>(set) * seg_ + row) * blocks_ + b) * metric_count);
+  }
+  std::size_t hist_at(int set, int thread, index_t row) const {
+    return (static_cast<std::size_t>(set) * static_cast<std::size_t>(threads_) + static_cast<std::size_t>(thread)) *
+               static_cast<std::size_t>(seg_) + static_cast<std::size_t>(row);
+  }
   // Lanes pay off for small states only: four chain states would spill the registers.
   static constexpr bool lanes = !Method::adaptive && Method::has_lanes && System::State::size <= cpu_lanes_max_state;
   // Where the segments' time goes, for cost tables that compare integrators (issue 17):
@@ -380,6 +397,17 @@ class CpuEngine {
     }
     return at;
   }
+  // f(system, time grid, nominal state) of instance i: the study's, or with [parameters] the
+  // instance's own (setting): the one place the two kinds of instance part.
+  template <class F>
+  void with_setting(std::uint64_t i, F&& f) const {
+    if (!varied_) {
+      f(sys_, rp_, z0_);
+      return;
+    }
+    const Setting at = setting(i);
+    f(at.sys, at.rp, at.z0);
+  }
   // Step index n of grid `from` as a step index of grid `to` (fixed-step methods, both with
   // the same sample times): the same fraction of the same sample interval, in integers, so
   // that a sample's step is the other grid's sample step exactly (a step-size ensemble's
@@ -408,7 +436,7 @@ class CpuEngine {
   }
   // A pass's stop point on an instance's own step grid (parameters.h): where it stops inside
   // the interval changes no result, only where the pass waits; a stop at the sample is the
-  // instance's sample, so that the pass reaches it.
+  // instance's sample, so that the pass reaches it. The study's grid keeps w.limit.
   StepLimit step_limit(const SegmentWork& w, const RunParams<Real>& rp) const {
     StepLimit l = w.limit;
     if (!rp_.fixed_step || l.until_step == INT64_MAX || rp.h == rp_.h) return l;
@@ -433,6 +461,8 @@ class CpuEngine {
   double segments_wall_ = 0;
   Clock::time_point launched_at_{};
   bool varied_ = false;
+  int sets_ = 1;                    // statistics sets: the ensemble's, and one per group
+  std::vector<std::int16_t> group_;  // group_by: each instance's group (-1: none)
 };
 
 template <>
