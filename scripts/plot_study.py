@@ -270,6 +270,7 @@ def expand_groups(runs, entries):
             summary = {k: v for k, v in run.summary.items()
                        if k not in ("groups", "growth_exponents", "periodogram", "phase_error", "first_passage")}
             summary.update({k: v for k, v in g.items() if k not in ("group", "value", "min", "max")})
+            summary["lost"] = {}  # the reasons are counted for the whole ensemble only
             value = g["value"] if "value" in g else label.split("=", 1)[1]
             study = json.loads(json.dumps(summary.get("study", {})))
             if groups["by"] == "h":  # a bin of step sizes has no one h
