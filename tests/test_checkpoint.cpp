@@ -50,6 +50,16 @@ INSTANTIATE_TEST_SUITE_P(Studies, CheckpointCpu, ::testing::Range<std::size_t>(0
 // uninterrupted end. (The
 // instances are compared by what they do, not byte by byte: an instance's padding bytes are
 // whatever its copy left there.)
+// What the GPU resumes (tests/gpu) is each study without its CPU-only parts: a valid study
+// (a grouped one without its parameters would be refused), checked here where no GPU is.
+TEST_P(CheckpointCpu, TheGpusVersionOfTheStudyResolves) {
+  const auto [name, study] = test::resume_studies()[GetParam()];
+  const Study gpu = test::on_the_gpu(study);
+  EXPECT_FALSE(gpu.varies_parameters()) << name;
+  EXPECT_FALSE(gpu.first_passage_on()) << name;
+  EXPECT_NO_THROW(resolve(gpu)) << name;
+}
+
 TEST_P(CheckpointCpu, EachShardOfTheWholeCheckpointIsTheShardRunsOwn) {
   const auto [name, study] = test::resume_studies()[GetParam()];
   const RunParams<double> rp = resolve(study);

@@ -221,6 +221,9 @@ inline Study on_the_gpu(Study s) {
   for (double Study::*level : passage_level_members) s.*level = 0.0;
   s.passage_lost = false;
   s.vary = {};
+  s.group_by.clear();  // (grouping needs a varied parameter)
+  s.group_bins = 0;
+  s.group_edges.clear();
   return s;
 }
 
