@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "study/study_parameters.hpp"
 #include "study/study_values.hpp"
 
 namespace chens {
@@ -71,11 +72,10 @@ double draw(const ParameterLaw& law, std::uint64_t seed, std::uint64_t instance,
 double ParameterEnsemble::value(ParameterId p, std::uint64_t instance) const {
   const ParameterLaw& l = law[static_cast<std::size_t>(p)];
   const double v = draw(l, seed, instance, p);
-  if (p != ParameterId::h || !(h_grid > 0) || l.kind == LawKind::list) return v;
-  // A list's step sizes are checked to divide output.sample_dt as given (study_resolve.cpp),
+  // A list's step sizes are checked to divide output.sample_dt as given (study_parameters.cpp),
   // so that an instance with h = 0.1 is the single run with integrator.h = 0.1 bit for bit.
-  const double n = std::max(1.0, std::round(h_grid / v));
-  return h_grid / n;
+  if (p != ParameterId::h || l.kind == LawKind::list) return v;
+  return on_sample_grid(v, h_grid);
 }
 
 InstanceParameters ParameterEnsemble::at(std::uint64_t instance) const {

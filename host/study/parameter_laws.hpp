@@ -89,7 +89,7 @@ struct ParameterEnsemble {
     return group_edges.size() < 2 ? 0 : group_edges.size() - 1;
   }
   // The group of instance `instance` (its ensemble index), or -1 where its value lies in none
-  // (a drawn value outside group_edges: refused before a run, study_resolve.cpp).
+  // (a drawn value outside group_edges: refused before a run, study_parameters.cpp).
   int group_of(std::uint64_t instance) const;
   // The group a value falls in, or -1 (a list's value: the group of that value).
   int group_of_value(double v) const;

@@ -42,7 +42,7 @@ bool in_scope(KeyScope scope, const Study& s);
 
 // [parameters]: whether a parameter's values may be 0 (gravity, the Lennard-Jones epsilon:
 // the rules of model.gravity and model.lj_epsilon) or must be > 0 (the other keys'). The keys'
-// rules and the check of every drawn value (study_resolve.cpp) both read it.
+// rules and the check of every drawn value (study_parameters.cpp) both read it.
 bool parameter_may_be_zero(ParameterId p);
 
 // A key's value as printed: TOML's and JSON's types.

@@ -391,7 +391,7 @@ class CpuEngine {
         at.z0 = Model::join(q, Model::p_of(z0_));
       }
     }
-    // Float runs cannot vary h (study_resolve.cpp): their grid is the study's.
+    // Float runs cannot vary h (study_parameters.cpp): their grid is the study's.
     if constexpr (std::is_same_v<Real, double>) {
       if (v.has(ParameterId::h)) at.rp = with_step_size(rp_, v[ParameterId::h], spec_.parameters.h_grid);
     }
