@@ -13,12 +13,22 @@
 //   chens_driver_lanes4   the same driver advancing 4 instances in lockstep
 //                         (advance_fixed_to_sample<4>, as run_ensemble<CpuBackend> does): the lanes
 //                         gain in isolation.
+//   chens_driver_packed   the CPU backend's packed loop (ensemble/packed_steps.hpp) on the same
+//                         driver: 2 registers of W instances in lockstep, the state packed from
+//                         the first step to the sample, compiled for each instruction set the
+//                         CPU runs (isa:sse2 W = 2, avx2 W = 4, avx512 W = 8; issue 23), on one
+//                         thread and on all (OpenMP over lane groups). Integration and the
+//                         projection check only: the like-for-like peer of odeint_rk4.
 //   chens_driver_const    chens_driver with m = l = g = 1 and z0 known at compile time.
 //   chens_ensemble        run_ensemble<CpuBackend>, the production CPU path: the driver plus, at
 //                         every sample (every 10 steps: 100 samples per 1000 steps, as
 //                         `chens run` resolves t_end = 10, h = 0.01), the exact reference
 //                         solution, the four metrics and their accumulators.
 //                         threads:1 and threads:<all>.
+//   chens_ensemble/isa:X  chens_ensemble with CHENS_CPU_ISA = X (scalar: one instance at a time).
+//   chens_ensemble_midpoint/isa:X, chens_ensemble_gauss2/isa:X  the same with implicit midpoint
+//                         and Gauss2 (tol 1e-12, at most 100 fixed-point sweeps), whose lanes
+//                         iterate each instance to its own tolerance (ImplicitRkLanes).
 //   chens_ensemble_lanes1 run_ensemble<CpuBackend> with lanes switched off (the method wrapped so
 //                         that has_lanes = false): the production path one instance at a
 //                         time, as before lanes.
@@ -38,7 +48,8 @@
 //   odeint_*              Boost.Odeint runge_kutta4 (array_algebra, the default for
 //                         std::array; range_algebra) and runge_kutta4_classic stepping the
 //                         same equations, written as a plain functor for m = l = g = 1,
-//                         with the same projection, over the same initial states, one thread.
+//                         with the same projection, over the same initial states, one thread
+//                         (odeint_rk4/threads:<all>: OpenMP over instances, a stepper per thread).
 //                         The functor takes one reciprocal 1/r^2 per evaluation, as chens
 //                         does, so that both round the same; odeint_rk4_div divides twice by
 //                         r^2, as the functor measured at a79aa54 did.
@@ -78,11 +89,13 @@
 #include <chens/ensemble/instance.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
 #include <chens/integrators/explicit_rk.hpp>
+#include <chens/integrators/implicit_rk.hpp>
 #include <chens/integrators/tableaus.hpp>
 #include <chens/models/pendulum.hpp>
 #include <chens/reference/pendulum_exact.hpp>
 
 #include "backends/cpu/cpu_engine.hpp"
+#include "backends/cpu/cpu_isa.hpp"
 
 namespace {
 
@@ -207,6 +220,53 @@ PassResult chens_driver_lanes_pass(std::uint64_t n, chens::index_t steps, bool k
   return out;
 }
 
+// The packed loop of instruction set I (cpu_engine.hpp's packed_advance_*), B = 2 W instances
+// at a time, the rest one by one; on `threads` OpenMP threads over the lane groups.
+template <chens::CpuIsa I>
+PassResult chens_driver_packed_pass(std::uint64_t n, chens::index_t steps, bool keep_finals, double tol, int threads = 1) {
+  constexpr int W = I == chens::CpuIsa::avx512 ? 8 : I == chens::CpuIsa::avx2 ? 4 : 2, P = chens::cpu_packs, B = P * W;
+  const System sys = runtime_system();
+  const State z0 = runtime_z0();
+  const auto rp = run_params(steps, tol);
+  const Method method{};
+  using Inst = chens::InstanceOf<System, NoRef>;
+  bool momentum = false;
+  if (!chens::packed_fits<System, Inst>(rp, momentum)) std::abort();
+  chens::PackedSystemOf<System, W> ps[P];
+  for (int p = 0; p < P; ++p) ps[p] = chens::broadcast_system<W>(sys);
+  PassResult out;
+  if (keep_finals) out.finals.resize(n);
+  const auto groups = static_cast<std::int64_t>((n + B - 1) / B);
+  std::uint64_t projections = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : projections)
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const std::uint64_t i = static_cast<std::uint64_t>(g) * B;
+    const int b = (i + B <= n) ? B : static_cast<int>(n - i);
+    Inst in[B];
+    for (int j = 0; j < b; ++j) in[j] = chens::make_instance<System, NoRef>(sys, z0, kPerturbation, kSeed, i + j, rp);
+    for (chens::index_t k = 1; k <= rp.samples; ++k) {
+      if (b == B) {
+        if constexpr (I == chens::CpuIsa::avx512) {
+          chens::packed_advance_avx512<P, W, Method>(ps, rp, momentum, in, k, INT64_MAX);
+        } else if constexpr (I == chens::CpuIsa::avx2) {
+          chens::packed_advance_avx2<P, W, Method>(ps, rp, momentum, in, k, INT64_MAX);
+        } else {
+          chens::packed_advance_sse2<P, W, Method>(ps, rp, momentum, in, k, INT64_MAX);
+        }
+      } else {
+        for (int j = 0; j < b; ++j) chens::advance_fixed_to_sample<1>(sys, method, rp, &in[j], k);
+      }
+    }
+    for (int j = 0; j < b; ++j) {
+      benchmark::DoNotOptimize(in[j].z);
+      projections += in[j].c.momentum_projections;
+      if (keep_finals) out.finals[i + j] = Arr{in[j].z[0], in[j].z[1], in[j].z[2], in[j].z[3]};
+    }
+  }
+  out.projections = projections;
+  return out;
+}
+
 // ---- chens: the CPU backend -------------------------------------------------------------
 
 template <class Reference, class M = Method>
@@ -236,6 +296,19 @@ chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps,
     rp.passage.per_step = true;
   }
   return chens::run_ensemble<chens::CpuBackend, System, M, Reference>(runtime_system(), M{}, rp, runtime_z0(), spec);
+}
+
+// An implicit method (implicit midpoint, Gauss2) on the production path with CHENS_CPU_ISA =
+// isa: its lanes iterate each instance's fixed point on its own (ImplicitRkLanes).
+template <class Tableau>
+chens::EnsembleResult chens_implicit_pass(std::uint64_t n, chens::index_t steps, int threads, const char* isa) {
+  if (*isa) ::setenv("CHENS_CPU_ISA", isa, 1);
+  using M = chens::ImplicitRk<Tableau, double>;
+  const M method{1e-12, 100};  // integrator.tol and max_iterations as chens run resolves them
+  auto r = chens::run_ensemble<chens::CpuBackend, System, M, ExactRef>(runtime_system(), method, run_params(steps),
+                                                                     runtime_z0(), ensemble_spec(n, threads));
+  ::unsetenv("CHENS_CPU_ISA");
+  return r;
 }
 
 // ---- Boost.Odeint -------------------------------------------------------------------------
@@ -286,27 +359,35 @@ using OdeintRk4Range = odeint::runge_kutta4<Arr, double, Arr, double, odeint::ra
 using OdeintRk4Classic = odeint::runge_kutta4_classic<Arr>;
 
 template <class Stepper, class Rhs = DiracPendulumRhs>
-PassResult odeint_pass(std::uint64_t n, chens::index_t steps, bool keep_finals, double tol = kProjectionTol) {
-  Stepper stepper;
+PassResult odeint_pass(std::uint64_t n, chens::index_t steps, bool keep_finals, double tol = kProjectionTol,
+                       int threads = 1) {
   const Rhs rhs;
   const Model model = runtime_model();
   const State z0 = runtime_z0();
   PassResult out;
   if (keep_finals) out.finals.resize(n);
-  for (std::uint64_t i = 0; i < n; ++i) {
-    const State z = chens::perturbed_initial_state(model, z0, kPerturbation, kSeed, i);
-    Arr x{z[0], z[1], z[2], z[3]};
-    for (chens::index_t s = 0; s < steps; ++s) {
-      stepper.do_step(rhs, x, static_cast<double>(s) * kH, kH);
-      const double psi = x[0] * x[2] + x[1] * x[3];
-      if (std::fabs(psi) > tol) {
-        Rhs::project(x, psi);
-        out.projections += 1;
+  std::uint64_t projections = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : projections)
+  {
+    Stepper stepper;  // one per thread: a stepper holds its stage buffers
+#pragma omp for schedule(static)
+    for (std::int64_t ii = 0; ii < static_cast<std::int64_t>(n); ++ii) {
+      const auto i = static_cast<std::uint64_t>(ii);
+      const State z = chens::perturbed_initial_state(model, z0, kPerturbation, kSeed, i);
+      Arr x{z[0], z[1], z[2], z[3]};
+      for (chens::index_t s = 0; s < steps; ++s) {
+        stepper.do_step(rhs, x, static_cast<double>(s) * kH, kH);
+        const double psi = x[0] * x[2] + x[1] * x[3];
+        if (std::fabs(psi) > tol) {
+          Rhs::project(x, psi);
+          projections += 1;
+        }
       }
+      benchmark::DoNotOptimize(x);
+      if (keep_finals) out.finals[i] = x;
     }
-    benchmark::DoNotOptimize(x);
-    if (keep_finals) out.finals[i] = x;
   }
+  out.projections = projections;
   return out;
 }
 
@@ -333,9 +414,28 @@ void BM_chens_driver_lanes4(benchmark::State& st, double tol) {
   finish(st, proj);
 }
 
+template <chens::CpuIsa I>
+void BM_chens_driver_packed(benchmark::State& st, double tol, int threads) {
+  std::uint64_t proj = 0;
+  for (auto _ : st) proj = chens_driver_packed_pass<I>(instances_of(st), steps_of(st), false, tol, threads).projections;
+  finish(st, proj);
+  st.counters["threads"] = benchmark::Counter(threads);
+}
+
+// CHENS_CPU_ISA for one benchmark (cpu_isa.hpp); "" leaves the widest.
+struct ForcedIsa {
+  explicit ForcedIsa(const char* isa) {
+    if (*isa) ::setenv("CHENS_CPU_ISA", isa, 1);
+  }
+  ~ForcedIsa() { ::unsetenv("CHENS_CPU_ISA"); }
+  ForcedIsa(const ForcedIsa&) = delete;
+  ForcedIsa& operator=(const ForcedIsa&) = delete;
+};
+
 template <class Reference, class M = Method>
 void BM_chens_ensemble(benchmark::State& st, int threads, double tol = kProjectionTol, bool first_passage = false,
-                       bool parameters = false, bool groups = false) {
+                       bool parameters = false, bool groups = false, const char* isa = "") {
+  const ForcedIsa forced(isa);
   std::uint64_t proj = 0;
   for (auto _ : st) {
     const auto res = chens_ensemble_pass<Reference, M>(instances_of(st), steps_of(st), threads, tol, first_passage,
@@ -347,10 +447,23 @@ void BM_chens_ensemble(benchmark::State& st, int threads, double tol = kProjecti
   st.counters["threads"] = benchmark::Counter(threads);
 }
 
+template <class Tableau>
+void BM_chens_implicit(benchmark::State& st, const char* isa) {
+  std::uint64_t iterations = 0;
+  for (auto _ : st) {
+    const auto res = chens_implicit_pass<Tableau>(instances_of(st), steps_of(st), 1, isa);
+    benchmark::DoNotOptimize(res.instance0_state.data());
+    iterations = res.totals.iterations;
+  }
+  finish(st, 0);
+  st.counters["iterations_per_step"] =
+      benchmark::Counter(static_cast<double>(iterations) / (static_cast<double>(instances_of(st)) * static_cast<double>(steps_of(st))));
+}
+
 template <class Stepper, class Rhs = DiracPendulumRhs>
-void BM_odeint(benchmark::State& st, double tol) {
+void BM_odeint(benchmark::State& st, double tol, int threads = 1) {
   std::uint64_t proj = 0;
-  for (auto _ : st) proj = odeint_pass<Stepper, Rhs>(instances_of(st), steps_of(st), false, tol).projections;
+  for (auto _ : st) proj = odeint_pass<Stepper, Rhs>(instances_of(st), steps_of(st), false, tol, threads).projections;
   finish(st, proj);
 }
 
@@ -376,11 +489,46 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
     const char* name;
     PassResult (*pass)(std::uint64_t, chens::index_t, bool, double);
   };
-  const Variant variants[] = {{"chens driver, 4 lanes", &chens_driver_lanes_pass<4>},
-                              {"odeint runge_kutta4 (array_algebra)", &odeint_pass<OdeintRk4>},
-                              {"odeint runge_kutta4 (range_algebra)", &odeint_pass<OdeintRk4Range>},
-                              {"odeint runge_kutta4_classic", &odeint_pass<OdeintRk4Classic>},
-                              {"odeint runge_kutta4, two divisions", &odeint_pass<OdeintRk4, DiracPendulumRhsDiv>}};
+  using chens::index_t;
+  const Variant variants[] = {
+      {"chens driver, 4 lanes", &chens_driver_lanes_pass<4>},
+      {"odeint runge_kutta4 (array_algebra)",
+       [](std::uint64_t m, index_t s, bool k, double t) { return odeint_pass<OdeintRk4>(m, s, k, t); }},
+      {"odeint runge_kutta4 (range_algebra)",
+       [](std::uint64_t m, index_t s, bool k, double t) { return odeint_pass<OdeintRk4Range>(m, s, k, t); }},
+      {"odeint runge_kutta4_classic",
+       [](std::uint64_t m, index_t s, bool k, double t) { return odeint_pass<OdeintRk4Classic>(m, s, k, t); }},
+      {"odeint runge_kutta4, two divisions",
+       [](std::uint64_t m, index_t s, bool k, double t) { return odeint_pass<OdeintRk4, DiracPendulumRhsDiv>(m, s, k, t); }}};
+  // The packed loop on every instruction set this CPU runs, on one thread and on all: bit
+  // for bit the driver's (issue 23).
+  for (int isa = 1; isa < chens::cpu_isa_count; ++isa) {
+    if (!chens::cpu_isa_supported(chens::CpuIsa(isa))) {
+      std::printf("  chens packed loop, %-23s skipped: this CPU cannot run it\n", chens::cpu_isa_name(chens::CpuIsa(isa)));
+      continue;
+    }
+    for (const int threads : {1, omp_get_max_threads()}) {
+      const PassResult r = isa == 3   ? chens_driver_packed_pass<chens::CpuIsa::avx512>(n, steps, true, tol, threads)
+                           : isa == 2 ? chens_driver_packed_pass<chens::CpuIsa::avx2>(n, steps, true, tol, threads)
+                                      : chens_driver_packed_pass<chens::CpuIsa::sse2>(n, steps, true, tol, threads);
+      const double d = max_abs_diff(ref.finals, r.finals);
+      bool bits = true;
+      for (std::size_t i = 0; i < n; ++i) bits = bits && std::memcmp(&r.finals[i], &ref.finals[i], sizeof(Arr)) == 0;
+      const bool good = bits && r.projections == ref.projections;
+      std::printf("  chens packed loop, %-6s %d thread(s)   max |final - chens final| = %.3e, bitwise %s, projections %llu  %s\n",
+                  chens::cpu_isa_name(chens::CpuIsa(isa)), threads, d, bits ? "yes" : "NO",
+                  static_cast<unsigned long long>(r.projections), good ? "ok" : "MISMATCH");
+      ok = ok && good;
+    }
+  }
+  {
+    const PassResult r = odeint_pass<OdeintRk4>(n, steps, true, tol, omp_get_max_threads());
+    const double d = max_abs_diff(ref.finals, r.finals);
+    const bool good = d <= kAgreementTol && r.projections == ref.projections;
+    std::printf("  %-38s max |final - chens final| = %.3e, projections %llu  %s\n", "odeint runge_kutta4, all threads", d,
+                static_cast<unsigned long long>(r.projections), good ? "ok" : "MISMATCH");
+    ok = ok && good;
+  }
   for (const auto& v : variants) {
     const PassResult r = v.pass(n, steps, true, tol);
     const double d = max_abs_diff(ref.finals, r.finals);
@@ -420,6 +568,27 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
   };
   for (const int threads : {1, omp_get_max_threads()})
     check_ensemble("", chens_ensemble_pass<ExactRef>(n, steps, threads, tol), threads);
+  if (tol == kProjectionTol) {
+    // Gauss2's lanes against its scalar run (each instance its own iteration count).
+    const chens::EnsembleResult g = chens_implicit_pass<chens::Gauss2Tableau>(n, steps / 10, 1, "scalar");
+    for (int isa = 1; isa < chens::cpu_isa_count; ++isa) {
+      if (!chens::cpu_isa_supported(chens::CpuIsa(isa))) continue;
+      const chens::EnsembleResult r = chens_implicit_pass<chens::Gauss2Tableau>(n, steps / 10, 1, chens::cpu_isa_name(chens::CpuIsa(isa)));
+      bool same = r.series.size() == g.series.size() && r.instance0_state == g.instance0_state &&
+                  std::memcmp(&r.totals, &g.totals, sizeof(chens::Counters)) == 0;
+      for (std::size_t k = 0; same && k < r.series.size(); ++k)
+        same = std::memcmp(&r.series[k], &g.series[k], sizeof(chens::SampleStats)) == 0;
+      std::printf("  Gauss2 ensemble, CHENS_CPU_ISA = %-6s  statistics, counters, instance 0 %s the scalar run's (%s)  %s\n",
+                  chens::cpu_isa_name(chens::CpuIsa(isa)), same ? "==" : "!=", r.device.c_str(), same ? "ok" : "MISMATCH");
+      ok = ok && same;
+    }
+  }
+  for (int isa = 0; isa < chens::cpu_isa_count; ++isa) {
+    if (!chens::cpu_isa_supported(chens::CpuIsa(isa))) continue;
+    const ForcedIsa forced(chens::cpu_isa_name(chens::CpuIsa(isa)));
+    const std::string what = std::string(" (CHENS_CPU_ISA = ") + chens::cpu_isa_name(chens::CpuIsa(isa)) + ")";
+    check_ensemble(what.c_str(), chens_ensemble_pass<ExactRef>(n, steps, 1, tol), 1);
+  }
   check_ensemble(" (lanes off)", off, 1);
   check_ensemble(" (parameters.length = [1.0])",
                  chens_ensemble_pass<ExactRef>(n, steps, 1, tol, false, true), 1);
@@ -447,12 +616,16 @@ int one_pass(const std::string& name, int argc, char** argv) {
   std::uint64_t proj = 0;
   if (name == "chens_driver") proj = chens_driver_pass(n, steps, false, tol).projections;
   else if (name == "chens_driver_lanes4") proj = chens_driver_lanes_pass<4>(n, steps, false, tol).projections;
+  else if (name == "chens_driver_packed_sse2") proj = chens_driver_packed_pass<chens::CpuIsa::sse2>(n, steps, false, tol, threads).projections;
+  else if (name == "chens_driver_packed_avx2") proj = chens_driver_packed_pass<chens::CpuIsa::avx2>(n, steps, false, tol, threads).projections;
+  else if (name == "chens_driver_packed_avx512")
+    proj = chens_driver_packed_pass<chens::CpuIsa::avx512>(n, steps, false, tol, threads).projections;
   else if (name == "chens_driver_const") proj = chens_driver_pass(kSystem, kZ0, n, steps, false, tol).projections;
   else if (name == "chens_ensemble") proj = chens_ensemble_pass<ExactRef>(n, steps, threads, tol).totals.momentum_projections;
   else if (name == "chens_ensemble_lanes1")
     proj = chens_ensemble_pass<ExactRef, Rk4NoLanes>(n, steps, threads, tol).totals.momentum_projections;
   else if (name == "chens_ensemble_noref") proj = chens_ensemble_pass<NoRef>(n, steps, threads, tol).totals.momentum_projections;
-  else if (name == "odeint_rk4") proj = odeint_pass<OdeintRk4>(n, steps, false, tol).projections;
+  else if (name == "odeint_rk4") proj = odeint_pass<OdeintRk4>(n, steps, false, tol, threads).projections;
   else if (name == "odeint_rk4_div") proj = odeint_pass<OdeintRk4, DiracPendulumRhsDiv>(n, steps, false, tol).projections;
   else if (name == "odeint_rk4_range") proj = odeint_pass<OdeintRk4Range>(n, steps, false).projections;
   else if (name == "odeint_rk4_classic") proj = odeint_pass<OdeintRk4Classic>(n, steps, false).projections;
@@ -489,6 +662,19 @@ int main(int argc, char** argv) {
   };
   reg("chens_driver/threads:1", [](benchmark::State& st) { BM_chens_driver(st, kProjectionTol); });
   reg("chens_driver_lanes4/threads:1", [](benchmark::State& st) { BM_chens_driver_lanes4(st, kProjectionTol); });
+  for (const int threads : {1, all}) {
+    const std::string t = "/threads:" + std::to_string(threads);
+    if (chens::cpu_isa_supported(chens::CpuIsa::sse2))
+      reg("chens_driver_packed/isa:sse2" + t,
+          [threads](benchmark::State& st) { BM_chens_driver_packed<chens::CpuIsa::sse2>(st, kProjectionTol, threads); });
+    if (chens::cpu_isa_supported(chens::CpuIsa::avx2))
+      reg("chens_driver_packed/isa:avx2" + t,
+          [threads](benchmark::State& st) { BM_chens_driver_packed<chens::CpuIsa::avx2>(st, kProjectionTol, threads); });
+    if (chens::cpu_isa_supported(chens::CpuIsa::avx512))
+      reg("chens_driver_packed/isa:avx512" + t,
+          [threads](benchmark::State& st) { BM_chens_driver_packed<chens::CpuIsa::avx512>(st, kProjectionTol, threads); });
+    if (threads == all) break;
+  }
   reg("chens_driver_const/threads:1", [](benchmark::State& st) {
     std::uint64_t proj = 0;
     for (auto _ : st) proj = chens_driver_pass(kSystem, kZ0, instances_of(st), steps_of(st), false, kProjectionTol).projections;
@@ -497,6 +683,24 @@ int main(int argc, char** argv) {
   reg("chens_ensemble/threads:1", [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1); });
   reg("chens_ensemble/threads:" + std::to_string(all),
       [all](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, all); });
+  for (int isa = 0; isa < chens::cpu_isa_count; ++isa) {
+    if (!chens::cpu_isa_supported(chens::CpuIsa(isa))) continue;
+    const char* name = chens::cpu_isa_name(chens::CpuIsa(isa));
+    for (const int threads : {1, all}) {
+      reg(std::string("chens_ensemble/isa:") + name + "/threads:" + std::to_string(threads), [name, threads](benchmark::State& st) {
+        BM_chens_ensemble<ExactRef>(st, threads, kProjectionTol, false, false, false, name);
+      });
+      if (threads == all) break;
+    }
+  }
+  for (int isa = 0; isa < chens::cpu_isa_count; ++isa) {
+    if (!chens::cpu_isa_supported(chens::CpuIsa(isa))) continue;
+    const char* name = chens::cpu_isa_name(chens::CpuIsa(isa));
+    reg(std::string("chens_ensemble_midpoint/isa:") + name + "/threads:1",
+        [name](benchmark::State& st) { BM_chens_implicit<chens::Gauss1Tableau>(st, name); });
+    reg(std::string("chens_ensemble_gauss2/isa:") + name + "/threads:1",
+        [name](benchmark::State& st) { BM_chens_implicit<chens::Gauss2Tableau>(st, name); });
+  }
   reg("chens_ensemble_lanes1/threads:1", [](benchmark::State& st) { BM_chens_ensemble<ExactRef, Rk4NoLanes>(st, 1); });
   reg("chens_ensemble_noref/threads:1", [](benchmark::State& st) { BM_chens_ensemble<NoRef>(st, 1); });
   reg("chens_ensemble_first_passage/threads:1",
@@ -506,6 +710,8 @@ int main(int argc, char** argv) {
   reg("chens_ensemble_groups/threads:1",
       [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1, kProjectionTol, false, true, true); });
   reg("odeint_rk4/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4>(st, kProjectionTol); });
+  if (all > 1)
+    reg("odeint_rk4/threads:" + std::to_string(all), [all](benchmark::State& st) { BM_odeint<OdeintRk4>(st, kProjectionTol, all); });
   reg("odeint_rk4_div/threads:1",
       [](benchmark::State& st) { BM_odeint<OdeintRk4, DiracPendulumRhsDiv>(st, kProjectionTol); });
   reg("odeint_rk4_range/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4Range>(st, kProjectionTol); });

@@ -29,6 +29,7 @@
 #include <chens/models/chain.hpp>
 #include <chens/models/pendulum.hpp>
 
+#include "support/fixed_step_run.hpp"
 #include "support/random_states.hpp"
 
 namespace chens {
@@ -37,22 +38,6 @@ namespace {
 template <class Real, int S>
 bool same_bits(const Vec<Real, S>& a, const Vec<Real, S>& b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
-template <class Real>
-RunParams<Real> run(double h, double t_end, index_t per_sample, double tol, bool momentum) {
-  RunParams<double> rp;
-  rp.h = h;
-  rp.t_end = t_end;
-  rp.total_steps = static_cast<index_t>(std::ceil(t_end / h - 1e-9));
-  rp.last_h = t_end - static_cast<double>(rp.total_steps - 1) * h;  // != h: the short last step
-  rp.steps_per_sample = per_sample;
-  rp.samples = (rp.total_steps + per_sample - 1) / per_sample;
-  rp.sample_dt = h * static_cast<double>(per_sample);
-  rp.project_momentum = momentum;
-  rp.projection_tol = tol;
-  rp.reference = false;
-  return run_params_as<Real>(rp);
 }
 
 // Every sample of one instance through both drivers, compared after each sample.
@@ -98,8 +83,8 @@ void pendulum_formulations(const char* method, double h) {
   for (int trial = 0; trial < 3; ++trial) {
     const P::State z = test::consistent_state(model, rng);
     // tol 1e-9: the projection fires now and then; momentum off for the impetus forms.
-    const auto rp = run<double>(h, 1.234, 7, 1e-9, true);
-    const auto rp_off = run<double>(h, 1.234, 7, 1e-9, false);
+    const auto rp = test::fixed_step_run<double>(h, 1.234, 7, 1e-9, true);
+    const auto rp_off = test::fixed_step_run<double>(h, 1.234, 7, 1e-9, false);
     const std::string w = std::string(method) + " trial " + std::to_string(trial);
     expect_lean_matches_general<HamiltonDirac<P>, M>(HamiltonDirac<P>{model}, rp, z, "dirac " + w);
     expect_lean_matches_general<HamiltonDirac<P>, M>(HamiltonDirac<P>{model}, rp_off, z, "dirac, no projection " + w);
@@ -124,7 +109,7 @@ TEST(LeanSteps, PendulumFormulationsMatchTheGeneralDriverBitForBit) {
 TEST(LeanSteps, FloatPendulumMatchesTheGeneralDriver) {
   using P = Pendulum<float>;
   const P model{1, 1, 1};
-  const auto rp = run<float>(0.05, 2.0, 9, 1e-5, true);
+  const auto rp = test::fixed_step_run<float>(0.05, 2.0, 9, 1e-5, true);
   expect_lean_matches_general<HamiltonDirac<P>, ExplicitRk<Rk4Tableau>>(HamiltonDirac<P>{model}, rp, {{1, 0, 0, -2}},
                                                                         "float dirac rk4");
 }
@@ -132,7 +117,7 @@ TEST(LeanSteps, FloatPendulumMatchesTheGeneralDriver) {
 TEST(LeanSteps, ChainMatchesTheGeneralDriver) {
   using C = Chain<double, 7>;
   const C c = C::uniform(1.0, 0.1);
-  const auto rp = run<double>(0.02, 1.0, 10, 1e-10, true);
+  const auto rp = test::fixed_step_run<double>(0.02, 1.0, 10, 1e-10, true);
   expect_lean_matches_general<HamiltonDirac<C>, ExplicitRk<Rk4Tableau>>(HamiltonDirac<C>{c}, rp, C::default_initial(c),
                                                                         "chain dirac rk4");
   expect_lean_matches_general<Naive<C>, ExplicitRk<Rk2Tableau>>(Naive<C>{c}, rp, C::default_initial(c), "chain naive rk2");
@@ -145,7 +130,7 @@ TEST(LeanSteps, BlowUpIsLostAtTheSameStep) {
   const P model{1, 1, 1};
   // The naive equations with a huge step leave the circle and diverge within a few steps;
   // Euler with h = 3 overflows to Inf after some dozens of steps.
-  const auto rp = run<double>(3.0, 3000.0, 40, 1e-9, true);
+  const auto rp = test::fixed_step_run<double>(3.0, 3000.0, 40, 1e-9, true);
   for (double x : {1.0, 0.3, 1e-3}) {
     const P::State z{{x, -std::sqrt(std::max(0.0, 1 - x * x)), 2.0, 1.0}};
     expect_lean_matches_general<Naive<P>, ExplicitRk<EulerTableau>>(Naive<P>{model}, rp, z,

@@ -4,9 +4,11 @@
 #include "cli/cli.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <chens/version.hpp>
 
+#include "backends/cpu/cpu_isa.hpp"
 #include "cli/cli_internal.hpp"
 #include "study/study_keys.hpp"
 
@@ -65,6 +67,14 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (std::any_of(rest.begin(), rest.end(), [](const std::string& a) { return a == "--help" || a == "-h"; })) {
       out << help_text(command);
       return exit_ok;
+    }
+    // CHENS_CPU_ISA (backends/cpu/cpu_isa.hpp) forces the CPU lanes' instruction set: a value
+    // that is not one, or one this CPU lacks, stops every command that runs, before any output.
+    try {
+      (void)cpu_isa_in_use();
+    } catch (const std::invalid_argument& e) {
+      err << "chens " << command << ": " << e.what() << "\n";
+      return exit_bad_input;
     }
     if (command == "run") return cli::run_command(rest, out, err);
     return command == "check" ? cli::check_command(rest, out, err) : cli::validate_command(rest, out, err);

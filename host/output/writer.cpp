@@ -16,6 +16,7 @@
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/version.hpp>
 
+#include "backends/cpu/cpu_isa.hpp"
 #include "output/durable_io.hpp"
 #include "output/growth.hpp"
 #include "output/output_lock.hpp"
@@ -247,6 +248,12 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
   j["backend_requested"] = info.backend_requested;
   if (!info.backend_note.empty()) j["backend_note"] = info.backend_note;
   j["device"] = r.device;
+  // The CPU lanes' instruction set (backends/cpu/cpu_isa.hpp), which changes no result;
+  // device says how this run's method used it.
+  if (r.backend == "cpu") {
+    const CpuIsa isa = cpu_isa_in_use();
+    j["cpu_isa"] = {{"isa", cpu_isa_name(isa)}, {"doubles_per_register", cpu_isa_width(isa)}, {"chosen_by", cpu_isa_chosen_by()}};
+  }
   j["study"] = to_json(s, rp);
   j["instances"] = r.instances;
   j["lost_instances"] = r.lost_total();

@@ -21,9 +21,12 @@
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/accumulator.hpp>
 #include <chens/ensemble/instance.hpp>
+#include <chens/ensemble/packed_steps.hpp>
 #include <chens/ensemble/quantiles.hpp>
+#include <chens/integrators/implicit_rk_lanes.hpp>
 
 #include "backends/backend.hpp"
+#include "backends/cpu/cpu_isa.hpp"
 #include "backends/segment_driver.hpp"
 #include "dispatch/model_traits.hpp"
 
@@ -43,11 +46,66 @@ System with_model(System sys, const Model& m) {
   return sys;
 }
 
-// Instances a fixed-step explicit method advances in lockstep (ExplicitRk::step_lanes): a
-// single instance's right-hand side is one chain of dependent operations, so interleaving
-// independent instances fills the core's pipelines. Divides cpu_block_size.
+// Instances the general lane path advances in lockstep (advance_fixed_to_sample<4>,
+// ExplicitRk::step_lanes, two per SSE2 register): a single instance's right-hand side is one
+// chain of dependent operations, so interleaving independent instances fills the core's
+// pipelines. Divides cpu_block_size.
 inline constexpr int cpu_lanes = 4;
 inline constexpr int cpu_lanes_max_state = 8;
+// The packed loop (ensemble/packed_steps.hpp): registers of W doubles interleaved per lane
+// group (2 x 8 = 16 instances with AVX-512; docs/performance.md, "CPU lanes"), for states
+// up to this size (a seven-atom chain's 28; larger chains would multiply the build's time
+// for a gain their right-hand side's own width already gives).
+inline constexpr int cpu_packs = 2;
+inline constexpr int cpu_packed_max_state = 32;
+
+// The packed loop's body compiled for each instruction set: the target attribute compiles
+// the function, and flatten everything it calls (the step, the model, the projection), with
+// that set's registers; results are the same (linalg/simd_pack.hpp). Which one runs is
+// chosen at run time (cpu_isa.hpp).
+template <int P, int W, class Method, class PackedSystem, class Inst>
+[[gnu::flatten]] void packed_advance_sse2(const PackedSystem* sys, const RunParams<double>& rp, bool momentum, Inst* in,
+                                          index_t k, index_t until) {
+  packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
+}
+template <int P, int W, class Method, class PackedSystem, class Inst>
+[[gnu::target("avx2"), gnu::flatten]] void packed_advance_avx2(const PackedSystem* sys, const RunParams<double>& rp,
+                                                               bool momentum, Inst* in, index_t k, index_t until) {
+  packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
+}
+template <int P, int W, class Method, class PackedSystem, class Inst>
+[[gnu::target("avx512f"), gnu::flatten]] void packed_advance_avx512(const PackedSystem* sys, const RunParams<double>& rp,
+                                                                    bool momentum, Inst* in, index_t k, index_t until) {
+  packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
+}
+// The general lane path (advance_fixed_to_sample<B>, every rule per instance) with a method
+// whose step_lanes packs W instances per register (ImplicitRkLanes), likewise per set.
+template <int B, class System, class LaneMethod, class Inst>
+[[gnu::flatten]] void lanes_advance_sse2(const System& sys, const LaneMethod& m, const RunParams<double>& rp, Inst* in,
+                                         index_t k, const StepLimit& limit) {
+  advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
+}
+template <int B, class System, class LaneMethod, class Inst>
+[[gnu::target("avx2"), gnu::flatten]] void lanes_advance_avx2(const System& sys, const LaneMethod& m, const RunParams<double>& rp,
+                                                              Inst* in, index_t k, const StepLimit& limit) {
+  advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
+}
+template <int B, class System, class LaneMethod, class Inst>
+[[gnu::target("avx512f"), gnu::flatten]] void lanes_advance_avx512(const System& sys, const LaneMethod& m,
+                                                                   const RunParams<double>& rp, Inst* in, index_t k,
+                                                                   const StepLimit& limit) {
+  advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
+}
+
+// The tableau of an implicit Runge-Kutta method in double (implicit midpoint, Gauss2), or void.
+template <class Method>
+struct implicit_rk_tableau {
+  using type = void;
+};
+template <class Tableau>
+struct implicit_rk_tableau<ImplicitRk<Tableau, double>> {
+  using type = Tableau;
+};
 
 template <class System_, class Method, class Reference_>
 class CpuEngine {
@@ -72,7 +130,12 @@ class CpuEngine {
         inst_(n_),
         timed_(static_cast<std::size_t>(threads_) * pad, 0.0),
         varied_(spec.parameters.varies()),
-        sets_(1 + static_cast<int>(spec.parameters.groups())) {
+        sets_(1 + static_cast<int>(spec.parameters.groups())),
+        isa_(cpu_isa_in_use()) {
+    if constexpr (std::is_same_v<Real, double>) packed_fits_ = packed_fits<System, Inst>(rp_, packed_momentum_);
+    // Lanes share a time grid: with [parameters], instances step in lanes (each lane its own
+    // system) unless their step sizes differ.
+    lanes_with_parameters_ = !spec.parameters.varies(ParameterId::h);
     // [parameters] group_by: each instance's group, once (a draw per instance).
     if (sets_ > 1) {
       group_.resize(n_);
@@ -101,7 +164,7 @@ class CpuEngine {
   void prepare(index_t rows, EnsembleResult& res) {
     res.backend = backend;
     res.threads = threads_;
-    res.device = "CPU, " + std::to_string(threads_) + " OpenMP thread" + (threads_ == 1 ? "" : "s");
+    res.device = "CPU, " + std::to_string(threads_) + " OpenMP thread" + (threads_ == 1 ? "" : "s") + ", " + lanes_note();
     seg_ = rows;
     // One set of statistics for the ensemble, and one per group (set 1 + g), each laid out as
     // EnsembleSpec::reduce_segment takes it.
@@ -174,14 +237,16 @@ class CpuEngine {
       // Whether the block holds a recorded instance (then each of its instances looks itself up).
       const bool block_records = std::lower_bound(rec_list.begin(), rec_list.end(), spec_.global_index(lo)) !=
                                  std::upper_bound(rec_list.begin(), rec_list.end(), spec_.global_index(hi - 1));
-      // Instances i..i+B-1 through the segment; per sample, metrics are accumulated in
-      // instance order whatever B is, so B changes no result.
-      auto group = [&]<int B>(std::uint64_t i, const System& sys, const RunParams<Real>& rp) {
+      // Instances i..i+B-1 through the segment on system sys and grid rp (B > 1: a lane
+      // group of instruction set I; with [parameters] each lane's own setting); per sample,
+      // metrics are accumulated in instance order whatever B is, so B changes no result.
+      auto group = [&]<int B, CpuIsa I>(std::uint64_t i, const System& sys, const RunParams<Real>& rp) {
+        Settings<B> at(*this, i);
         for (index_t k = w.k0; k < w.k1; ++k) {
           const auto t0 = timing ? Clock::now() : Clock::time_point{};
           if (k > 0) {
             if constexpr (B > 1) {
-              advance_fixed_to_sample<B>(sys, method_, rp, &inst_[i], k);
+              advance_lanes<I>(i, k, StepLimit{}, at);
             } else {
               advance_to_sample(sys, method_, rp, inst_[i], k);
             }
@@ -202,23 +267,24 @@ class CpuEngine {
               thi[c] = std::max(thi[c], bin[c]);
             }
           };
-          for (int j = 0; j < B; ++j) {
-            Metrics<double> m;
-            const bool ok = measure_instance(sys, rp, inst_[i + j], k, m);
-            if (ok) {
-              int bin[metric_count];
-              for (int c = 0; c < metric_count; ++c) bin[c] = LogBins::index(static_cast<double>(m.v[c]));
-              tally(0, m, bin);
-              if (sets_ > 1 && group_[i + j] >= 0) tally(1 + group_[i + j], m, bin);
-            }
-            if (k == samples && i + j < keep)
-              for (int c = 0; c < metric_count; ++c)
-                res.kept.metrics[(i + j) * metric_count + c] = ok ? static_cast<double>(m.v[c]) : 0.0;
-            if (block_records) {
-              const std::int64_t slot = res.recorded.slot(spec_.global_index(i + j));
-              if (slot >= 0) record_sample(res.recorded, sys, rp, static_cast<std::size_t>(slot), k, inst_[i + j], ok, m);
-            }
-          }
+          for (int j = 0; j < B; ++j)
+            at.visit(j, sys, rp, [&](const System& sys_j, const RunParams<Real>& rp_j) {
+              Metrics<double> m;
+              const bool ok = measure_instance(sys_j, rp_j, inst_[i + j], k, m);
+              if (ok) {
+                int bin[metric_count];
+                for (int c = 0; c < metric_count; ++c) bin[c] = LogBins::index(static_cast<double>(m.v[c]));
+                tally(0, m, bin);
+                if (sets_ > 1 && group_[i + j] >= 0) tally(1 + group_[i + j], m, bin);
+              }
+              if (k == samples && i + j < keep)
+                for (int c = 0; c < metric_count; ++c)
+                  res.kept.metrics[(i + j) * metric_count + c] = ok ? static_cast<double>(m.v[c]) : 0.0;
+              if (block_records) {
+                const std::int64_t slot = res.recorded.slot(spec_.global_index(i + j));
+                if (slot >= 0) record_sample(res.recorded, sys_j, rp_j, static_cast<std::size_t>(slot), k, inst_[i + j], ok, m);
+              }
+            });
           if (timing) {
             mine[0] += since(t0, t1);
             mine[1] += since(t1, Clock::now());
@@ -226,14 +292,15 @@ class CpuEngine {
         }
       };
       std::uint64_t i = lo;
-      if constexpr (lanes) {
-        // Lanes share one system: instances with parameters of their own step alone.
-        if (!varied_)
-          for (; i + cpu_lanes <= hi; i += cpu_lanes) group.template operator()<cpu_lanes>(i, sys_, rp_);
-      }
+      on_isa([&]<CpuIsa I>() {
+        constexpr int L = lanes_of<I>;
+        if constexpr (L > 1)
+          if (lanes_apply<I>())
+            for (; i + L <= hi; i += L) group.template operator()<L, I>(i, sys_, rp_);
+      });
       for (; i < hi; ++i)
         with_setting(i, [&](const System& sys, const RunParams<Real>& rp, const ModelStateOf<System>&) {
-          group.template operator()<1>(i, sys, rp);
+          group.template operator()<1, CpuIsa::scalar>(i, sys, rp);
         });
     }
   }
@@ -288,11 +355,12 @@ class CpuEngine {
       const bool timing = b % timing_stride == 0;
       const auto t0 = timing ? Clock::now() : Clock::time_point{};
       std::uint64_t i = lo;
-      if constexpr (lanes) {
-        if (!varied_)
-          for (; i + cpu_lanes <= hi; i += cpu_lanes)
-            advance_fixed_to_sample<cpu_lanes>(sys_, method_, rp_, &inst_[i], w.k0, w.limit);
-      }
+      on_isa([&]<CpuIsa I>() {
+        constexpr int L = lanes_of<I>;
+        if constexpr (L > 1)
+          if (lanes_apply<I>())
+            for (; i + L <= hi; i += L) advance_lanes<I>(i, w.k0, w.limit, Settings<L>(*this, i));
+      });
       for (; i < hi; ++i)
         with_setting(i, [&](const System& sys, const RunParams<Real>& rp, const ModelStateOf<System>&) {
           if (!integration_at_sample<Method>(rp, inst_[i], w.k0))
@@ -354,8 +422,6 @@ class CpuEngine {
     return (static_cast<std::size_t>(set) * static_cast<std::size_t>(threads_) + static_cast<std::size_t>(thread)) *
                static_cast<std::size_t>(seg_) + static_cast<std::size_t>(row);
   }
-  // Lanes pay off for small states only: four chain states would spill the registers.
-  static constexpr bool lanes = !Method::adaptive && Method::has_lanes && System::State::size <= cpu_lanes_max_state;
   // Where the segments' time goes, for cost tables that compare integrators (issue 17):
   // integrating, or measuring (the reference, the diagnostics, the statistics). Timed on
   // every timing_stride-th block (a clock read per group and sample would cost more than a
@@ -407,6 +473,167 @@ class CpuEngine {
     }
     const Setting at = setting(i);
     f(at.sys, at.rp, at.z0);
+  }
+  // The settings of a lane group's B instances from i on, drawn once per segment: with
+  // [parameters] each instance's own, else none (the study's system and grid serve all).
+  template <int B>
+  struct Settings {
+    bool own = false;
+    Setting lane[B > 1 ? B : 1];
+    Settings(const CpuEngine& e, std::uint64_t i) : own(B > 1 && e.varied_) {
+      if (own)
+        for (int j = 0; j < B; ++j) lane[j] = e.setting(i + static_cast<std::uint64_t>(j));
+    }
+    // f(system, grid) of lane j: its own, or the study's (sys, rp).
+    template <class F>
+    void visit(int j, const System& sys, const RunParams<Real>& rp, F&& f) const {
+      if (own) {
+        f(lane[j].sys, lane[j].rp);
+      } else {
+        f(sys, rp);
+      }
+    }
+  };
+  // ---- Lanes (docs/performance.md, "CPU lanes") ----
+  // The general lane path (advance_fixed_to_sample<4>: each step packed into SSE2 pairs and
+  // unpacked, every rule per instance) pays off for small states only: four chain states
+  // would spill the registers.
+  static constexpr bool general_lanes =
+      !Method::adaptive && Method::has_lanes && System::State::size <= cpu_lanes_max_state;
+  // Instruction set I's registers hold W doubles; the packed loop runs where the method is an
+  // explicit Runge-Kutta method and the system packs (packed_steps.hpp).
+  template <CpuIsa I>
+  static constexpr int width_of = I == CpuIsa::avx512 ? 8 : I == CpuIsa::avx2 ? 4 : 2;
+  template <CpuIsa I>
+  static constexpr bool packed_of = [] {
+    if constexpr (I == CpuIsa::scalar || !std::is_same_v<Real, double> || !is_explicit_rk<Method>::value ||
+                  has_tangents_v<System> || (System::State::size > cpu_packed_max_state)) {
+      return false;
+    } else {
+      return packable_system<System, width_of<I>>::value;
+    }
+  }();
+  // Implicit midpoint and Gauss2 step cpu_packs registers of W through the general lane path
+  // (ImplicitRkLanes: each lane its own fixed-point iterations).
+  using ImplicitTableau = typename implicit_rk_tableau<Method>::type;
+  template <CpuIsa I>
+  static constexpr bool implicit_of = [] {
+    if constexpr (I == CpuIsa::scalar || std::is_void_v<ImplicitTableau> || has_tangents_v<System> ||
+                  (System::State::size > cpu_packed_max_state)) {
+      return false;
+    } else {
+      return packable_system<System, width_of<I>>::value;
+    }
+  }();
+  // A lane group's instances: cpu_packs registers of W with the packed loop or an implicit
+  // method's lanes, else the general path's four, else one (no lanes; and with
+  // CHENS_CPU_ISA = scalar).
+  template <CpuIsa I>
+  static constexpr int lanes_of = I == CpuIsa::scalar                     ? 1
+                                  : (packed_of<I> || implicit_of<I>)     ? cpu_packs * width_of<I>
+                                  : general_lanes                        ? cpu_lanes
+                                                                         : 1;
+  // Whether this run's instances step in lane groups of I: always without [parameters]; with
+  // them only in the packed loop (a system per lane) and on one time grid.
+  template <CpuIsa I>
+  bool lanes_apply() const {
+    if constexpr (packed_of<I>) {
+      if (varied_) return packs_per_lane_v<System, width_of<I>> && packed_fits_ && lanes_with_parameters_;
+    }
+    return !varied_;
+  }
+  // f.template operator()<I>() for this run's instruction set.
+  template <class F>
+  void on_isa(F&& f) const {
+    switch (isa_) {
+      case CpuIsa::scalar: f.template operator()<CpuIsa::scalar>(); break;
+      case CpuIsa::sse2: f.template operator()<CpuIsa::sse2>(); break;
+      case CpuIsa::avx2: f.template operator()<CpuIsa::avx2>(); break;
+      case CpuIsa::avx512: f.template operator()<CpuIsa::avx512>(); break;
+    }
+  }
+  // Instances i .. i + lanes_of<I> to sample k (or limit): the packed loop where the run's
+  // settings fit it and the group is together (all live, at one step), else the general
+  // lane path, else one instance at a time; each gives every instance the same result.
+  template <CpuIsa I, int B>
+  void advance_lanes(std::uint64_t i, index_t k, const StepLimit& limit, const Settings<B>& at) {
+    static_assert(B == lanes_of<I>);
+    Inst* in = &inst_[i];
+    if constexpr (packed_of<I>) {
+      bool together = packed_fits_ && (!at.own || packs_per_lane_v<System, width_of<I>>);
+      for (int j = 0; j < B && together; ++j) together = in[j].lost == int(LostReason::none) && in[j].step == in[0].step;
+      if (together) {
+        constexpr int W = width_of<I>, P = B / W;
+        PackedSystemOf<System, W> sys[P];
+        if constexpr (packs_per_lane_v<System, W>) {
+          if (at.own)
+            for (int p = 0; p < P; ++p) {
+              const System* lanes[W];
+              for (int l = 0; l < W; ++l) lanes[l] = &at.lane[p * W + l].sys;
+              sys[p] = pack_systems<W>(lanes);
+            }
+        }
+        if (!at.own)
+          for (int p = 0; p < P; ++p) sys[p] = broadcast_system<W>(sys_);
+        if constexpr (I == CpuIsa::avx512) {
+          packed_advance_avx512<P, W, Method>(sys, rp_, packed_momentum_, in, k, limit.until_step);
+        } else if constexpr (I == CpuIsa::avx2) {
+          packed_advance_avx2<P, W, Method>(sys, rp_, packed_momentum_, in, k, limit.until_step);
+        } else {
+          packed_advance_sse2<P, W, Method>(sys, rp_, packed_momentum_, in, k, limit.until_step);
+        }
+        return;
+      }
+    }
+    if constexpr (implicit_of<I>) {
+      if (!varied_) {
+        const ImplicitRkLanes<ImplicitTableau, width_of<I>> lanes(method_);
+        if constexpr (I == CpuIsa::avx512) {
+          lanes_advance_avx512<B>(sys_, lanes, rp_, in, k, limit);
+        } else if constexpr (I == CpuIsa::avx2) {
+          lanes_advance_avx2<B>(sys_, lanes, rp_, in, k, limit);
+        } else {
+          lanes_advance_sse2<B>(sys_, lanes, rp_, in, k, limit);
+        }
+        return;
+      }
+    }
+    if constexpr (general_lanes && B % cpu_lanes == 0) {
+      if (!varied_) {
+        for (int j = 0; j < B; j += cpu_lanes) advance_fixed_to_sample<cpu_lanes>(sys_, method_, rp_, in + j, k, limit);
+        return;
+      }
+    }
+    for (int j = 0; j < B; ++j)
+      at.visit(j, sys_, rp_, [&](const System& sys, const RunParams<Real>& rp) {
+        advance_fixed_to_sample<1>(sys, method_, rp, in + j, k, limit);
+      });
+  }
+  // res.device's account of the lanes.
+  std::string lanes_note() const {
+    std::string how;
+    on_isa([&]<CpuIsa I>() {
+      constexpr int L = lanes_of<I>;
+      if constexpr (L == 1) {
+        how = "one instance at a time";
+      } else if constexpr (implicit_of<I>) {
+        how = std::to_string(L) + " instances in " + std::to_string(L / width_of<I>) + " registers of " +
+              std::to_string(width_of<I>) + " doubles, each its own fixed-point iterations";
+      } else if constexpr (packed_of<I>) {
+        how = std::to_string(L) + " instances in " + std::to_string(L / width_of<I>) + " registers of " +
+              std::to_string(width_of<I>) + " doubles";
+        if (!packed_fits_)
+          how = general_lanes ? "4 instances in SSE2 pairs (these settings need the general lane path)"
+                              : "one instance at a time (these settings need the general path)";
+      } else {
+        how = "4 instances in SSE2 pairs";
+      }
+      if constexpr (L > 1)
+        if (!lanes_apply<I>())
+          how = lanes_with_parameters_ ? "one instance at a time (each instance its own system, which only the packed loop steps in lanes)"
+                                       : "one instance at a time (each instance its own step size)";
+    });
+    return std::string(cpu_isa_name(isa_)) + ": " + how;
   }
   // Step index n of grid `from` as a step index of grid `to` (fixed-step methods, both with
   // the same sample times): the same fraction of the same sample interval, in integers, so
@@ -463,6 +690,10 @@ class CpuEngine {
   bool varied_ = false;
   int sets_ = 1;                    // statistics sets: the ensemble's, and one per group
   std::vector<std::int16_t> group_;  // group_by: each instance's group (-1: none)
+  CpuIsa isa_;                       // the lanes' instruction set (cpu_isa.hpp)
+  bool packed_fits_ = false;         // the run's settings fit the packed loop (packed_fits)
+  bool packed_momentum_ = false;     // and it checks the momentum projection
+  bool lanes_with_parameters_ = false;
 };
 
 template <>
