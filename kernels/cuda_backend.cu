@@ -26,13 +26,33 @@ void cuda_initialize() {
   if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) cudaFree(nullptr);
 }
 
+namespace {
+
+// Why cudaGetDeviceCount failed, in words for a user. Its message for error 35 ("CUDA driver
+// version is insufficient for CUDA runtime version") is also what a machine without any
+// NVIDIA driver gets, where it reads as if a driver update would help.
+std::string device_count_error(cudaError_t e) {
+  int runtime = 0;
+  cudaRuntimeGetVersion(&runtime);
+  const std::string version = std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+  std::string why = cudaGetErrorString(e);
+  if (e == cudaErrorInsufficientDriver)
+    why = "no NVIDIA driver is loaded (no GPU here?), or it is older than the CUDA " + version +
+          " runtime chens was built with";
+  else if (e == cudaErrorNoDevice)
+    why = "no CUDA-capable device";
+  return "no usable CUDA device: " + why + " (cudaGetDeviceCount returned " + std::to_string(int(e)) + ", " +
+         cudaGetErrorName(e) + ")";
+}
+
+}  // namespace
+
 CudaDeviceInfo cuda_device_info() {
   CudaDeviceInfo info;
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
-    info.description = std::string("no usable CUDA device: cudaGetDeviceCount returned ") + std::to_string(int(e)) +
-                       " (" + cudaGetErrorString(e) + ")";
+    info.description = device_count_error(e);
     return info;
   }
   if (count == 0) {

@@ -13,6 +13,16 @@ build=${2:-build/release}
 out=build/fuzz
 mkdir -p "$out/corpus" "$out/artifacts"
 cp examples/*.toml "$out/corpus/"
+# Seeds of the deep-nesting class (a dotted key, a table header, nested arrays and inline
+# tables of thousands of levels), which toml++ parses by recursion: with the fuzzer's stack
+# limited below (ulimit -s), one that reaches the parser overflows it at once, so this
+# class is found in seconds if the shape check of study_files.cpp (max_nesting,
+# max_key_dots) ever goes.
+deep() { python3 -c "import sys; print(sys.argv[1] * int(sys.argv[2]) + sys.argv[3])" "$@"; }
+deep 'a.' 3000 'a = 1' > "$out/corpus/deep-dotted-key.toml"
+deep 'a.' 3000 'a]' | sed 's/^/[/' > "$out/corpus/deep-header.toml"
+deep '[' 3000 '' | sed 's/^/v = /' > "$out/corpus/deep-arrays.toml"
+deep '{a=' 3000 '1' | sed 's/^/v = /' > "$out/corpus/deep-inline-tables.toml"
 # toml++ is compiled into the target (header-only), instrumented like chens' own code. Its
 # internal debug assertions are off, as in the Debian library chens links (built with
 # NDEBUG, where TOML_ASSERT_ASSUME is a no-op under GCC): they fire on inputs the parser
@@ -31,8 +41,11 @@ printf '%s\n' tests/fuzz/fuzz_study.cpp host/study/*.cpp host/dispatch/custom_mo
     "${cxx[@]}" "${flags[@]}"
 clang++ -fsanitize=fuzzer,address,undefined "$out"/obj/*.o -o "$out/fuzz_study"
 log="$out/fuzz.log"
-if ! "$out/fuzz_study" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-     -artifact_prefix="$out/artifacts/" "$out/corpus" > "$log" 2>&1; then
+# A 1 MiB stack (8 MiB by default) makes recursion a few thousand levels deep a crash
+# within the inputs' -max_len (the deep seeds above are ~6-12 KB).
+if ! (ulimit -s 1024 && "$out/fuzz_study" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=16384 -dict=tests/fuzz/study.dict -print_final_stats=1 -artifact_prefix="$out/artifacts/" \
+      "$out/corpus") > "$log" 2>&1; then
   tail -60 "$log"
   echo "fuzz-study: FAILED (crash, hang or sanitizer report; the input is in $out/artifacts/)"
   exit 1

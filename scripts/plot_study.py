@@ -3,6 +3,7 @@
 
   plot_study.py DIR [--out PLOTDIR] [--format png,svg] [--metrics m1,m2]
                     [--runs R1,R2] [--color-by KEY] [--style-by KEY|none]
+                    [--min-live FRACTION]
 
 DIR is either one run (DIR/summary.json, DIR/series.csv, optionally DIR/trajectory.csv and
 DIR/periodogram.csv) or
@@ -14,7 +15,8 @@ Written to PLOTDIR (default DIR/plots), each figure in every --format:
 
   <metric>.{png,svg}     per metric of series.csv, log-log against t > 0, one curve per run:
                          the ensemble median (p50), a band from p10 to p90 and the
-                         maximum (001 Fig. 1; 002 Figs. 1, 2, 4, 5). Exact zeros are not
+                         maximum (001 Fig. 1; 002 Figs. 1, 2, 4, 5), the maximum drawn over
+                         every band and median with a white halo. Exact zeros are not
                          drawn (log axes); the band only where it has height (p10 > 0,
                          p90 > p10, both finite)
   convergence            studies whose runs differ in integrator.h (swept or set per run):
@@ -23,7 +25,12 @@ Written to PLOTDIR (default DIR/plots), each figure in every --format:
                          log-log, one pair of lines per combination of the other swept keys,
                          with the least-squares slope of log error against log h in the
                          legend and in summary.txt (dopri5 runs are left out: their h is a
-                         trial step)
+                         trial step). Left out of the fit, drawn apart and named in the
+                         legend and summary.txt: saturated errors (at or above
+                         summary.json's growth_exponents.limits.saturation, half the size
+                         of the state: grey, hollow), runs with few survivors (below
+                         --min-live: grey crosses) and diverged runs; with fewer than 2
+                         points left no slope is given
   periodogram[_<run>]    runs with periodogram.csv (output.periodogram), else pendulum runs
                          with trajectory.csv: amplitude spectrum of instance 0's y(t)
                          (001 §6 periodogram)
@@ -40,11 +47,13 @@ Written to PLOTDIR (default DIR/plots), each figure in every --format:
                          nor been lost against t, one panel per level (and one for lost,
                          the live fraction), one step curve per run; with --metrics, the
                          levels of the chosen metrics only (lost always)
-  summary.txt            per run: p50 and maximum of every metric at t_final, the growth
+  summary.txt            per run: its live instances at t_final (and when they fell below
+                         --min-live), p50 and maximum of every metric at t_final, the growth
                          exponents of summary.json (when present), its first-passage
                          counts and times (levels as in the survival figure) and the
                          periodogram's peak; the phase-error table of all runs; the
-                         diverged runs; the convergence slopes
+                         diverged runs and those with few survivors; the convergence slopes
+                         and the points left out of them
 
 Runs with [parameters] group_by (summary.json "groups", series.csv's group column) are
 drawn as a study of their groups: a curve per group, named by its label ("h=0.1",
@@ -60,6 +69,14 @@ the colour and integrator.h (else the key with the fewest values, at most 8) the
 style; any further swept keys get markers. A study laid out as a grid gets one legend
 entry per colour and per line style instead of one per run.
 
+Runs with few survivors: where a run's live fraction (series.csv's live over summary.json's
+instances; a group's own live count over the group's size) is below --min-live (default
+0.5, 0 < FRACTION <= 1) at a sample, its statistics from that sample on are a few
+survivors', not the ensemble's: the median goes on thin and dotted, without band or
+maximum, a ring marks where it starts, and the legend says so ("naive — live < 50 % from
+t = 122 (73/100000 at t_final)"). In the convergence figure such a run is not fitted.
+Runs whose every instance is lost are diverged instead (below).
+
 Diverged runs (every instance lost, e.g. lost reason "diverged" or "non_finite", or an
 ensemble statistic non-finite or above 1e10 while instances are live) are drawn without
 band or maximum, marked with a triangle on the top edge of the axes where their curve
@@ -71,7 +88,8 @@ SVG files keep their text as text (searchable, editable).
 The _<run> suffix is used for studies of several runs only. Prints the files written.
 Exit codes: 0 success, 2 bad input (DIR missing or holding neither summary.json nor
 study.json, no complete run, unknown metric or format, a --runs pattern matching no run,
-a --color-by/--style-by key that no run overrides), 1 the plots could not be written.
+a --color-by/--style-by key that no run overrides, a --min-live that is not in (0, 1]), 1
+the plots could not be written.
 
 Uses the Python standard library, numpy and matplotlib (Debian python3-numpy and
 python3-matplotlib); run it with /usr/bin/python3.
@@ -89,7 +107,8 @@ import textwrap
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+import matplotlib.patheffects  # noqa: E402  (after the backend is chosen)
+import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import matplotlib.transforms  # noqa: E402
 import numpy as np  # noqa: E402
@@ -125,6 +144,12 @@ PASSAGE_SLOTS = ("integration_error", "energy_error", "phi", "psi", "linear_mome
                  "angular_momentum_error", "wedge_error", "lost")
 
 
+# Below this live fraction (live / instances) a run's statistics are those of a few
+# survivors, not the ensemble's (--min-live): the survivors are the instances the method
+# happened not to lose, so their median says little about the method.
+MIN_LIVE = 0.5
+
+
 class InputError(Exception):
     """Bad input: reported on stderr, exit code 2."""
 
@@ -137,7 +162,7 @@ class Run:
     encode() for studies (a single run: its colour, formulation, method and step size).
     """
 
-    def __init__(self, name, directory, colour, overrides=None):
+    def __init__(self, name, directory, colour, overrides=None, min_live=MIN_LIVE):
         self.name = name
         self.colour = self.study_colour = colour  # study_colour: by position in study.json
         self.linestyle = "-"
@@ -157,6 +182,10 @@ class Run:
         self.periodogram = read_csv(path) if os.path.isfile(path) else None
         self.label = name or run_label(self.summary)
         self.divergence = divergence(self)
+        self.min_live = min_live
+        self.thinning = thinning(self)
+        # Kept here: the groups of a grouped run (expand_groups) lose growth_exponents.
+        self.saturation = saturation_limit(self.summary)
 
     @property
     def model(self):
@@ -213,6 +242,60 @@ def divergence(run):
     i, what = first
     lost = "; %s" % lost_words(s) if s.get("lost_instances") else ""
     return float(t[i]), "at t = %g, %s%s" % (t[i], what, lost)
+
+
+def percent(fraction):
+    """A fraction as a percentage: 0.5 -> '50 %', 0.025 -> '2.5 %'."""
+    return "%g %%" % (100.0 * fraction)
+
+
+def live_at_final(run):
+    """(live instances at the last sample, instances) or None when series.csv has no live
+    column or summary.json no instance count."""
+    instances = run.summary.get("instances")
+    live = run.series.get("live")
+    if live is None or not isinstance(instances, int) or instances <= 0 or not np.isfinite(live[-1]):
+        return None
+    return int(live[-1]), instances
+
+
+def thinning(run):
+    """(t, words) from where fewer than run.min_live of the run's instances are live, or None.
+
+    t is the first sample whose live / instances is below min_live; a group of a grouped
+    run counts its own live instances against its own size (expand_groups). Diverged runs
+    (divergence) keep their own treatment and get None.
+    """
+    final = live_at_final(run)
+    if run.divergence is not None or final is None:
+        return None
+    with np.errstate(invalid="ignore"):
+        low = run.series["live"] < run.min_live * final[1]
+    if not low.any():
+        return None
+    t = float(run.series["t"][int(np.argmax(low))])
+    return t, "live < %s from t = %g (%d/%d at t_final)" % (percent(run.min_live), t, final[0], final[1])
+
+
+def saturation_limit(summary):
+    """The error at or above which a run's errors are saturated (no longer small against the
+    state), or None when it is unknown: summary.json's growth_exponents.limits.saturation,
+    the limit of chens' withheld growth exponents ("saturated (max v >= S/2)",
+    host/output/growth.hpp: half the size S of the state, the largest |component| of the
+    initial state and at least 1); for older summaries S/2 from study.model.initial, or
+    1 for the pendulums' default initial state [1, 0, 0, -2]."""
+    limits = (summary.get("growth_exponents") or {}).get("limits") or {}
+    if isinstance(limits.get("saturation"), (int, float)) and limits["saturation"] > 0:
+        return float(limits["saturation"])
+    model = summary.get("study", {}).get("model", {})
+    initial = model.get("initial")
+    if isinstance(initial, list) and initial and all(isinstance(z, (int, float)) for z in initial):
+        size = max(abs(z) for z in initial)
+        if math.isfinite(size):
+            return 0.5 * max(1.0, size)
+    if model.get("kind", "pendulum") in ("pendulum", "penalty-pendulum") and not initial:
+        return 1.0
+    return None
 
 
 def value_text(v):
@@ -283,6 +366,7 @@ def expand_groups(runs, entries):
             part.label = part.name
             part.grouped_by = groups["by"]  # summary.txt: a group, not a run of a study
             part.divergence = divergence(part)
+            part.thinning = thinning(part)  # the group's live count against the group's size
             out_runs.append(part)
             entry = [e for e in entries if e.get("name") == run.name]
             overrides = dict(entry[0].get("overrides", {}) if entry else {}, **{key: value})
@@ -322,9 +406,10 @@ def select(entries, patterns, index_path):
     return [e for e, n in zip(entries, names) if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
 
 
-def load(directory, patterns=None):
+def load(directory, patterns=None, min_live=MIN_LIVE):
     """(runs to plot, skipped runs as "run NAME: why", whether DIR is a study of several
-    runs, every entry of study.json). patterns: --runs, None for every run.
+    runs, every entry of study.json). patterns: --runs, None for every run; min_live:
+    --min-live.
 
     Without swept keys a run's colour follows its position in study.json (skipped runs
     included), so it is the same in every figure and in every plot of the same study.
@@ -357,7 +442,7 @@ def load(directory, patterns=None):
                 skipped.append("run %s: %s lacks %s" % (name, run_dir, " and ".join(missing)))
                 continue
             try:
-                runs.append(Run(name, run_dir, colour, entry.get("overrides")))
+                runs.append(Run(name, run_dir, colour, entry.get("overrides"), min_live))
             except InputError as e:
                 skipped.append("run %s: %s" % (name, e))
         if not runs:
@@ -373,7 +458,7 @@ def load(directory, patterns=None):
                          % directory)
     if not os.path.isfile(os.path.join(directory, "series.csv")):
         raise InputError("%s: series.csv is missing (summary.json is there)" % directory)
-    return [Run("", directory, colours(1)[0])], [], False, []
+    return [Run("", directory, colours(1)[0], min_live=min_live)], [], False, []
 
 
 # Line styles and markers of the swept keys (matplotlib dash patterns): each distinct in
@@ -606,6 +691,40 @@ def diverged_label(run):
                                     subsequent_indent="    "))
 
 
+def thinned_label(run):
+    """The legend entry of a run whose live fraction fell below min_live, wrapped."""
+    return "\n".join(textwrap.wrap("%s — %s" % (run.label, run.thinning[1]), 48, subsequent_indent="    "))
+
+
+def min_live_words(runs):
+    """'live < 50 %' for the runs' common --min-live."""
+    fractions = {r.min_live for r in runs}
+    return "live < %s" % percent(fractions.pop()) if len(fractions) == 1 else "live below --min-live"
+
+
+# The ring where a run's live fraction falls below min_live: not one of MARKERS (those
+# show swept keys), and hollow, so the curve under it stays visible.
+THIN_MARK = dict(marker="o", ms=9, mfc="none", mew=1.6)
+
+
+def mark_thinning(ax, t, centre, i, run):
+    """The ring on the run's median at sample i, where its live fraction falls below
+    min_live; where the median has no positive value there, at the nearest one before it
+    (else after it)."""
+    ok = np.isfinite(centre) & (centre > 0)
+    if not ok.any():
+        return
+    before, after = np.flatnonzero(ok[: i + 1]), np.flatnonzero(ok[i:])
+    j = int(before[-1]) if before.size else i + int(after[0])
+    ax.plot([t[j]], [centre[j]], ls="none", mec=run.colour, zorder=4, **THIN_MARK)
+
+
+# The maximum over the band: a white halo keeps it apart from its band (same colour) and
+# from the other runs' medians, which it is drawn over.
+MAX_HALO = [matplotlib.patheffects.withStroke(linewidth=2.6, foreground="white", alpha=0.9)]
+Z_BAND, Z_MEDIAN, Z_MAX = 1.0, 2.0, 3.0
+
+
 def run_handle(run, **kw):
     label = "\n".join(textwrap.wrap(run.label, 48, subsequent_indent="    ")) or run.label
     style = dict(color=run.colour, lw=1.6, ls=run.linestyle, marker=run.marker, ms=5, label=label)
@@ -652,9 +771,12 @@ def draw_metric(runs, metric, enc=None, several=False):
 
     Per run: the median (p50) as a thick line, a translucent band from p10 to p90 where it
     is visible and the maximum as a thin line (dashed, or in the run's line style when line
-    styles show a swept key), over the samples with t > 0. Diverged runs: the median only,
-    a triangle on the top edge where they diverge, and a legend entry saying why; the
-    y-range is that of the other runs. Returns the figure.
+    styles show a swept key) with a white halo, drawn over every band and median, over the
+    samples with t > 0. Runs whose live fraction falls below min_live (thinning): from that
+    sample on the median alone, thin and dotted, a ring where it starts and a legend entry
+    saying when and how many are live at t_final. Diverged runs: the median only, a
+    triangle on the top edge where they diverge, and a legend entry saying why; the y-range
+    is that of the other runs. Returns the figure.
     """
     enc = enc or Encoding()
     fig, ax = new_figure(several)
@@ -677,7 +799,14 @@ def draw_metric(runs, metric, enc=None, several=False):
         curves.append((run, t[keep], cols, with_max))
     healthy = [c for c in curves if c[0].divergence is None]
     diverged = [c for c in curves if c[0].divergence is not None]
-    span = value_range([v for _, _, cols, _ in healthy for v in cols.values()])
+
+    def few(run, t):
+        """The samples where fewer than min_live of the run's instances are live."""
+        return t >= run.thinning[0] if run.thinning else np.zeros(len(t), bool)
+
+    # The range of what is drawn: after a run thins, its median alone.
+    span = value_range([v if k == "centre" else np.where(few(run, t), np.nan, v)
+                        for run, t, cols, _ in healthy for k, v in cols.items()])
     if span is None:  # every run diverged: show what is below the divergence threshold
         span = value_range([np.where(v <= DIVERGED_ABOVE, v, np.nan) for _, _, cols, _ in diverged
                             for v in cols.values()])
@@ -687,15 +816,25 @@ def draw_metric(runs, metric, enc=None, several=False):
             if not np.any(np.isfinite(cols["max"]) & (cols["max"] > 0)):
                 zero_runs.append(run)
                 continue
-            ax.plot(t, positive(cols["centre"]), color=run.colour, lw=1.6, ls=run.linestyle, marker=run.marker,
-                    markevery=0.1, ms=5)
-            band = visible_band(cols["bottom"], cols["top"])
+            thin = few(run, t)
+            ax.plot(t, positive(np.where(thin, np.nan, cols["centre"])), color=run.colour, lw=1.6,
+                    ls=run.linestyle, marker=run.marker, markevery=0.1, ms=5, zorder=Z_MEDIAN)
+            if thin.any():
+                # The statistics of a few survivors are not the ensemble's: the median goes on
+                # faint, joined to the full curve at the sample before, without band or maximum.
+                i = int(np.argmax(thin))
+                tail = np.arange(len(t)) >= max(i - 1, 0)
+                ax.plot(t, positive(np.where(tail, cols["centre"], np.nan)), color=run.colour, lw=0.9, ls=":",
+                        alpha=0.7, zorder=Z_MEDIAN)
+                mark_thinning(ax, t, cols["centre"], i, run)
+            band = visible_band(cols["bottom"], cols["top"]) & ~thin
             if band.any():
                 ax.fill_between(t, np.where(band, cols["bottom"], 1.0), np.where(band, cols["top"], 1.0),
-                                where=band, color=run.colour, alpha=alpha, lw=0)
+                                where=band, color=run.colour, alpha=alpha, lw=0, zorder=Z_BAND)
             if with_max:
                 ls = run.linestyle if enc.style_key else "--"
-                ax.plot(t, positive(cols["max"]), color=run.colour, lw=0.7, ls=ls, alpha=0.8)
+                ax.plot(t, positive(np.where(thin, np.nan, cols["max"])), color=run.colour, lw=0.9, ls=ls,
+                        zorder=Z_MAX, path_effects=MAX_HALO)
         bottom_limit, top_limit = log_limits(*span)
         for run, t, cols, _ in diverged:
             ax.plot(t, positive(cols["centre"]), color=run.colour, lw=1.0, ls=run.linestyle, alpha=0.8)
@@ -715,18 +854,25 @@ def draw_metric(runs, metric, enc=None, several=False):
         zero_runs = [run for run, _, _, _ in healthy]
         ax.text(0.5, 0.5, "0 at every sample with t > 0", transform=ax.transAxes, ha="center", va="center")
     drawn = [r for r, _, _, _ in healthy if r not in zero_runs]
+    thinned = [r for r in drawn if r.thinning]
+    thin_handle = lambda r: run_handle(r, label=thinned_label(r), mec=r.colour, **THIN_MARK)  # noqa: E731
     if enc.factorised:
-        handles = key_handles([r for r, _, _, _ in curves], enc)
+        handles = key_handles([r for r, _, _, _ in curves], enc) + [thin_handle(r) for r in thinned]
     else:
-        handles = [run_handle(r) for r in drawn]
+        handles = [thin_handle(r) if r.thinning else run_handle(r) for r in drawn]
     handles += [run_handle(r, lw=0, marker="x", label=r.label + ": 0 at every t > 0 (not drawn)") for r in zero_runs]
     handles += [run_handle(r, lw=1.0, marker="^", mec="k", ms=7, label=diverged_label(r)) for r, _, _, _ in diverged]
     for (centre_word, band_word), with_max in styles.items():
         handles.append(Line2D([], [], color="0.35", lw=1.6, label=centre_word))
         handles.append(Patch(color="0.35", alpha=0.25, lw=0, label=band_word + " band"))
         if with_max:
-            handles.append(Line2D([], [], color="0.35", lw=0.7, ls="-" if enc.style_key else "--",
-                                  label="max (thin line)" if enc.style_key else "max"))
+            handles.append(Line2D([], [], color="0.35", lw=0.9, ls="-" if enc.style_key else "--",
+                                  path_effects=MAX_HALO, label="max (thin line)" if enc.style_key else "max"))
+    if thinned:
+        handles.append(Line2D([], [], color="0.35", lw=0.9, ls=":", mec="0.35", **THIN_MARK,
+                              label="\n".join(textwrap.wrap(
+                                  "%s (from the ring on): median of the survivors only, dotted; no band or max"
+                                  % min_live_words(thinned), 48, subsequent_indent="    "))))
     place_legend(ax, handles, several)
     ax.set_xlabel("t")
     ax.set_ylabel(ylabel)
@@ -865,9 +1011,12 @@ def slope(h, e):
 def draw_convergence(runs, enc=None):
     """Error at t_final against h, log-log: per combination of the other swept keys the
     ensemble maximum (filled circles) and median (open squares) with least-squares lines
-    (dotted), their slopes in the legend. Diverged runs and errors above 1e10 are left out
-    of the fits and marked with a triangle on the top edge; exact zeros are not drawn.
-    Returns (figure, summary.txt lines)."""
+    (dotted), their slopes in the legend. Left out of the fits, and said so in the legend
+    and in summary.txt: diverged runs and errors above 1e10 (a triangle on the top edge);
+    runs whose live fraction fell below min_live (grey crosses: their final statistics are
+    a few survivors', not the ensemble's); saturated errors, at or above the run's
+    saturation limit (grey, hollow: an error as large as the state no longer follows
+    C h^p). Exact zeros are not drawn. Returns (figure, summary.txt lines)."""
     enc = enc or Encoding()
     metric = "integration_error" if any(isinstance(r.summary.get("integration_error"), dict)
                                         or "integration_error_max" in r.series for r in runs) else "energy_error"
@@ -883,32 +1032,61 @@ def draw_convergence(runs, enc=None):
     else:
         palette = colours(len(groups))
     fig, ax = new_figure(True)
-    handles, lines, healthy_values, out = [], [], [], []
+    handles, lines, shown_values, out, notes, thinned = [], [], [], [], [], []
     ylabel = METRIC_LABELS.get(metric, (metric, metric))[0]
     t_final = sorted({number(r.summary.get("t_final"), "%g") for r in runs})
+    limits = "/".join(number(v, "%g") for v in sorted({r.saturation for r in runs if r.saturation is not None}))
     lines.append("convergence: %s at t_final = %s against h (least-squares slope of log10 error on log10 h; "
-                 "diverged runs and errors above %.0e left out)" % (metric, "/".join(t_final), DIVERGED_ABOVE))
+                 "left out: diverged runs and errors above %.0e, runs with %s at t_final, saturated errors "
+                 "at or above %s)" % (metric, "/".join(t_final), DIVERGED_ABOVE, min_live_words(runs),
+                                      (limits + " (half the size of the state, summary.json's "
+                                       "growth_exponents.limits.saturation)") if limits else "half the size of the state"))
+    unknown = [r.label for r in runs if r.saturation is None]
+    if unknown:
+        lines.append("  saturation limit unknown (no growth_exponents.limits in summary.json, no model.initial), "
+                     "errors not checked for saturation: " + ", ".join(unknown))
     lines.append("  %-36s %6s %10s %10s" % ("runs", "points", "slope max", "slope p50"))
+    any_saturated = False
     for (group, members), colour in zip(groups.items(), palette):
         members.sort(key=step_size)
         name = enc.words(others, group) or "all runs"
         h = np.array([step_size(r) for r in members])
         row = {"name": name}
+        thin = np.array([r.divergence is None and r.thinning is not None for r in members])
+        limit = np.array([np.inf if r.saturation is None else r.saturation for r in members])
         # Open squares, larger, for the median: the maximum's dots stay visible inside them.
         for statistic, marker, ms, ls, mfc in (("max", "o", 5, "-", colour), ("p50", "s", 9, "--", "none")):
             e = np.array([np.nan if final_value(r, metric, statistic) is None else final_value(r, metric, statistic)
                           for r in members])
             bad = np.array([r.divergence is not None for r in members]) | ~np.isfinite(e) | (e > DIVERGED_ABOVE)
-            fit = ~bad & (e > 0)
+            with np.errstate(invalid="ignore"):
+                saturated = ~bad & ~thin & (e >= limit)
+                few = ~bad & thin & (e > 0)
+            fit = ~bad & ~thin & ~saturated & (e > 0)
             k = slope(h[fit], e[fit])
             row[statistic] = k
-            row["points"] = int(fit.sum())
-            healthy_values.append(e[fit])
-            shown = np.where(bad, np.nan, e)
-            label = "%s — %s: slope %s" % (name, "max" if statistic == "max" else "median (p50)", number(k, "%.2f"))
-            ax.plot(h, positive(shown), ls=ls, marker=marker, color=colour, mfc=mfc, mec=colour, ms=ms, lw=1.2)
+            row["points " + statistic] = int(fit.sum())
+            shown_values.append(np.where(bad, np.nan, e))
+            words = "%s — %s" % (name, "max" if statistic == "max" else "median (p50)")
+            why = (["%d saturated left out" % saturated.sum()] if saturated.any() else []) + (
+                ["%d with %s left out" % (few.sum(), min_live_words(members))] if few.any() else [])
+            if k is None and why:
+                why.append("fewer than 2 points left")
+            label = "%s: slope %s" % (words, number(k, "%.2f")) + ("\n    (%s)" % "; ".join(why) if why else "")
+            ax.plot(h, positive(np.where(fit, e, np.nan)), ls=ls, marker=marker, color=colour, mfc=mfc, mec=colour,
+                    ms=ms, lw=1.2)
             handles.append(Line2D([], [], ls=ls, marker=marker, color=colour, mfc=mfc, mec=colour, ms=ms, lw=1.2,
                                   label=label))
+            if saturated.any():
+                any_saturated = True
+                ax.plot(h[saturated], e[saturated], ls="none", marker=marker, ms=ms, mfc="none", mec="0.55", mew=1.2)
+                notes.append("  saturated, not in the fit: %s at h = %s: %s (at or above %s)" % (
+                    words, ", ".join("%g" % v for v in h[saturated]), ", ".join("%.4g" % v for v in e[saturated]),
+                    "/".join(sorted({"%g" % v for v in limit[saturated]}))))
+            if few.any():
+                ax.plot(h[few], e[few], ls="none", marker="x", ms=7, mew=1.4, color="0.45")
+            if k is None and why:
+                notes.append("  no slope for %s: fewer than 2 points left (%s)" % (words, "; ".join(why[:-1])))
             if k is not None:
                 b = float(np.polyfit(np.log10(h[fit]), np.log10(e[fit]), 1)[1])
                 hh = np.array([h[fit].min(), h[fit].max()])
@@ -917,9 +1095,14 @@ def draw_convergence(runs, enc=None):
             e = final_value(r, metric, "max")
             if r.divergence is not None or e is None or not math.isfinite(e) or e > DIVERGED_ABOVE:
                 out.append((r, hr, colour))
-        lines.append("  %-36s %6d %10s %10s" % (name[:36], row["points"], number(row["max"], "%.3f"),
-                                                 number(row["p50"], "%.3f")))
-    span = value_range(healthy_values)
+            elif r.thinning is not None:
+                thinned.append((r, hr))
+                notes.append("  few live, not in the fit: %s (h = %g): %s" % (r.label, hr, r.thinning[1]))
+        points = {row["points max"], row["points p50"]}
+        lines.append("  %-36s %6s %10s %10s" % (name[:36], points.pop() if len(points) == 1 else "%d/%d" % (
+            row["points max"], row["points p50"]), number(row["max"], "%.3f"), number(row["p50"], "%.3f")))
+    lines += notes
+    span = value_range(shown_values)
     ax.set_xscale("log")
     ax.set_yscale("log")
     if span is not None:
@@ -940,6 +1123,15 @@ def draw_convergence(runs, enc=None):
             metric, DIVERGED_ABOVE)
         lines.append("  diverged, not in the fit: %s (h = %g): %s" % (r.label, hr, why))
     handles.append(Line2D([], [], ls=":", color="0.35", lw=1.0, label="least-squares fit"))
+    if any_saturated:
+        handles.append(Line2D([], [], lw=0, marker="o", mfc="none", mec="0.55", mew=1.2, ms=6, label="\n".join(
+            textwrap.wrap("saturated: error at or above %s (half the size of the state); not in the fit"
+                          % (limits or "S/2"), 48, subsequent_indent="    "))))
+    for r, hr in thinned:
+        handles.append(Line2D([], [], lw=0, marker="x", ms=7, mew=1.4, color="0.45", label="\n".join(
+            textwrap.wrap("%s%s: %s; not in the fit" % (r.label, "" if "h = %g" % hr in r.label else " (h = %g)" % hr,
+                                                          r.thinning[1]), 48,
+                          subsequent_indent="    "))))
     if out:
         handles.append(Line2D([], [], lw=0, marker="^", color="0.6", mec="k", ms=8,
                               label="diverged run (top edge; not in the fit)"))
@@ -1163,6 +1355,14 @@ def summary_block(run, metrics, extra_lines):
         header += " %12s %12s" % ("growth p50", "growth max")
         if "window" in growth:
             header += "  (fit over t in [%s, %s])" % tuple(number(w) for w in growth["window"])
+    final = live_at_final(run)
+    if final is not None:
+        # The final statistics below are over these instances only.
+        live = "  live at t_final: %d/%d (%s)" % (final[0], final[1], percent(final[0] / final[1]))
+        if run.thinning is not None:
+            live += "; below --min-live %g from t = %g on: the statistics from then on are the survivors' only" % (
+                run.min_live, run.thinning[0])
+        lines.append(live)
     lines.append(header)
     for m in metrics:
         if m + "_max" not in run.series:
@@ -1201,6 +1401,10 @@ def parse_args(argv):
     ap.add_argument("--style-by", metavar="KEY",
                     help="studies: the swept key shown by line style, at most %d values, or none (default: "
                          "integrator.h when swept, else the swept key with the fewest values)" % len(LINESTYLES))
+    ap.add_argument("--min-live", metavar="FRACTION", default=str(MIN_LIVE),
+                    help="where fewer than this fraction of a run's instances (of a group's, for grouped runs) "
+                         "are live, its statistics are drawn as a few survivors' (median only, dotted) and "
+                         "left out of the convergence fit; 0 < FRACTION <= 1 (default: %g)" % MIN_LIVE)
     return ap.parse_args(argv)
 
 
@@ -1214,8 +1418,15 @@ def main(argv):
         if bad or not formats:
             raise InputError("--format %s: not an image format matplotlib writes (%s)"
                              % (",".join(bad) or "(empty)", ", ".join(sorted(supported))))
+        try:
+            min_live = float(args.min_live)
+        except ValueError:
+            min_live = float("nan")
+        if not 0.0 < min_live <= 1.0:  # also refuses nan
+            raise InputError("--min-live %s: not a fraction in (0, 1] (the live fraction below which a run's "
+                             "statistics are those of a few survivors; default %g)" % (args.min_live, MIN_LIVE))
         patterns = None if args.runs is None else [p.strip() for p in args.runs.split(",") if p.strip()]
-        runs, skipped, several, entries = load(args.dir, patterns)
+        runs, skipped, several, entries = load(args.dir, patterns, min_live)
         if any(r.summary.get("groups") for r in runs):
             runs, entries = expand_groups(runs, entries)
             several = True
@@ -1258,6 +1469,7 @@ def main(argv):
                 lines.append(enc.describe())
         lines += ["skipped: " + s for s in skipped]
         lines += ["diverged: run %s: %s" % (r.name or r.label, r.divergence[1]) for r in runs if r.divergence]
+        lines += ["few live: run %s: %s" % (r.name or r.label, r.thinning[1]) for r in runs if r.thinning]
         for run in runs:
             extra = first_passage_lines(run, selected)
             traj = run.trajectory or {}

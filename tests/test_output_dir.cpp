@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
+#include "cli/cli_internal.hpp"
 #include "output/output_lock.hpp"
 #include "support/cli_runner.hpp"
 #include "support/temp_dir.hpp"
@@ -136,7 +137,7 @@ TEST(OutputDirLock, ARefusedRunLeavesNoDirectoryAndNoLockFile) {
   const fs::path out = tmp.path() / "out";
   // Refused in execute_run, after the lock: too large for this machine's memory.
   const CliResult r = run_cli({"run", "--single", "--out", out.string(), "--no-progress", "--set", "ensemble.size=1000000000000"});
-  EXPECT_NE(r.err.find("ensemble.size = 1000000000000"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the run needs about 4.48e+05 GB (4.48e+05 GB for the instances)"), std::string::npos) << r.err;
   EXPECT_EQ(r.code, exit_bad_input) << r.err;
   EXPECT_FALSE(fs::exists(out));
 }
@@ -178,13 +179,79 @@ TEST(ForceOverAStudy, RemovesTheEarlierStudysRunsAndFiguresButNothingItDidNotWri
   // What chens did not write stays, and the message names it.
   EXPECT_EQ(read_file(out / "notes.txt"), "mine");
   EXPECT_EQ(read_file(out / "mine/data.csv"), "1,2\n");
-  EXPECT_NE(r.err.find("kept in " + out.string() + " what chens did not write there: mine, notes.txt"), std::string::npos)
+  EXPECT_NE(r.err.find("kept in " + out.string() + " what chens did not write there (2): mine/data.csv, notes.txt"),
+            std::string::npos)
       << r.err;
   std::set<std::string> entries;
   for (const auto& e : fs::directory_iterator(out)) entries.insert(e.path().filename().string());
   std::set<std::string> expected = {"c", "comparison.csv", "mine", "notes.txt", "study.json"};
   if (fs::exists(out / "series_long.csv")) expected.insert("series_long.csv");  // the new study's
   EXPECT_EQ(entries, expected);
+}
+
+// --force removed a run directory whole, a user's file inside it too, though it promises to
+// remove what chens wrote "and nothing else"; the message named top-level entries only.
+TEST(ForceOverAStudy, KeepsAUsersFilesInsideRunDirectoriesAndNamesEachOne) {
+  test::TempDir tmp;
+  const fs::path out = tmp.path() / "out";
+  write_file(tmp.path() / "ab.toml", study_of({"a", "b"}));
+  ASSERT_EQ(run_cli({"run", (tmp.path() / "ab.toml").string(), "--out", out.string(), "--no-progress"}).code, exit_ok);
+  fs::create_directories(out / "a/extra/deeper");
+  write_file(out / "a/extra/important.txt", "keep");
+  write_file(out / "a/extra/deeper/more.txt", "keep too");
+  fs::create_directories(out / "plots");
+  write_file(out / "plots/energy_error.png", "chens plot's");
+  write_file(out / "plots/summary.txt", "chens plot's");
+  write_file(out / "plots/mine.pdf", "a user's figure");
+  fs::create_directories(out / "b/empty-of-mine");
+  const CliResult r = run_cli({"run", (tmp.path() / "ab.toml").string(), "--out", out.string(), "--force", "--no-progress"});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  EXPECT_EQ(read_file(out / "a/extra/important.txt"), "keep");
+  EXPECT_EQ(read_file(out / "a/extra/deeper/more.txt"), "keep too");
+  EXPECT_EQ(read_file(out / "plots/mine.pdf"), "a user's figure");
+  EXPECT_FALSE(fs::exists(out / "plots/energy_error.png"));
+  EXPECT_FALSE(fs::exists(out / "plots/summary.txt"));
+  EXPECT_TRUE(fs::exists(out / "a/summary.json"));  // the new run's
+  EXPECT_NE(r.err.find("kept in " + out.string() + " what chens did not write there (4): a/extra/deeper/more.txt, "
+                       "a/extra/important.txt, b/empty-of-mine/, plots/mine.pdf"),
+            std::string::npos)
+      << r.err;
+}
+
+// As root, --out / wrote summary.json and series.csv into the filesystem's root (and --force
+// there would have cleared it).
+TEST(OutputDir, TheFilesystemRootIsRefused) {
+  for (const char* root : {"/", "//", "/tmp/.."}) {
+    const CliResult r = run_cli(small({"run", "--out", root}));
+    EXPECT_EQ(r.code, exit_bad_input) << root << ": " << r.err;
+    EXPECT_NE(r.err.find("the root of the filesystem"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists("/summary.json"));
+}
+
+// An --out the run cannot write into exited 2 or 1 depending on where it failed; it is now
+// found before anything is computed: exit 2, as bad input (docs/study-format.md).
+TEST(OutputDir, ADirectoryThatCannotBeWrittenIsRefusedBeforeTheRun) {
+  // sysfs takes no new files, not even root's.
+  const fs::path dir = "/sys/kernel";
+  if (!fs::is_directory(dir)) GTEST_SKIP() << dir << " is not here";
+  const std::string probe = (dir / "chens-probe").string();
+  if (std::ofstream(probe)) {
+    fs::remove(probe);
+    GTEST_SKIP() << dir << " is writable here";
+  }
+  const CliResult r = run_cli(small({"run", "--out", dir.string()}));
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find("--out /sys/kernel: cannot"), std::string::npos) << r.err;  // its lock file, first
+  EXPECT_EQ(r.err.find("instances of"), std::string::npos) << "nothing may have run: " << r.err;
+  // The probe itself, for a directory whose lock could be taken (elsewhere, e.g. a
+  // read-only mount).
+  try {
+    cli::check_writable_dir(dir.string());
+    ADD_FAILURE() << "a file was made in " << dir;
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--out /sys/kernel: cannot write there ("), std::string::npos) << e.what();
+  }
 }
 
 TEST(ForceOverAStudy, AnUnreadableIndexIsRefusedAndNothingIsRemoved) {

@@ -228,5 +228,21 @@ TEST(StudyKeys, ChensKeysPrintsTheTables) {
   EXPECT_EQ(test::run_cli({"keys", "--help"}).code, exit_ok);
 }
 
+// Every exit code of cli.hpp is in the exit-code table of docs/study-format.md (138, SIGUSR1's,
+// was missing; 5 is new).
+TEST(ExitCodes, EveryOneIsInTheDocsTable) {
+  const std::string doc = read_text(std::string(CHENS_SOURCE_DIR) + "/docs/study-format.md");
+  const auto table = doc.find("## Exit codes");
+  ASSERT_NE(table, std::string::npos);
+  const std::string rows = doc.substr(table, doc.find("\n## ", table + 1) - table);
+  for (int code : {exit_ok, exit_failure, exit_bad_input, exit_no_backend, exit_mismatch, exit_all_lost,
+                   exit_interrupted_int, exit_interrupted_term, exit_interrupted_usr1}) {
+    const std::string c = std::to_string(code);
+    EXPECT_TRUE(rows.find("\n| " + c + " |") != std::string::npos || rows.find("\n| " + c + ",") != std::string::npos ||
+                rows.find(", " + c + " |") != std::string::npos || rows.find(", " + c + ",") != std::string::npos)
+        << "exit code " << c << " is not in docs/study-format.md's table";
+  }
+}
+
 }  // namespace
 }  // namespace chens

@@ -233,8 +233,9 @@ TEST(StudyOutputs, DigestAndCsvHoldTypedKeysCostSplitAndGrowthReasons) {
 
   const std::string csv = comparison_csv(digests);
   const std::string header = csv.substr(0, csv.find('\n'));
-  EXPECT_EQ(header.rfind("run,integrator.h,projection.momentum,projection.tol,formulation,method,h,lost,steps,rhs_evals,"
-                         "reference_rhs_evals,projections,wall_s,integrate_s,measure_s,cost_relative,device_s,setup_s,finish_s,",
+  EXPECT_EQ(header.rfind("run,integrator.h,projection.momentum,projection.tol,formulation,method,h,instances,lost,live_final,"
+                         "steps,rhs_evals,reference_rhs_evals,projections,wall_s,integrate_s,measure_s,cost_s,cost_noise,"
+                         "cost_relative,cost_within_noise_of_fastest,device_s,setup_s,finish_s,",
                          0),
             0u)
       << header;

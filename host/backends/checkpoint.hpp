@@ -24,6 +24,10 @@ struct CheckpointState {
   std::int64_t samples = 0;          // RunParams::samples: sample times 0 .. samples
   std::int64_t done = 0;             // sample times 0 .. done - 1 are finished
   double wall_seconds = 0.0;         // the run's wall time up to the checkpoint
+  // Of it, integrating and measuring where timed (-1: not), and the sampled cost per
+  // instance-step (EnsembleResult's): a resumed run's cost is that of all its parts.
+  double integration_seconds = -1.0, measurement_seconds = -1.0;
+  std::vector<std::uint64_t> step_cost;
   std::vector<unsigned char> instances;  // size * instance_bytes, the backend's layout
   // Saving: where the backend's instances are, instead of a copy in `instances` (a host
   // ensemble can fill most of the memory; the writer streams them from here).
@@ -67,6 +71,9 @@ inline CheckpointState checkpoint_of(const EnsembleResult& res, const char* back
   c.samples = samples;
   c.done = done;
   c.wall_seconds = wall;
+  c.integration_seconds = res.integration_seconds;
+  c.measurement_seconds = res.measurement_seconds;
+  c.step_cost = res.step_cost;
   c.series.assign(res.series.begin(), res.series.begin() + done);
   for (const GroupResult& g : res.groups) c.group_series.insert(c.group_series.end(), g.series.begin(), g.series.begin() + done);
   c.recorded = res.recorded;
@@ -91,6 +98,20 @@ inline void restore_common(EnsembleResult& res, const CheckpointState& c) {
     throw std::runtime_error("the checkpoint does not fit this run: another number of kept instances");
   res.kept.initial_state = c.kept.initial_state;
   res.kept.initial_physical = c.kept.initial_physical;
+}
+
+// A resumed run's costs: its earlier parts' (from, or none) and this process's, which the
+// engine has just put into res (-1: not measured).
+inline void add_earlier_costs(EnsembleResult& res, const CheckpointState* from) {
+  if (!from) return;
+  const auto sum = [](double earlier, double now) { return earlier < 0 ? now : now < 0 ? earlier : earlier + now; };
+  res.integration_seconds = sum(from->integration_seconds, res.integration_seconds);
+  res.measurement_seconds = sum(from->measurement_seconds, res.measurement_seconds);
+  if (res.step_cost.empty()) {
+    res.step_cost = from->step_cost;
+  } else if (from->step_cost.size() == res.step_cost.size()) {
+    for (std::size_t b = 0; b < res.step_cost.size(); ++b) res.step_cost[b] += from->step_cost[b];
+  }
 }
 
 }  // namespace chens

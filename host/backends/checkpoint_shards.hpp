@@ -139,6 +139,9 @@ inline CheckpointState shard_checkpoint(const CheckpointState& whole, std::uint6
   part.samples = whole.samples;
   part.done = whole.done;
   part.wall_seconds = whole.wall_seconds;
+  part.integration_seconds = whole.integration_seconds;
+  part.measurement_seconds = whole.measurement_seconds;
+  part.step_cost = whole.step_cost;
   // (A state read without its instances, as a sharded run's rank 0 reads one, gives none.)
   if (whole.instances_view || !whole.instances.empty()) {
     const unsigned char* bytes = whole.instances_view ? whole.instances_view : whole.instances.data();

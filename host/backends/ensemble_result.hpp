@@ -174,6 +174,9 @@ struct EnsembleResult {
   // the statistics), for cost tables that compare integrators (issue 17); -1: not measured
   // (the GPU steps and measures in the same kernels or stream without timing them apart).
   double integration_seconds = -1.0, measurement_seconds = -1.0;
+  // The sampled cost per instance-step (step_cost.hpp: StepCostBins::count counts; empty
+  // where not measured), whose median a study's cost comparison uses.
+  std::vector<std::uint64_t> step_cost;
   // > 0: the run stopped after this many sample times (EnsembleSpec::checkpoint asked it
   // to, after its state was saved); the result is incomplete and is not written.
   std::int64_t stopped_at = 0;

@@ -24,7 +24,8 @@
 //                                 (and reference) is there
 //   finish(res)                   totals, lost reasons, reference_projected, the first lost
 //                                 instances (local indices), the kept instances' metrics
-//   costs(res)                    integration_seconds / measurement_seconds where timed
+//   costs(res)                    integration_seconds / measurement_seconds and step_cost where
+//                                 timed (this process's part; the driver adds a resumed run's)
 //   group_of(i)                   [parameters] group_by: instance i's group, or -1; launch and
 //                                 collect then fill res.groups[g].series as res.series
 //
@@ -96,13 +97,22 @@ EnsembleResult drive_segments(Engine& engine, const RunParams<typename Engine::R
                    static_cast<bool>(spec.reduce_segment), spec.pass_steps, spec.stop_seconds);
   if (from) plan.resume_at(from->done, n, [&](std::uint64_t i) { return engine.saved(*from, i); });
 
+  // The costs so far, the earlier parts' of a resumed run included (each call from the
+  // engine's own totals, so it may come more than once).
+  auto costs = [&] {
+    res.integration_seconds = res.measurement_seconds = -1.0;
+    res.step_cost.clear();
+    engine.costs(res);
+    add_earlier_costs(res, from);
+  };
   auto save = [&](index_t done) {
+    costs();
     CheckpointState c = checkpoint_of(res, Engine::backend, engine.instance_bytes(), n, samples, done, wall());
     c.instances_view = engine.instances_view();
     spec.save_checkpoint(c);
   };
   auto stopped = [&](index_t done, bool inside) {
-    engine.costs(res);
+    costs();
     res.stopped_at = done;
     res.stopped_inside_interval = inside;
     res.wall_seconds = wall();
@@ -158,7 +168,7 @@ EnsembleResult drive_segments(Engine& engine, const RunParams<typename Engine::R
   }
 
   const double integrated = wall();
-  engine.costs(res);
+  costs();
   engine.finish(res);
   if (rp.passage.any())
     tally_passage(rp, spec, n, [&](auto&& f) { engine.for_first(n, f); }, res.passage);

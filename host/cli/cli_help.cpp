@@ -104,6 +104,7 @@ const char* const validate_help =
 const char* const plot_help =
     "usage: chens plot DIR [--out PLOTDIR] [--format png,svg] [--metrics M1,M2]\n"
     "                      [--runs R1,R2] [--color-by KEY] [--style-by KEY|none]\n"
+    "                      [--min-live FRACTION]\n"
     "\n"
     "  Draws the figures of a run or a study directory (one curve per run): each metric\n"
     "  against t (log-log, median with a p10-p90 band and the maximum), the error against h\n"
@@ -118,7 +119,10 @@ const char* const plot_help =
     "  --runs R1,R2             studies: only these runs, by name or shell pattern (quote it:\n"
     "                           --runs 'h=0.1_*')\n"
     "  --color-by KEY           studies: the swept key shown by colour\n"
-    "  --style-by KEY|none      studies: the swept key shown by line style\n";
+    "  --style-by KEY|none      studies: the swept key shown by line style\n"
+    "  --min-live FRACTION      where fewer than this fraction of a run's instances are live,\n"
+    "                           its statistics are the survivors': drawn dotted, without band\n"
+    "                           and maximum, marked, and left out of convergence fits (0.5)\n";
 
 const char* const keys_help =
     "usage: chens keys --markdown\n"

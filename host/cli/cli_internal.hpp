@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -18,6 +19,11 @@
 #include "study/study.hpp"
 
 namespace chens::cli {
+
+// "1 instance", "2 instances": a count as a message says it.
+inline std::string counted(std::uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
 
 // ---- Options (cli_args.cpp) ----
 
@@ -90,8 +96,10 @@ std::vector<StudyRun> runs_of_args(const RunArgs& ra);
 // rather than a single run: several runs, or one named by a [sweep] or [[run]].
 inline bool several_runs(const std::vector<StudyRun>& runs) { return runs.size() != 1 || !runs[0].name.empty(); }
 
-// Every run resolved before the first one starts; a StudyError names the run.
-std::vector<RunParams<double>> resolve_runs(const std::vector<StudyRun>& runs);
+// Every run resolved before the first one starts; a StudyError names the run. With
+// stop_on_signal (under an InterruptGuard) a signal stops it early: fewer RunParams than
+// runs, and the caller checks interrupt_signal_received().
+std::vector<RunParams<double>> resolve_runs(const std::vector<StudyRun>& runs, bool stop_on_signal = false);
 
 // A hint after a study error of the built-in default study changed by --set, or "".
 std::string default_study_hint(const RunArgs& ra);
@@ -108,12 +116,33 @@ std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::os
 // The resolved study as `--dry-run` and `chens check` print it, after its backend and size.
 void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out);
 
+// The host memory a run needs, by what holds it (docs/study-format.md, "Memory"): what
+// `chens check` prints and `chens run` refuses by.
+struct RunMemory {
+  double instances = 0;   // the instances' states (the CPU's; on the GPU they are the device's)
+  double statistics = 0;  // every sample time's statistics, the ensemble's and each group's, and passages
+  double records = 0;     // recorded trajectories (output.record, trajectory.csv, phase error, periodogram)
+  double files = 0;       // the result files built in memory before they are written
+  double base = 0;        // the program itself
+  double total() const { return instances + statistics + records + files + base; }
+  // "about 2.1 GB: 1.8 GB for 1000001 sample times' statistics, ..." (the parts that matter).
+  std::string text() const;
+};
+RunMemory run_memory(const Study& study, const RunParams<double>& rp, bool gpu);
+
+// The memory chens plans with: the machine's physical memory, or its cgroup's limit where
+// that is lower (a batch job's), or CHENS_MEMORY_BYTES where set (docs/study-format.md).
+double usable_memory_bytes();
+
 // Why `chens run` refuses to start this study on this machine (on the GPU when `gpu`), or "".
-std::string run_refusal(const Study& study, bool gpu);
+std::string run_refusal(const Study& study, const RunParams<double>& rp, bool gpu);
 
 // One chens per output directory (docs/checkpoints.md): takes dir's lock into `lock` on the
 // rank that writes; exit_bad_input with the message when another chens holds it.
 std::optional<int> lock_output_dir(const std::string& dir, std::ostream& err, std::optional<OutputLock>& lock);
+
+// Throws std::runtime_error naming dir when a file cannot be created in it.
+void check_writable_dir(const std::string& dir);
 
 // --force: removes what the earlier run or study wrote in dir and names what it keeps.
 // Throws what remove_earlier_results throws.

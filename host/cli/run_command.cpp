@@ -19,6 +19,7 @@
 #include "mpi/mpi_runtime.hpp"
 #include "output/checkpoint_file.hpp"
 #include "output/study_index.hpp"
+#include "backends/live_fraction.hpp"
 
 namespace chens::cli {
 namespace {
@@ -81,10 +82,14 @@ class SingleRun {
     if (result.stopped_at > 0) return report_interrupt(result);
     if (!mpi_root()) return exit_ok;  // rank 0 writes the results of every rank
     if (ra_.on_result) ra_.on_result(study_, rp_, result, info_);
-    if (!files_) return exit_ok;
-    if (const auto code = write_results(result)) return *code;
-    report_done(result);
-    return exit_ok;
+    if (files_) {
+      if (const auto code = write_results(result)) return *code;
+      report_done(result);
+    }
+    report_live(result);
+    // Written (or handed over), but with no instance left at t_final there are no final
+    // statistics to read.
+    return live_fraction(result.series, result.instances).all_lost() ? exit_all_lost : exit_ok;
   }
 
  private:
@@ -159,7 +164,7 @@ class SingleRun {
       err_ << "chens run: " << e.what() << "\n";
       return exit_bad_input;
     }
-    if (const std::string why = run_refusal(study_, gpu_); !why.empty()) {
+    if (const std::string why = run_refusal(study_, rp_, gpu_); !why.empty()) {
       err_ << "chens run: " << why << "\n";
       return exit_bad_input;
     }
@@ -184,6 +189,15 @@ class SingleRun {
     } catch (const std::exception& e) {
       err_ << "chens run: --out " << dir_ << ": " << e.what() << "\n";
       return exit_bad_input;
+    }
+    if (mpi_root()) {
+      try {
+        check_writable_dir(dir_);
+      } catch (const std::exception& e) {
+        err_ << "chens run: " << e.what() << "\n";
+        if (created_dir_) fs::remove(dir_, ec);
+        return exit_bad_input;
+      }
     }
     if (!resume_json_.empty() && !ra_.resume && mpi_root()) {
       try {
@@ -346,16 +360,40 @@ class SingleRun {
   }
 
   void report_done(const EnsembleResult& result) const {
-    err_ << "chens: " << result.instances << " instances of " << formulation_name(study_.formulation) << " + "
-         << method_name(study_.method) << " to t = " << rp_.t_end << " on " << result.device << " in " << result.wall_seconds
-         << " s; lost " << result.lost_total() << "; results in " << dir_ << "/\n";
+    err_ << "chens: " << label_ << counted(result.instances, "instance", "instances") << " of "
+         << formulation_name(study_.formulation) << " + " << method_name(study_.method) << " to t = " << rp_.t_end << " on "
+         << result.device << " in " << result.wall_seconds << " s; lost " << result.lost_total() << lost_reasons(result)
+         << "; results in " << dir_ << "/\n";
     if (result.lost_examples.empty()) return;
-    // summary.json's lost_examples, ready to rerun alone
+    // summary.json's lost_examples, ready to rerun alone: a few, each recorded, say how.
     std::string list;
-    for (std::size_t q = 0; q < result.lost_examples.size(); ++q)
+    for (std::size_t q = 0; q < std::min<std::size_t>(result.lost_examples.size(), 4); ++q)
       list += (q ? ", " : "") + std::to_string(result.lost_examples[q]);
-    err_ << "chens: the first lost instances (summary.json lost_examples) can be rerun alone with --set "
-         << "'ensemble.only=[" << list << "]' (and output.record to follow them)\n";
+    err_ << "chens: to see how the first lost instances (summary.json lost_examples) were lost, rerun them alone with "
+         << "--set 'ensemble.only=[" << list << "]' --set 'output.record=[" << list << "]'\n";
+  }
+
+  // How many instances the statistics are over, where it is not all of them that matter:
+  // none left, or fewer than few_live_fraction (backends/live_fraction.hpp).
+  void report_live(const EnsembleResult& result) const {
+    const LiveFraction live = live_fraction(result.series, result.instances);
+    if (live.all_lost()) {
+      err_ << "chens: " << label_ << "every instance was lost (none live from t = " << live.none_t
+           << " on): the run has no statistics from then on (summary.json live; exit code " << exit_all_lost << ")\n";
+    } else if (live.few()) {
+      err_ << "chens: " << label_ << "only " << live.final << " of " << result.instances << " instances were live at t = "
+           << rp_.t_end << " (fewer than " << few_live_fraction * 100 << " % from t = " << live.below_t
+           << "): the statistics from then on are those of the survivors, not of the ensemble (summary.json live)\n";
+    }
+  }
+
+  // " (diverged 200, non_finite 56)": the reasons with a non-zero count.
+  static std::string lost_reasons(const EnsembleResult& result) {
+    std::string out;
+    for (int q = 1; q < lost_reason_count; ++q)
+      if (result.lost[q] > 0)
+        out += std::string(out.empty() ? " (" : ", ") + lost_reason_name(q) + " " + std::to_string(result.lost[q]);
+    return out.empty() ? out : out + ")";
   }
 
   const Study& study_;
@@ -449,7 +487,7 @@ int run_runs(const std::vector<StudyRun>& runs, bool several, const RunArgs& ra,
   }
   EnsembleResult result;
   const int code = execute_run(study, rp, ra, ra.out, err, result, "", record);
-  if (code == exit_ok && mpi_root() && ra.write_files) print_single_table(study, rp, ra, result, out);
+  if ((code == exit_ok || code == exit_all_lost) && mpi_root() && ra.write_files) print_single_table(study, rp, ra, result, out);
   return code;
 }
 

@@ -1,10 +1,15 @@
 // What `chens run` and `chens check` decide alike before a run starts: which runs, on which
 // backend, whether this machine can take them, and the output directory's lock and --force.
 // One function per rule, so that a study `check` passes is not refused by `run`.
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "backends/cuda_backend.hpp"
@@ -22,9 +27,11 @@ std::vector<StudyRun> runs_of_args(const RunArgs& ra) {
   return load_default_runs(ra.sets);
 }
 
-std::vector<RunParams<double>> resolve_runs(const std::vector<StudyRun>& runs) {
+std::vector<RunParams<double>> resolve_runs(const std::vector<StudyRun>& runs, bool stop_on_signal) {
   std::vector<RunParams<double>> rps;
   for (const StudyRun& r : runs) {
+    // A signal while thousands of runs resolve: the caller stops before the first run.
+    if (stop_on_signal && interrupt_signal_received() != 0) break;
     try {
       rps.push_back(resolve(r.study));
     } catch (const StudyError& e) {
@@ -74,7 +81,10 @@ void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArg
   bool gpu = false;
   std::ostringstream ignored;
   choose_backend(study, ra, ignored, info, gpu);
-  out << "# backend: " << (gpu ? "cuda" : "cpu") << (info.backend_note.empty() ? "" : " (" + info.backend_note + ")")
+  // The note summary.json keeps says what a run did; nothing has run here.
+  std::string note = info.backend_note;
+  if (const auto at = note.find("ran on the"); at != std::string::npos) note.replace(at, 3, "would run");
+  out << "# backend: " << (gpu ? "cuda" : "cpu") << (note.empty() ? "" : " (" + note + ")")
       << "\n# steps per instance: "
       << (!rp.fixed_step                 ? std::string("adaptive")
           : study.law(ParameterId::h).varies() ? "each instance's own (parameters.h; " + std::to_string(rp.total_steps) +
@@ -84,17 +94,81 @@ void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArg
       << to_toml(study, rp);
 }
 
-std::string run_refusal(const Study& study, bool gpu) {
+namespace {
+
+// Text of one double as a CSV or JSON file writes it (%.17g and its separator), a line's worth
+// of them per sample time.
+constexpr double bytes_per_number_text = 24;
+
+}  // namespace
+
+std::string RunMemory::text() const {
+  const auto gb = [](double b) { return number_text(b / 1e9) + " GB"; };
+  std::string out = "about " + gb(total());
+  std::string parts;
+  const auto part = [&](double b, const char* what) {
+    if (b >= 1e6) parts += (parts.empty() ? "" : ", ") + gb(b) + " " + what;
+  };
+  part(instances, "for the instances");
+  part(statistics, "for the statistics of every sample time");
+  part(records, "for the recorded trajectories");
+  part(files, "for the result files");
+  return parts.empty() ? out : out + " (" + parts + ")";
+}
+
+RunMemory run_memory(const Study& s, const RunParams<double>& rp, bool gpu) {
+  RunMemory m;
+  const double n = static_cast<double>(s.only.empty() ? s.size : static_cast<std::int64_t>(s.only.size()));
+  const double K = static_cast<double>(rp.samples + 1);  // sample times
+  const double sets = 1 + static_cast<double>(parameter_ensemble(s).groups());
   // Instances live in memory for the whole run (at most bytes_per_instance each, checked at
-  // compile time in the dispatch): refuse ensembles that cannot fit instead of being killed.
-  // (On the GPU the backend compares with the device's free memory before launch.)
-  if (!gpu) {
-    const double phys = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-    const double need = static_cast<double>(study.size) * static_cast<double>(bytes_per_instance(study));
-    if (phys > 0 && need > 0.8 * phys)
-      return "ensemble.size = " + std::to_string(study.size) + " needs about " + number_text(need / 1e9) +
-             " GB for its states, more than 80% of this machine's " + number_text(phys / 1e9) + " GB; use a smaller ensemble";
+  // compile time in the dispatch); on the GPU they are the device's, which the backend
+  // compares with its free memory before launch, and the host holds the kept ones.
+  m.instances = gpu ? 0 : n * static_cast<double>(bytes_per_instance(s));
+  // The statistics of every sample time (SampleStats), each set's, twice while a checkpoint
+  // is taken (checkpoint_of copies them); the first-passage tallies, an integer per slot.
+  m.statistics = 2 * K * sets * (static_cast<double>(sizeof(SampleStats)) + (s.first_passage_on() ? passage_slots * 8.0 : 0.0));
+  // Recorded trajectories: t, the state (and reference), the metrics and a flag per sample
+  // time and instance; held in the result, copied by a checkpoint and into states.h5's image.
+  const double R = static_cast<double>(recorded_instances(s).size());
+  const double S = physical_state_size(s);
+  const double row = S * (reference_on(s) ? 2 : 1);
+  m.records = R > 0 ? 3 * K * (8 + R * (8 * (row + metric_count) + 1)) : 0;
+  // series.csv: per sample time and set, t, live and eight statistics of each metric (and the
+  // surviving fractions) as text; trajectory.csv: instance 0's row. A text is built in a
+  // string stream and copied out of it, and all of a run's files are held until written.
+  const double columns = 2 + 8.0 * metric_count + (s.first_passage_on() ? passage_slots : 0);
+  m.files = 2 * K * sets * columns * bytes_per_number_text;
+  if (s.trajectory) m.files += 2 * K * (1 + row) * bytes_per_number_text;
+  m.base = 64e6;  // the executable, its libraries, the threads' stacks and buffers
+  return m;
+}
+
+double usable_memory_bytes() {
+  if (const char* v = std::getenv("CHENS_MEMORY_BYTES")) {
+    char* end = nullptr;
+    const double b = std::strtod(v, &end);
+    if (end != v && *end == '\0' && b > 0) return b;
   }
+  double phys = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  // A container's or batch job's limit (cgroup v2, then v1): "max" or a huge value means none.
+  for (const char* f : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(f);
+    double limit = 0;
+    if (in >> limit && limit > 0 && limit < phys) phys = limit;
+  }
+  return phys;
+}
+
+std::string run_refusal(const Study& study, const RunParams<double>& rp, bool gpu) {
+  // Everything a run holds in memory, counted before it starts: refuse what cannot fit
+  // instead of being killed after hours (or swapping the machine to a halt).
+  const RunMemory m = run_memory(study, rp, gpu);
+  const double usable = usable_memory_bytes();
+  if (usable > 0 && m.total() > 0.8 * usable)
+    return "the run needs " + m.text() + ", more than 80% of the " + number_text(usable / 1e9) +
+           " GB chens may use here (docs/study-format.md, \"Memory\"); use a smaller ensemble, fewer sample times "
+           "(output.sample_dt) or fewer recorded instances";
   if (mpi_world().active && !study.only.empty())
     return "ensemble.only runs a handful of instances alone: not under mpirun (run it as one process)";
   if (mpi_world().active) {
@@ -125,14 +199,26 @@ std::optional<int> lock_output_dir(const std::string& dir, std::ostream& err, st
   return std::nullopt;
 }
 
+void check_writable_dir(const std::string& dir) {
+  // Created and removed again, as the results will be: a directory a run cannot write into
+  // is refused (exit 2) before anything is computed, not found out once the results exist.
+  const std::string probe = (std::filesystem::path(dir) / (".chens-partial-" + std::to_string(::getpid()) + "-probe")).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("--out " + dir + ": cannot write there (" + std::strerror(errno) + ")");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 void remove_earlier_results_noting_kept(const std::string& dir, std::ostream& err) {
   // What the replaced run or study wrote (its run directories, plots/, a checkpoint, files
   // the new one does not write) must not outlive it next to the new results.
   const std::vector<std::string> left = remove_earlier_results(dir);
   if (left.empty()) return;
+  // Every one of them, at any depth: a user must not have to guess what stayed.
   std::string names;
   for (const std::string& n : left) names += (names.empty() ? "" : ", ") + n;
-  err << "chens run: --force: kept in " << dir << " what chens did not write there: " << names << "\n";
+  err << "chens run: --force: kept in " << dir << " what chens did not write there (" << left.size()
+      << (left.back() == "..." ? " and more" : "") << "): " << names << "\n";
 }
 
 }  // namespace chens::cli

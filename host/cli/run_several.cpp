@@ -1,6 +1,8 @@
 // chens run on a study of several runs ([sweep], [[run]], the built-in default study): each
 // run into DIR/<run>/ (SingleRun), with DIR/study.json (the index, rewritten after every run:
 // complete, failed or pending) and DIR/comparison.csv plus a table on stdout at the end.
+#include <climits>
+#include <csignal>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -24,11 +26,19 @@ class SeveralRuns {
 
   // Every run is resolved, and every run's backend chosen, before the first one starts.
   int execute() {
+    // The study's size first: resolving thousands of runs takes a moment.
+    if (!ra_.dry_run) err_ << "chens: a study of " << runs_.size() << " run" << (runs_.size() == 1 ? "" : "s") << "\n";
     try {
-      rps_ = resolve_runs(runs_);
+      rps_ = resolve_runs(runs_, true);
+      check_run_paths();
     } catch (const StudyError& e) {
       err_ << "chens run: " << e.what() << default_study_hint(ra_) << "\n";
       return exit_bad_input;
+    }
+    if (const int sig = interrupt_signal_received()) {  // while the runs were resolved: nothing is written yet
+      err_ << "chens run: interrupted (" << (sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "SIGINT")
+           << ") before the first run started; nothing was written\n";
+      return sig == SIGTERM ? exit_interrupted_term : sig == SIGUSR1 ? exit_interrupted_usr1 : exit_interrupted_int;
     }
     if (ra_.dry_run) {
       print_dry_runs();
@@ -58,7 +68,28 @@ class SeveralRuns {
       report_index_failure(e);
       return exit_failure;
     }
+    if (!all_lost_.empty()) {
+      err_ << "chens run: " << all_lost_.size() << " of " << runs_.size() << " runs lost every instance (no statistics at "
+           << "t_final): ";
+      for (std::size_t q = 0; q < all_lost_.size(); ++q) err_ << (q ? ", " : "") << '"' << all_lost_[q] << '"';
+      err_ << "; exit code " << exit_all_lost << "\n";
+      return exit_all_lost;
+    }
     return exit_ok;
+  }
+
+  // Each run is a directory DIR/<run>/ with files of chens's in it (the longest a temporary
+  // .chens-partial-<pid>/periodogram.csv): a path the system cannot take would stop the study
+  // at that run, after the runs before it. The names themselves are checked when the study is
+  // read (study_files.cpp).
+  void check_run_paths() const {
+    const std::size_t longest_inside = std::string("/.chens-partial-4294967295/periodogram.csv").size();
+    const std::size_t dir = fs::absolute(dir_).string().size();
+    for (const StudyRun& r : runs_)
+      if (dir + 1 + r.name.size() + longest_inside >= PATH_MAX)
+        throw StudyError("run \"" + r.name.substr(0, 60) + (r.name.size() > 60 ? "...\"" : "\"") + ": the path of its files in " +
+                         ra_.out + " would be longer than the " + std::to_string(PATH_MAX) +
+                         " bytes a path may have; choose a shorter --out or shorter run names");
   }
 
  private:
@@ -105,6 +136,7 @@ class SeveralRuns {
       check_output_dir(ra_.out, ra_.force);  // a single run's results are not mixed with a study's
       for (const StudyRun& r : runs_) check_output_dir((dir_ / r.name).string(), ra_.force);
       fs::create_directories(dir_);
+      if (mpi_root()) check_writable_dir(ra_.out);
     } catch (const std::exception& e) {
       err_ << "chens run: " << e.what() << "\n";
       return exit_bad_input;
@@ -144,7 +176,19 @@ class SeveralRuns {
       if (ra_.resume && entry.value("status", "") == "complete" && entry.contains("results")) {
         err_ << "chens: run " << i + 1 << " of " << n << ": " << runs_[i].name << " (complete)\n";
         digests_.push_back(entry["results"]);
+        if (entry["results"].value("live_final", std::uint64_t{1}) == 0) all_lost_.push_back(runs_[i].name);
         continue;
+      }
+      // A signal between runs: a run too short to reach a stop point of its own (one
+      // segment) never asks, and a study of many such runs went on for minutes after Ctrl-C.
+      if (const int sig = interrupt_signal_received()) {
+        err_ << "chens run: interrupted (" << (sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "SIGINT")
+             << ") before run " << i + 1 << " of " << n
+             << (!ra_.write_files ? "; the study was in memory: nothing was saved"
+                 : (i > 0 ? "; the runs before it are complete in " + ra_.out + "/" : std::string()) +
+                       "; continue with: chens run --resume " + ra_.out)
+             << "\n";
+        return sig == SIGTERM ? exit_interrupted_term : sig == SIGUSR1 ? exit_interrupted_usr1 : exit_interrupted_int;
       }
       err_ << "chens: run " << i + 1 << " of " << n << ": " << runs_[i].name << "\n";
       // "running" stays in study.json if the process dies: the run is marked incomplete.
@@ -153,12 +197,15 @@ class SeveralRuns {
       EnsembleResult result;
       const std::string label = "run " + std::to_string(i + 1) + " of " + std::to_string(n) + " (" + runs_[i].name + "): ";
       const int code = execute_run(runs_[i].study, rps_[i], ra_, (dir_ / runs_[i].name).string(), err_, result, label, "", false);
+      // A run that lost every instance is complete (its files are written); the study goes
+      // on and says so at the end.
+      if (code == exit_all_lost) all_lost_.push_back(runs_[i].name);
       if (interrupted_exit(code)) {
         entry["status"] = "interrupted";
         save_index();
         return code;
       }
-      if (code != exit_ok) {
+      if (code != exit_ok && code != exit_all_lost) {
         entry["status"] = "failed";
         entry["exit_code"] = code;
         save_index();
@@ -222,6 +269,7 @@ class SeveralRuns {
   std::optional<OutputLock> lock_;
   nlohmann::json index_;
   std::vector<nlohmann::json> digests_;
+  std::vector<std::string> all_lost_;  // the runs that lost every instance
 };
 
 }  // namespace

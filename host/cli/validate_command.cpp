@@ -208,7 +208,7 @@ int validate_study(const Study& study, const RunParams<double>& rp, const RunArg
   const bool single = study.precision == "float";
   const double rtol = ra.rtol >= 0 ? ra.rtol : single ? std::max(1e-4, 1e-6 * steps) : std::max(1e-8, 1e-11 * steps);
   const double atol = ra.atol >= 0 ? ra.atol : single ? std::max(1e-6, 1e-8 * steps) : std::max(1e-12, 1e-15 * steps);
-  out << "chens validate: " << spec.size << " instances of " << formulation_name(study.formulation) << " + "
+  out << "chens validate: " << counted(spec.size, "instance", "instances") << " of " << formulation_name(study.formulation) << " + "
       << method_name(study.method) << " to t = " << rp.t_end << " (" << steps << " steps per instance)\n  GPU: "
       << gpu.device << " (" << gpu.wall_seconds << " s)\n  CPU: " << cpu.device << " (" << cpu.wall_seconds
       << " s)\n  tolerance: relative " << rtol << " (statistics: relative to the larger value or the state's size), "

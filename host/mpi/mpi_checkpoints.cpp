@@ -90,6 +90,8 @@ void header_fields(State& c, Field&& field) {
   field(&c.samples, sizeof c.samples);
   field(&c.done, sizeof c.done);
   field(&c.wall_seconds, sizeof c.wall_seconds);
+  field(&c.integration_seconds, sizeof c.integration_seconds);
+  field(&c.measurement_seconds, sizeof c.measurement_seconds);
 }
 
 std::vector<unsigned char> header_bytes(const CheckpointState& c) {
@@ -188,6 +190,7 @@ void save_sharded(const CheckpointState& mine, std::uint64_t n, const ShardedSav
   all.size = n;
   all.series = mine.series;
   all.group_series = mine.group_series;
+  all.step_cost = mine.step_cost;  // rank 0's samples (it alone writes the costs)
   all.recorded = std::move(recorded);
   all.kept.initial_state = std::move(kept_state);
   all.kept.initial_physical = std::move(kept_physical);

@@ -18,9 +18,11 @@ namespace chens {
 namespace {
 
 constexpr char magic[8] = {'C', 'H', 'E', 'N', 'S', 'C', 'K', 'P'};
-// 3: the groups' statistics after the ensemble's ([parameters] group_by, issue 22); 2: seven
+// 4: the integration's and the measurement's seconds and the sampled cost per instance-step
+// after the wall time (a resumed run's cost is that of all its parts); 3: the groups' statistics
+// after the ensemble's ([parameters] group_by, issue 22); 2: seven
 // metrics per accumulator row (wedge_error, issue 8); 1 had six.
-constexpr std::uint32_t format_version = 3;
+constexpr std::uint32_t format_version = 4;
 
 // A checksum over 8-byte words (FNV-1a's prime on words, then a final avalanche): fast
 // enough for gigabytes of instances, and any flipped, lost or swapped word changes it.
@@ -210,6 +212,9 @@ void write_checkpoint(const std::string& path, std::uint64_t key, const Checkpoi
     w.value(c.samples);
     w.value(c.done);
     w.value(c.wall_seconds);
+    w.value(c.integration_seconds);
+    w.value(c.measurement_seconds);
+    w.vector(c.step_cost);
     const std::uint64_t inst = c.size * c.instance_bytes;
     w.value(inst);
     std::uint64_t handed = 0;
@@ -275,6 +280,9 @@ CheckpointState read_file(const std::string& path, std::uint64_t key, const Inst
   c.samples = r.value<std::int64_t>();
   c.done = r.value<std::int64_t>();
   c.wall_seconds = r.value<double>();
+  c.integration_seconds = r.value<double>();
+  c.measurement_seconds = r.value<double>();
+  c.step_cost = r.vector<std::uint64_t>();
   if (take) {
     r.pieces(*take, checkpoint_piece_bytes);
   } else {

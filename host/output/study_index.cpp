@@ -8,7 +8,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "backends/live_fraction.hpp"
+#include "backends/step_cost.hpp"
 #include "output/growth.hpp"
+#include "output/summary_parts.hpp"
 #include "output/writer.hpp"
 
 namespace chens {
@@ -125,21 +128,66 @@ std::string table_cell(const nlohmann::json& v, const char* real_format = "%.3g"
   return v.dump();
 }
 
-// The time a cost comparison compares (issue 17): the integration's share of the wall time
-// where every run measured it (the CPU backend), so that a numerical reference or the
-// diagnostics do not weigh on the integrator's cost; the wall time otherwise.
+// The time a cost comparison compares: where every run sampled its cost per instance-step
+// (the CPU backend, backends/step_cost.hpp), the integration at its median pace, which a cold
+// start or another process taking a core for a while does not move, with the median's notch
+// as its noise; else the integration's share of the wall time where every run measured it
+// (issue 17), so that a numerical reference or the diagnostics do not weigh on the
+// integrator's cost; the wall time otherwise.
 const char* cost_key(const std::vector<nlohmann::json>& digests) {
-  for (const auto& e : digests)
-    if (!e.contains("integration_seconds") || !e["integration_seconds"].is_number()) return "wall_seconds";
-  return "integration_seconds";
+  bool paced = true, integration = true;
+  for (const auto& e : digests) {
+    paced = paced && e.contains("cost_seconds") && e["cost_seconds"].is_number() && e["cost_seconds"].get<double>() > 0;
+    integration = integration && e.contains("integration_seconds") && e["integration_seconds"].is_number();
+  }
+  return paced ? "cost_seconds" : integration ? "integration_seconds" : "wall_seconds";
+}
+
+double fastest_cost(const std::vector<nlohmann::json>& digests, const char* key) {
+  double fastest = INFINITY;
+  for (const auto& e : digests) fastest = std::min(fastest, e[key].get<double>());
+  return fastest;
 }
 
 // That time relative to the fastest run (002 §6 compares formulations' computing time so).
 nlohmann::json relative_cost(const std::vector<nlohmann::json>& digests, const nlohmann::json& d) {
   const char* key = cost_key(digests);
-  double fastest = INFINITY;
-  for (const auto& e : digests) fastest = std::min(fastest, e[key].get<double>());
+  const double fastest = fastest_cost(digests, key);
   return fastest > 0 ? nlohmann::json(d[key].get<double>() / fastest) : nlohmann::json(nullptr);
+}
+
+// What a run's median pace is known to within, as the cost comparison uses it: its notch,
+// but not less than the spread of identical runs' medians, which no measurement inside one
+// run sees (each run's memory placement and the core's state at its start are its own). On
+// a 2-vCPU Zen guest, six identical runs of the default study's size, three times over, had
+// medians up to 1.07 times the fastest's, within 0.96-1.04 of their study's mean
+// (docs/performance.md, "Results that say what they are").
+constexpr double between_runs_noise = 0.04;
+
+// A run's relative noise, or null where it was not measured.
+nlohmann::json cost_noise(const nlohmann::json& d) {
+  return d.contains("cost_noise") && d["cost_noise"].is_number() ? d["cost_noise"] : nlohmann::json();
+}
+
+// Whether d's cost and the fastest run's are within their measured noise: their medians'
+// notches overlap (McGill, Tukey & Larsen 1978), so the table cannot tell them apart.
+bool within_noise_of_fastest(const std::vector<nlohmann::json>& digests, const nlohmann::json& d) {
+  if (std::string(cost_key(digests)) != "cost_seconds") return false;
+  const double fastest = fastest_cost(digests, "cost_seconds");
+  for (const auto& e : digests)
+    if (e["cost_seconds"].get<double>() == fastest) {
+      const double c = d["cost_seconds"].get<double>();
+      return c * (1 - cost_noise(d).get<double>()) <= fastest * (1 + cost_noise(e).get<double>());
+    }
+  return false;
+}
+
+// "73/100000", with "*" where fewer than few_live_fraction of the instances were live.
+std::string live_cell(const nlohmann::json& d) {
+  if (!d.contains("live_final") || !d.contains("instances")) return "-";
+  const std::uint64_t live = d["live_final"].get<std::uint64_t>(), n = d["instances"].get<std::uint64_t>();
+  return std::to_string(live) + "/" + std::to_string(n) +
+         (static_cast<double>(live) < few_live_fraction * static_cast<double>(n) ? "*" : "");
 }
 
 // The periods k of the runs' phase-error tables, in order of first appearance.
@@ -195,8 +243,9 @@ std::vector<std::vector<std::string>> rows_of(const std::vector<nlohmann::json>&
   const std::vector<std::int64_t> ks = phase_periods(digests);
   std::vector<std::string> head = {"run"};
   head.insert(head.end(), varied.begin(), varied.end());
-  for (const char* c : {"formulation", "method", "h", "lost", "steps", "rhs_evals", "reference_rhs_evals", "projections",
-                        "wall_s", "integrate_s", "measure_s", "cost_relative", "device_s", "setup_s", "finish_s"})
+  for (const char* c : {"formulation", "method", "h", "instances", "lost", "live_final", "steps", "rhs_evals",
+                        "reference_rhs_evals", "projections", "wall_s", "integrate_s", "measure_s", "cost_s", "cost_noise",
+                        "cost_relative", "cost_within_noise_of_fastest", "device_s", "setup_s", "finish_s"})
     head.push_back(c);
   for (const char* m : metrics)
     for (const char* what : {"_p50", "_max", "_growth", "_growth_reason"}) head.push_back(std::string(m) + what);
@@ -207,10 +256,13 @@ std::vector<std::vector<std::string>> rows_of(const std::vector<nlohmann::json>&
     std::vector<std::string> row = {csv_cell(d["name"], "")};
     for (const auto& k : varied) row.push_back(csv_cell(value_of(d, "varied", k), ""));
     for (const char* c : {"formulation", "method"}) row.push_back(csv_cell(field(d, c), ""));
-    for (const char* c : {"h", "lost", "steps", "rhs_evaluations", "reference_rhs_evaluations", "projections",
-                          "wall_seconds", "integration_seconds", "measurement_seconds"})
+    for (const char* c : {"h", "instances", "lost", "live_final", "steps", "rhs_evaluations", "reference_rhs_evaluations",
+                          "projections", "wall_seconds", "integration_seconds", "measurement_seconds", "cost_seconds",
+                          "cost_noise"})
       row.push_back(csv_cell(field(d, c), "nan"));
     row.push_back(csv_cell(relative_cost(digests, d), "nan"));
+    row.push_back(std::string(cost_key(digests)) == "cost_seconds" ? (within_noise_of_fastest(digests, d) ? "true" : "false")
+                                                                  : "");
     for (const char* c : {"device_seconds", "setup_seconds", "finish_seconds"}) row.push_back(csv_cell(field(d, c), "nan"));
     for (const char* m : metrics) {
       const nlohmann::json st = value_of(d, "final", m);
@@ -251,6 +303,47 @@ std::vector<std::string> split(const std::string& line) {
   }
 }
 
+// [parameters] group_by: each group's live count and final median and maximum, as the errors
+// table gives the runs'.
+void groups_table(std::ostringstream& os, const std::vector<nlohmann::json>& digests,
+                  const std::vector<const char*>& metrics) {
+  std::vector<std::vector<std::string>> rows = {{"run", "group", "live"}};
+  for (const char* m : metrics)
+    for (const char* what : {"p50", "max"}) rows[0].push_back(std::string(m) + " " + what);
+  for (const auto& d : digests) {
+    if (!d.contains("groups")) continue;
+    for (const auto& g : d["groups"]) {
+      std::vector<std::string> row = {d["name"].get<std::string>(), g["group"].get<std::string>(), live_cell(g)};
+      for (const char* m : metrics) {
+        const nlohmann::json st = value_of(g, "final", m);
+        row.push_back(st.is_null() ? "-" : table_cell(field(st, "p50"), "%.3e"));
+        row.push_back(st.is_null() ? "-" : table_cell(field(st, "max"), "%.3e"));
+      }
+      rows.push_back(row);
+    }
+  }
+  if (rows.size() == 1) return;
+  os << "\nGroups ([parameters] group_by): each group's live instances and its errors at t_final (median, maximum):\n";
+  aligned(os, rows);
+}
+
+// [first_passage]: per run and level, the instances that crossed it, were lost before they
+// did or never did, and the median crossing time (summary.json's first_passage).
+void first_passage_table(std::ostringstream& os, const std::vector<nlohmann::json>& digests) {
+  std::vector<std::vector<std::string>> rows = {{"run", "passage of", "level", "crossed", "lost_first", "never", "time p50"}};
+  for (const auto& d : digests) {
+    if (!d.contains("first_passage")) continue;
+    for (const auto& [what, e] : d["first_passage"].items())
+      rows.push_back({d["name"].get<std::string>(), what, table_cell(field(e, "level"), "%.3g"),
+                      table_cell(field(e, "crossed")), table_cell(field(e, "lost_first")), table_cell(field(e, "never")),
+                      table_cell(field(e, "time_p50"), "%.4g")});
+  }
+  if (rows.size() == 1) return;
+  os << "\nFirst passages ([first_passage]): instances whose metric crossed its level, were lost first or never did, "
+        "and the median crossing time (lost: the instances lost, and when):\n";
+  aligned(os, rows);
+}
+
 }  // namespace
 
 nlohmann::json run_digest(const std::string& name, const Study& s, const RunParams<double>& rp, const EnsembleResult& r,
@@ -282,6 +375,40 @@ nlohmann::json run_digest(const std::string& name, const Study& s, const RunPara
   d["setup_seconds"] = gpu ? nlohmann::json(r.setup_seconds) : nlohmann::json();
   d["finish_seconds"] = gpu ? nlohmann::json(r.finish_seconds) : nlohmann::json();
   d["backend"] = r.backend;
+  // The integration at its median pace (backends/step_cost.hpp), in the wall time of the
+  // run's threads, and its relative noise: what the cost comparison compares.
+  const StepCost cost = StepCost::of(r.step_cost);
+  const bool paced = cost.samples > 0 && r.totals.steps > 0;
+  d["cost_seconds"] = paced ? nlohmann::json(cost.p50 * static_cast<double>(r.totals.steps) / std::max(1, r.threads))
+                            : nlohmann::json();
+  d["cost_noise"] = paced ? nlohmann::json(std::max(cost.relative_notch(), between_runs_noise)) : nlohmann::json();
+  // How many instances the final statistics are over (backends/live_fraction.hpp).
+  const LiveFraction live = live_fraction(r.series, r.instances);
+  d["live_final"] = live.final;
+  d["live_below_threshold_from"] = live.below_t >= 0 ? nlohmann::json(live.below_t) : nlohmann::json();
+  // [parameters] group_by: each group's size, live count and final statistics; [first_passage]:
+  // each level's counts and times (summary.json's, for the printed tables).
+  if (!r.groups.empty()) {
+    const ParameterEnsemble e = parameter_ensemble(s);
+    d["groups"] = nlohmann::json::array();
+    for (std::size_t g = 0; g < r.groups.size(); ++g) {
+      nlohmann::json gj = {{"group", group_label(e, g)},
+                           {"instances", r.groups[g].instances},
+                           {"live_final", r.groups[g].series.empty() ? 0 : live_at(r.groups[g].series.back())}};
+      gj["final"] = nlohmann::json::object();
+      for (int m = 0; m < metric_count; ++m)
+        for (const char* c : compared_metrics)
+          if (std::string(c) == metric_name(m) && r.metric_reported(m) && !r.groups[g].series.empty()) {
+            const SampleStats& fin = r.groups[g].series.back();
+            gj["final"][c] = fin.metric[m].count == 0
+                                 ? nlohmann::json()
+                                 : nlohmann::json{{"p50", number_or_null(fin.quantile[m][quantile_p50])},
+                                                  {"max", number_or_null(fin.metric[m].max)}};
+          }
+      d["groups"].push_back(gj);
+    }
+  }
+  if (r.passage.any()) d["first_passage"] = first_passage_summary(rp, r.passage, r.instances);
   const nlohmann::json resolved = resolved_keys(s, rp);
   d["varied"] = nlohmann::json::object();
   for (const auto& [key, text] : overrides) d["varied"][key] = resolved.contains(key) ? resolved[key] : typed(text);
@@ -313,16 +440,26 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
                 printf_cell("%.4g", digests[0]["growth_window"][1].get<double>()) + "]";
   const std::vector<std::string> varied = keys_of(digests, "varied", shown_in_work);
   const bool reference_work = any_reference_work(digests);
-  const bool integration = std::string(cost_key(digests)) == "integration_seconds";
-  os << (integration ? "Work and cost (integrate_s: the integration's share of the wall time, without the reference "
-                       "solution and the diagnostics; relative: integrate_s to the fastest run's):\n"
-                     : "Work and cost (wall time, the reference solution's included, relative to the fastest run):\n");
+  const std::string key = cost_key(digests);
+  const bool paced = key == "cost_seconds";
+  const bool integration = paced || key == "integration_seconds";
+  os << (paced ? "Work and cost (cost_s: the integration at its median pace per instance-step, without the reference "
+                 "solution, the diagnostics, a cold start or a busy moment; noise: what the median is known to within; "
+                 "relative: cost_s "
+                 "to the fastest run's, ~ where the two are within their noise):\n"
+         : integration ? "Work and cost (integrate_s: the integration's share of the wall time, without the reference "
+                         "solution and the diagnostics; relative: integrate_s to the fastest run's):\n"
+                       : "Work and cost (wall time, the reference solution's included, relative to the fastest run):\n");
   std::vector<std::vector<std::string>> work = {{"run"}};
   work[0].insert(work[0].end(), varied.begin(), varied.end());
   for (const char* c : {"formulation", "method", "h", "lost", "steps", "rhs_evals"}) work[0].push_back(c);
   if (reference_work) work[0].push_back("ref_rhs_evals");
   for (const char* c : {"projections", "wall_s"}) work[0].push_back(c);
   if (integration) work[0].push_back("integrate_s");
+  if (paced) {
+    work[0].push_back("cost_s");
+    work[0].push_back("noise");
+  }
   work[0].push_back("relative");
   for (const auto& d : digests) {
     std::vector<std::string> row = {d["name"].get<std::string>()};
@@ -335,20 +472,27 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
     row.push_back(table_cell(field(d, "projections")));
     row.push_back(table_cell(field(d, "wall_seconds")));
     if (integration) row.push_back(table_cell(field(d, "integration_seconds")));
+    if (paced) {
+      row.push_back(table_cell(field(d, "cost_seconds")));
+      row.push_back(printf_cell("+-%.1f%%", 100 * cost_noise(d).get<double>()));
+    }
     const nlohmann::json rel = relative_cost(digests, d);
-    row.push_back(rel.is_null() ? "-" : printf_cell("%.2f", rel.get<double>()));
+    const bool tied = rel.is_number() && rel.get<double>() > 1 && within_noise_of_fastest(digests, d);
+    row.push_back(rel.is_null() ? "-" : printf_cell(tied ? "~%.2f" : "%.2f", rel.get<double>()));
     work.push_back(row);
   }
   aligned(os, work);
   os << "\nErrors at t_final over the ensemble: median (p50), maximum, and the growth exponent of the maximum"
      << window << ":\n";
-  std::vector<std::vector<std::string>> errors = {{"run"}};
+  std::vector<std::vector<std::string>> errors = {{"run", "live"}};
   const std::vector<const char*> metrics = shown_metrics(digests);
+  bool few = false;
   for (const char* m : metrics)
     for (const char* what : {"p50", "max", "growth"}) errors[0].push_back(std::string(m) + " " + what);
   bool withheld = false;
   for (const auto& d : digests) {
-    std::vector<std::string> row = {d["name"].get<std::string>()};
+    std::vector<std::string> row = {d["name"].get<std::string>(), live_cell(d)};
+    few = few || row[1].back() == '*';
     for (const char* m : metrics) {
       const nlohmann::json st = value_of(d, "final", m);
       row.push_back(st.is_null() ? "-" : table_cell(field(st, "p50"), "%.3e"));
@@ -369,6 +513,10 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
     }
   }
   aligned(os, errors);
+  if (few)
+    os << "  (* fewer than " << few_live_fraction * 100
+       << " % of the instances live at t_final: the statistics are those of the survivors, not of the ensemble; "
+          "live_below_threshold_from in study.json says since when)\n";
   if (withheld)
     os << "  (growth withheld: rounding = the maximum stays at round-off level, saturated = it reaches the size of the "
           "state, stops = it stops growing within the window, lost = no live instance at t_final; the reasons in "
@@ -385,6 +533,8 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
     }
     aligned(os, phase);
   }
+  groups_table(os, digests, metrics);
+  first_passage_table(os, digests);
   return os.str();
 }
 

@@ -17,11 +17,14 @@
 #include <chens/version.hpp>
 
 #include "backends/cpu/cpu_isa.hpp"
+#include "backends/live_fraction.hpp"
+#include "backends/step_cost.hpp"
 #include "output/durable_io.hpp"
 #include "output/growth.hpp"
 #include "output/output_lock.hpp"
 #include "output/periodogram.hpp"
 #include "output/states_h5.hpp"
+#include "output/summary_parts.hpp"
 #include "study/study_values.hpp"
 
 namespace chens {
@@ -126,31 +129,6 @@ std::string make_periodogram_csv(const Instance0Spectrum& sp) {
   return os.str();
 }
 
-// output's [first_passage] (docs/first_passage.md): per level, how many instances crossed it,
-// were lost first or never did, and the crossing times' statistics.
-nlohmann::json first_passage_summary(const RunParams<double>& rp, const PassageResult& passage, std::uint64_t instances) {
-  nlohmann::json j = nlohmann::json::object();
-  for (int s = 0; s < passage_slots; ++s) {
-    if (!passage.on(s)) continue;
-    const PassageStats& p = passage.slot[s];
-    const bool any = p.time.count > 0;
-    nlohmann::json e;
-    if (s != passage_lost) e["level"] = p.level;
-    e["checked"] = s == passage_lost || !passage_per_step(s) ? "at sample times" : "after every step";
-    e["crossed"] = p.crossed;
-    if (s != passage_lost) e["lost_first"] = p.lost_first;
-    e["never"] = p.never;
-    e["time_mean"] = any ? number_or_null(p.time.mean) : nullptr;
-    e["time_min"] = any ? number_or_null(p.time.min) : nullptr;
-    e["time_max"] = any ? number_or_null(p.time.max) : nullptr;
-    for (int q = 0; q < quantile_count; ++q)
-      e[std::string("time_") + quantile_name[q]] = any ? number_or_null(p.quantile[q]) : nullptr;
-    e["surviving_final"] = passage.surviving(s, static_cast<std::size_t>(rp.samples), instances);
-    j[passage_slot_name(s)] = e;
-  }
-  return j;
-}
-
 // [parameters] (docs/parameter_ensembles.md): each varied parameter's law and the mean,
 // minimum and maximum of the values its instances drew (in instance order, so the numbers do
 // not depend on threads or ranks): the check that the ensemble is the one asked for.
@@ -225,6 +203,7 @@ nlohmann::json groups_summary(const Study& s, const RunParams<double>& rp, const
     }
     j["instances"] = gr.instances;
     j["lost_instances"] = gr.lost;
+    j["live"] = live_summary(gr.series, gr.instances);
     metric_summaries(r, gr.series, j);
     if (gr.passage.any()) j["first_passage"] = first_passage_summary(rp, gr.passage, gr.instances);
     list.push_back(j);
@@ -233,6 +212,43 @@ nlohmann::json groups_summary(const Study& s, const RunParams<double>& rp, const
 }
 
 }  // namespace
+
+// output's [first_passage] (docs/first_passage.md): per level, how many instances crossed it,
+// were lost first or never did, and the crossing times' statistics.
+nlohmann::json first_passage_summary(const RunParams<double>& rp, const PassageResult& passage, std::uint64_t instances) {
+  nlohmann::json j = nlohmann::json::object();
+  for (int s = 0; s < passage_slots; ++s) {
+    if (!passage.on(s)) continue;
+    const PassageStats& p = passage.slot[s];
+    const bool any = p.time.count > 0;
+    nlohmann::json e;
+    // Every entry has every key (the loss has no level, and is never preceded by itself).
+    e["level"] = s != passage_lost ? nlohmann::json(p.level) : nlohmann::json();
+    e["checked"] = s == passage_lost || !passage_per_step(s) ? "at sample times" : "after every step";
+    e["crossed"] = p.crossed;
+    e["lost_first"] = s != passage_lost ? p.lost_first : 0;
+    e["never"] = p.never;
+    e["time_mean"] = any ? number_or_null(p.time.mean) : nullptr;
+    e["time_min"] = any ? number_or_null(p.time.min) : nullptr;
+    e["time_max"] = any ? number_or_null(p.time.max) : nullptr;
+    for (int q = 0; q < quantile_count; ++q)
+      e[std::string("time_") + quantile_name[q]] = any ? number_or_null(p.quantile[q]) : nullptr;
+    e["surviving_final"] = passage.surviving(s, static_cast<std::size_t>(rp.samples), instances);
+    j[passage_slot_name(s)] = e;
+  }
+  return j;
+}
+
+// How many instances the statistics are over (backends/live_fraction.hpp).
+nlohmann::json live_summary(const std::vector<SampleStats>& series, std::uint64_t instances) {
+  const LiveFraction f = live_fraction(series, instances);
+  const auto time_or_null = [](double t) { return t >= 0 ? nlohmann::json(t) : nlohmann::json(); };
+  return {{"final", f.final},
+          {"final_fraction", f.fraction()},
+          {"threshold", few_live_fraction},
+          {"below_threshold_from", time_or_null(f.below_t)},
+          {"none_from", time_or_null(f.none_t)}};
+}
 
 std::string group_label(const ParameterEnsemble& e, std::size_t g) {
   const std::string name = parameter_name(ParameterId(e.group_by));
@@ -262,6 +278,7 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
   j["lost_examples"] = nlohmann::json::array();  // the first lost instances, to rerun or record alone
   for (std::size_t q = 0; q < r.lost_examples.size(); ++q)
     j["lost_examples"].push_back({{"instance", r.lost_examples[q]}, {"reason", lost_reason_name(r.lost_example_reasons[q])}});
+  j["live"] = live_summary(r.series, r.instances);
   j["t_final"] = r.series.empty() ? 0.0 : r.series.back().t;
   j["samples"] = r.series.size();
   j["steps"] = r.totals.steps;
@@ -279,6 +296,15 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
   // statistics); null where the backend does not time them apart (the GPU).
   j["integration_seconds"] = r.integration_seconds >= 0 ? nlohmann::json(r.integration_seconds) : nlohmann::json();
   j["measurement_seconds"] = r.measurement_seconds >= 0 ? nlohmann::json(r.measurement_seconds) : nlohmann::json();
+  // The cost per instance-step sampled on the timed blocks (backends/step_cost.hpp): its
+  // median and the median's notch, which a study's cost comparison uses; null where not measured.
+  const StepCost cost = StepCost::of(r.step_cost);
+  j["step_cost"] = cost.samples == 0 ? nlohmann::json()
+                                     : nlohmann::json{{"median_seconds", cost.p50},
+                                                      {"p25_seconds", cost.p25},
+                                                      {"p75_seconds", cost.p75},
+                                                      {"samples", cost.samples},
+                                                      {"median_relative_notch", cost.relative_notch()}};
   j["instance_steps_per_second"] =
       r.wall_seconds > 0 ? static_cast<double>(r.totals.steps) / r.wall_seconds : 0.0;
   nlohmann::json i0;
@@ -388,6 +414,11 @@ std::string make_trajectory_csv(const EnsembleResult& r) {
 
 void check_output_dir(const std::string& dir, bool force) {
   std::error_code ec;
+  // A run writes its files into DIR itself (and --force would clear them there): never the
+  // filesystem's root, which root may write.
+  if (const fs::path canonical = fs::weakly_canonical(fs::absolute(dir, ec), ec); !ec && canonical == canonical.root_path())
+    throw std::runtime_error("--out " + dir + ": the root of the filesystem; give the results a directory of their own "
+                             "(e.g. --out /tmp/run1)");
   if (!fs::exists(dir, ec)) return;
   if (!fs::is_directory(dir, ec)) throw std::runtime_error("--out " + dir + ": exists and is not a directory");
   if (force) return;
@@ -440,12 +471,61 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   sync_directory(target.parent_path());
 }
 
+namespace {
+
+// The files `chens plot` writes into plots/ (scripts/plot_study.py): its figures, PNG and SVG,
+// and summary.txt. Anything else there is someone else's.
+bool plot_file(const std::string& name) {
+  if (name == "summary.txt") return true;
+  const auto extension = name.rfind('.');
+  if (extension == std::string::npos || (name.substr(extension) != ".png" && name.substr(extension) != ".svg"))
+    return false;
+  const std::string stem = name.substr(0, extension);
+  for (int m = 0; m < metric_count; ++m)
+    if (stem == metric_name(m)) return true;
+  for (const char* f : {"convergence", "periodograms", "phase_error", "survival"})
+    if (stem == f) return true;
+  for (const char* f : {"periodogram", "end_atom"})  // and _<run> in a study
+    if (stem == f || stem.rfind(std::string(f) + "_", 0) == 0) return true;
+  return false;
+}
+
+// What chens wrote into the directory of a run (or of a study, whose own files the caller
+// adds): its output files, checkpoint and resume record, chens plot's files in plots/ and the
+// temporary files of a process killed while writing. A directory named like a file chens
+// writes is someone else's.
+void written_by_chens(const fs::path& d, std::vector<fs::path>& doomed) {
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const char* f : output_files) files.push_back(d / f);
+  for (const char* f : {"checkpoint.chk", "resume.json"}) files.push_back(d / f);
+  for (const fs::path& f : files) {
+    const fs::file_type t = fs::symlink_status(f, ec).type();
+    if (t != fs::file_type::not_found && t != fs::file_type::directory) doomed.push_back(f);
+  }
+  if (fs::symlink_status(d / "plots", ec).type() == fs::file_type::directory)
+    for (fs::directory_iterator it(d / "plots", ec), end; !ec && it != end; it.increment(ec))
+      if (it->symlink_status(ec).type() == fs::file_type::regular && plot_file(it->path().filename().string()))
+        doomed.push_back(it->path());
+  for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind(".chens-partial-", 0) == 0) doomed.push_back(it->path());
+}
+
+// Removes dir if nothing is left in it.
+void remove_if_empty(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::symlink_status(dir, ec).type() == fs::file_type::directory && fs::is_empty(dir, ec)) fs::remove(dir, ec);
+}
+
+}  // namespace
+
 std::vector<std::string> remove_earlier_results(const std::string& dir) {
   const fs::path d(dir);
   std::error_code ec;
   if (!fs::is_directory(d, ec)) return {};
-  std::vector<fs::path> doomed, files;
-  // A study: the run directories its index lists, and nothing it does not list.
+  std::vector<fs::path> doomed, runs;
+  // A study: in each run directory its index lists, what chens wrote there (not the whole
+  // directory: a user's file inside it stays), and its own files.
   if (fs::exists(d / "study.json", ec)) {
     nlohmann::json index;
     try {
@@ -454,33 +534,38 @@ std::vector<std::string> remove_earlier_results(const std::string& dir) {
       for (const auto& run : index.at("runs")) {
         const std::string name = run.at("directory").get<std::string>();
         if (!plain_name(name)) throw std::runtime_error("run directory \"" + name + "\" is not a name inside it");
-        if (fs::is_directory(d / name, ec)) doomed.push_back(d / name);
+        if (fs::symlink_status(d / name, ec).type() == fs::file_type::directory) runs.push_back(d / name);
       }
     } catch (const std::exception& e) {
       throw std::runtime_error("--force: " + (d / "study.json").string() + " cannot be read (" + e.what() +
                                "), so chens cannot tell which of " + dir +
                                "'s directories the earlier study wrote; remove them yourself or choose another --out");
     }
-    for (const char* f : {"study.json", "comparison.csv", "series_long.csv"}) files.push_back(d / f);
+    for (const char* f : {"study.json", "comparison.csv", "series_long.csv"})
+      if (fs::symlink_status(d / f, ec).type() == fs::file_type::regular) doomed.push_back(d / f);
+    for (const fs::path& r : runs) written_by_chens(r, doomed);
   }
-  // A single run's files, its checkpoint and resume record, and the figures of either.
-  for (const char* f : output_files) files.push_back(d / f);
-  for (const char* f : {"checkpoint.chk", "resume.json"}) files.push_back(d / f);
-  // chens writes these as files: a directory of that name is someone else's.
-  for (const fs::path& f : files)
-    if (fs::symlink_status(f, ec).type() != fs::file_type::directory) doomed.push_back(f);
-  doomed.push_back(d / "plots");
-  // Temporary files of a process that was killed while writing.
-  for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().filename().string().rfind(".chens-partial-", 0) == 0) doomed.push_back(it->path());
+  // A single run's files (or a study's plots and checkpoint records).
+  written_by_chens(d, doomed);
   for (const fs::path& p : doomed) {
     fs::remove_all(p, ec);
     if (ec) throw std::runtime_error("--force: cannot remove " + p.string() + " of the earlier results: " + ec.message());
   }
-  // What chens did not write stays; the caller names it.
+  for (const fs::path& r : runs) remove_if_empty(r / "plots");
+  for (const fs::path& r : runs) remove_if_empty(r);
+  remove_if_empty(d / "plots");
+  // What chens did not write stays, at any depth; the caller names it. (At most a few
+  // thousand entries are walked: a big tree of the user's is named by its first ones.)
   std::vector<std::string> left;
-  for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec))
-    if (!is_output_lock_file(it->path())) left.push_back(it->path().filename().string());
+  std::size_t walked = 0;
+  for (fs::recursive_directory_iterator it(d, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end && walked < 4096; it.increment(ec), ++walked) {
+    if (it.depth() == 0 && is_output_lock_file(it->path())) continue;
+    const bool dir_entry = it->symlink_status(ec).type() == fs::file_type::directory;
+    if (dir_entry && !fs::is_empty(it->path(), ec)) continue;  // its files are named instead
+    left.push_back(fs::relative(it->path(), d, ec).string() + (dir_entry ? "/" : ""));
+  }
+  if (walked >= 4096) left.push_back("...");
   std::sort(left.begin(), left.end());
   return left;
 }

@@ -68,11 +68,14 @@ void check_output_dir(const std::string& dir, bool force);
 // then a rename: the file is either the old one or complete. Throws std::runtime_error
 // "cannot write PATH: <why>" (a full disk: "No space left on device"), the temporary removed.
 void write_file_atomically(const std::string& path, const std::string& text);
-// `--force` (docs/checkpoints.md): removes what an earlier run or study wrote into dir — the
-// run directories its study.json lists, study.json, comparison.csv, a run's output files,
-// checkpoint.chk, resume.json, plots/ and temporary files of a killed process — and
-// nothing else. Returns the names of what is left in dir (not written by chens). Throws
-// when study.json cannot be read (its run directories cannot be told from others).
+// `--force` (docs/checkpoints.md): removes what an earlier run or study wrote into dir — in
+// dir and in each run directory its study.json lists: study.json, comparison.csv,
+// series_long.csv, a run's output files, checkpoint.chk, resume.json, the figures and
+// summary.txt chens plot wrote into plots/, and temporary files of a killed process — and
+// nothing else; a directory left empty goes too. Returns the paths, relative to dir, of
+// what is left at any depth (files, and empty directories with a trailing /; "..." when
+// the walk stopped after 4096 entries). Throws when study.json cannot be read (its run
+// directories cannot be told from others).
 std::vector<std::string> remove_earlier_results(const std::string& dir);
 
 // A run's result files, name and bytes, as write_outputs writes them (summary.json last):

@@ -12,6 +12,7 @@
 #include "study/default_study.hpp"
 #include "dispatch/custom_models.hpp"
 #include "study/study_key_table.hpp"
+#include "output/number_text.hpp"
 
 namespace chens {
 
@@ -139,11 +140,25 @@ void lookup(const std::string& section, const std::string& key, const std::strin
 // U+0499, Greek letters and the section sign included; found by scripts/fuzz-study.sh), so it
 // never sees one. Strings (basic, literal, multi-line) are tracked so that '#' in a string is
 // not a comment. Throws StudyError at the first non-ASCII byte outside a comment.
+//
+// toml++ also parses a dotted key (a.b.c) and nested arrays and inline tables by recursion,
+// one frame per part or level: a key of 50,000 parts (100 KB) overflowed the stack. So the
+// shape is checked here first, in code (not in strings or comments): at most
+// max_nesting levels of [ and { and at most max_key_dots dots in a row of text between two
+// of = , [ ] { } and a line end (a study key has at most two dots, sweep.SECTION.KEY; a
+// number has one).
+constexpr int max_nesting = 32;
+constexpr int max_key_dots = 16;
+
 std::string ascii_toml(const std::string& text, const std::string& origin) {
   enum class In { code, comment, basic, literal, ml_basic, ml_literal } in = In::code;
   std::string out;
   out.reserve(text.size());
   std::size_t line = 1, column = 1;
+  int depth = 0, dots = 0;
+  const auto refuse_shape = [&](const std::string& what) {
+    throw StudyError(origin + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + what);
+  };
   for (std::size_t i = 0; i < text.size(); ++i, ++column) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
@@ -159,11 +174,26 @@ std::string ascii_toml(const std::string& text, const std::string& origin) {
     if (c == '\n') {
       ++line;
       column = 0;
+      dots = 0;
       if (in == In::comment || in == In::basic || in == In::literal) in = In::code;
       continue;
     }
     switch (in) {
       case In::code:
+        if (c == '[' || c == '{') {
+          dots = 0;
+          if (++depth > max_nesting)
+            refuse_shape("more than " + std::to_string(max_nesting) + " nested arrays, inline tables or table "
+                         "headers; a study file nests at most a few (docs/study-format.md, \"Limits\")");
+        } else if (c == ']' || c == '}') {
+          dots = 0;
+          depth = std::max(0, depth - 1);
+        } else if (c == '=' || c == ',') {
+          dots = 0;
+        } else if (c == '.' && ++dots > max_key_dots) {
+          refuse_shape("a dotted key of more than " + std::to_string(max_key_dots + 1) + " parts; study keys have at "
+                       "most three (sweep.SECTION.KEY; docs/study-format.md, \"Limits\")");
+        }
         if (starts("\"\"\"")) {
           in = In::ml_basic;
           out += "\"\"";
@@ -210,10 +240,18 @@ std::string ascii_toml(const std::string& text, const std::string& origin) {
   return out;
 }
 
+// The largest study text read (a [parameters] list of a value per instance is the longest
+// anyone writes: 10^6 values in ~20 MB).
+constexpr std::size_t max_study_bytes = std::size_t{64} << 20;
+
 // TOML text (from `origin`, a file or --set) as a table. A UTF-8 byte-order mark (which
 // some Windows editors write) is dropped; UTF-16 text and binary data are named as such
 // rather than reported as a stray character at 1:1.
 toml::table parse_toml(const std::string& raw, const std::string& origin) {
+  if (raw.size() > max_study_bytes)
+    throw StudyError(origin + ": " + std::to_string(raw.size()) + " bytes; a study file has at most " +
+                     std::to_string(max_study_bytes >> 20) + " MiB (docs/study-format.md, \"Limits\"): give long "
+                     "per-instance lists as a law of [parameters] instead");
   const bool bom = raw.compare(0, 3, "\xEF\xBB\xBF") == 0;
   const std::string text = bom ? raw.substr(3) : raw;
   if (text.compare(0, 2, "\xFF\xFE") == 0 || text.compare(0, 2, "\xFE\xFF") == 0)
@@ -250,8 +288,11 @@ toml::table read_root(const std::optional<std::string>& path) {
                                                    : "something other than a regular file";
     throw StudyError(*path + ": is " + std::string(what) + ", not a study file; give the path of a .toml file");
   }
+  if (const auto bytes = fs::file_size(*path, ec); !ec && bytes > max_study_bytes)  // before it is read into memory
+    throw StudyError(*path + ": " + std::to_string(bytes) + " bytes; a study file has at most " +
+                     std::to_string(max_study_bytes >> 20) + " MiB (docs/study-format.md, \"Limits\")");
   std::ifstream in(*path, std::ios::binary);
-  if (!in) throw StudyError(*path + ": cannot open study file");
+  if (!in) throw StudyError(*path + ": " + (fs::exists(st) ? "cannot open study file" : "no such study file"));
   std::ostringstream text;
   text << in.rdbuf();
   return parse_toml(text.str(), *path);
@@ -382,6 +423,25 @@ struct Override {
   const toml::node* value;
 };
 
+// The "section.key" of each --set, as apply_sets reads it ("" where it is malformed, which
+// apply_sets refuses with its own message).
+std::vector<std::string> set_keys(const std::vector<std::string>& sets) {
+  std::vector<std::string> out;
+  for (const std::string& s : sets) {
+    const std::string lhs = s.substr(0, s.find('='));
+    const auto period = lhs.find('.');
+    out.push_back(period == std::string::npos ? ""
+                                              : trimmed(lhs.substr(0, period)) + "." + trimmed(lhs.substr(period + 1)));
+  }
+  return out;
+}
+
+// A text as a message quotes it: at most `most` bytes, then how long it was.
+std::string clipped(const std::string& text, std::size_t most = 60) {
+  if (text.size() <= most) return text;
+  return text.substr(0, most) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 }  // namespace
 
 Study load_study(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
@@ -412,6 +472,50 @@ std::vector<StudyRun> load_default_runs(const std::vector<std::string>& sets) {
 
 namespace {
 
+// Of the runs of a study (not only a [sweep]'s): at most this many, and names of at most
+// NAME_MAX bytes (docs/study-format.md, "Limits"). study.json holds every run's digest
+// (~6 kB) and is rewritten, flushed to the disk, before and after every run: a study of
+// 10^4 tiny runs wrote 15 MB twice a run after 2,500 of them and slowed to a third of a
+// second a run, O(runs^2). [parameters] varies a model's parameters or h per instance
+// within one run instead (docs/parameter_ensembles.md).
+constexpr std::size_t max_study_runs = 1000;
+constexpr std::size_t max_run_name_bytes = 255;
+
+struct Partial {
+  std::string name;
+  std::vector<Override> overrides;
+};
+struct Axis {
+  std::string section, key;
+  const toml::array* values;
+};
+
+// --set gives every run the same value. Of a key that the study's runs vary (a [sweep] key, or
+// one that a [[run]] sets), that would run them alike under names, tables and legends that
+// still say they differ: refused, naming the key and what varies it.
+void refuse_sets_of_varied_keys(const std::vector<std::string>& sets, const std::vector<Partial>& explicit_runs,
+                                const std::vector<Axis>& axes) {
+  const std::vector<std::string> keys = set_keys(sets);
+  for (std::size_t q = 0; q < sets.size(); ++q) {
+    if (keys[q].empty()) continue;
+    for (const Axis& a : axes)
+      if (a.section + "." + a.key == keys[q])
+        throw StudyError("--set " + clipped(sets[q]) + ": the study sweeps " + keys[q] + " over " +
+                         clipped(render(*a.values)) + ", and --set would give every run one value under names that "
+                         "say otherwise; drop the --set, or list the values to run in [sweep] of a study file of "
+                         "your own (the built-in default study is examples/default_study.toml)");
+    std::string setters;
+    for (const Partial& p : explicit_runs)
+      for (const Override& o : p.overrides)
+        if (o.section + "." + o.key == keys[q]) setters += (setters.empty() ? "\"" : ", \"") + clipped(p.name) + "\"";
+    if (!setters.empty())
+      throw StudyError("--set " + clipped(sets[q]) + ": [[run]] " + setters + " set" + (setters.find(',') == std::string::npos ? "s " : " ") +
+                       keys[q] + " " + (setters.find(',') == std::string::npos ? "itself" : "themselves") +
+                       ", and --set would replace it under the run's name; drop the --set, or change the [[run]] in "
+                       "the study file");
+  }
+}
+
 std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& sets) {
   if (!root.contains("sweep") && !root.contains("run")) {
     check_sections(root);
@@ -420,10 +524,6 @@ std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& 
   }
   // Runs: each [[run]] (or the base study alone), times every combination of the [sweep]
   // values; each is the base study with its overrides, then --set.
-  struct Partial {
-    std::string name;
-    std::vector<Override> overrides;
-  };
   // Overrides and sweep values point into `source`, which outlives them; root loses its
   // [sweep] and [[run]] and becomes the base study.
   const toml::table source = root;
@@ -459,10 +559,6 @@ std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& 
   } else {
     explicit_runs.push_back({});
   }
-  struct Axis {
-    std::string section, key;
-    const toml::array* values;
-  };
   std::vector<Axis> axes;
   if (const toml::node* sweep = source.get("sweep")) {
     const auto* tbl = sweep->as_table();
@@ -487,6 +583,20 @@ std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& 
   root.erase("run");
   root.erase("sweep");
   check_sections(root);
+  refuse_sets_of_varied_keys(sets, explicit_runs, axes);
+  // The study's size before any run is built: a sweep of a million runs took minutes and
+  // hundreds of megabytes to expand before anything could be said about it.
+  double count = static_cast<double>(explicit_runs.size());
+  std::string factors = explicit_runs.size() > 1 ? std::to_string(explicit_runs.size()) + " [[run]]" : "";
+  for (const Axis& a : axes) {
+    count *= static_cast<double>(a.values->size());
+    factors += (factors.empty() ? "" : " x ") + std::to_string(a.values->size()) + " values of " + a.section + "." + a.key;
+  }
+  if (count > static_cast<double>(max_study_runs))
+    throw StudyError("the study has " + number_text(count, count < 1e15 ? "%.0f" : "%.3g") + " runs (" + factors + "); one study runs at most " +
+                     std::to_string(max_study_runs) + " (each is a directory, an entry of study.json, which is rewritten "
+                     "after every run, and a row of every table): sweep fewer values, split it into several studies, or "
+                     "vary model parameters and h per instance in one run ([parameters], docs/parameter_ensembles.md)");
 
   std::vector<StudyRun> out;
   for (const Partial& base : explicit_runs) {
@@ -506,6 +616,13 @@ std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& 
         name += (name.empty() ? "" : "_") + axes[a].key + "=" + plain_value(v);
       }
       run.name = directory_safe(name);
+      // A run is a directory below --out: its name must be one (NAME_MAX), or the study would
+      // stop at that run after the ones before it had run.
+      if (run.name.size() > max_run_name_bytes)
+        throw StudyError("run \"" + clipped(run.name) + "\": its name is " + std::to_string(run.name.size()) +
+                         " bytes, longer than the " + std::to_string(max_run_name_bytes) +
+                         " a directory name may have; give the [[run]] a shorter name, or sweep fewer keys or "
+                         "shorter values (the name is [[run]] name_key=value_...)");
       for (const StudyRun& earlier : out)
         if (earlier.name == run.name)
           throw StudyError("two runs are named \"" + run.name + "\"; give each [[run]] its own name");

@@ -205,7 +205,15 @@ void validate_model(const Study& s) {
       throw StudyError("model.initial has " + std::to_string(z.size()) +
                        " numbers: the pendulum needs an array of 4 numbers [x, y, px, py]");
     const double r2 = z[0] * z[0] + z[1] * z[1];
-    if (!(r2 > 0) || !std::isfinite(r2))
+    const double p2 = z[2] * z[2] + z[3] * z[3];
+    // The initial position is projected onto the circle of radius l, and the energy is
+    // p^2 / 2m + m g y: both must be finite numbers, which a huge entry (1e200) overflows.
+    if (!std::isfinite(r2) || !std::isfinite(p2))
+      throw StudyError("model.initial = [" + shortest(z[0]) + ", " + shortest(z[1]) + ", " + shortest(z[2]) + ", " +
+                       shortest(z[3]) + "]: " + (std::isfinite(r2) ? "px^2 + py^2" : "x^2 + y^2") +
+                       " overflows a double; give a state of ordinary size (the position is projected onto the "
+                       "circle of radius model.length)");
+    if (!(r2 > 0))
       throw StudyError("model.initial: the position (x, y) = (0, 0) has no constraint gradient; the pendulum needs "
                        "x^2 + y^2 > 0");
     return;

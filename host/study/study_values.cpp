@@ -59,7 +59,12 @@ std::string render(const toml::node& n) {
 }
 
 [[noreturn]] void fail(const toml::node& n, const std::string& key, const std::string& what) {
-  throw StudyError(where(n) + ": " + key + " = " + render(n) + ": " + what);
+  // A value is quoted as given, up to a line's worth: a megabyte of model.kind is named by
+  // its start and its length, not echoed whole.
+  constexpr std::size_t most = 120;
+  std::string value = render(n);
+  if (value.size() > most) value.replace(most, std::string::npos, "... (" + std::to_string(value.size()) + " characters)");
+  throw StudyError(where(n) + ": " + key + " = " + value + ": " + what);
 }
 
 double number(const toml::node& n, const std::string& key) {

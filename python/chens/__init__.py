@@ -19,11 +19,12 @@ import math
 import os
 import re
 import tomllib
+import warnings
 
 from . import _chens
 
 __all__ = ["run", "resume", "check", "validate", "plot", "defaults", "Result", "StudyResult", "Validation",
-           "StudyError", "BackendError"]
+           "StudyError", "BackendError", "AllLostWarning"]
 
 #: Bad input (a study key, a value, a --set override, run's arguments): the message is the
 #: one `chens run` prints after "chens run: ".
@@ -98,11 +99,13 @@ def _source(study):
     if isinstance(study, os.PathLike):
         return "file", os.fspath(study)
     if isinstance(study, str):
-        # An existing file's path; else a TOML text (it holds "=" or a table header); else a
-        # path, which the loader says does not exist.
-        if "\n" not in study and os.path.isfile(study):
+        # An existing file's path; a line ending in .toml is a path too, even with "=" in it
+        # ("studies/a=b.toml"), which the loader says does not exist; else a TOML text (it
+        # holds "=" or a table header); else a path.
+        one_line = "\n" not in study
+        if one_line and (os.path.isfile(study) or study.strip().endswith(".toml")):
             return "file", study
-        if "\n" in study or "=" in study or study.lstrip().startswith("["):
+        if not one_line or "=" in study or study.lstrip().startswith("["):
             return "text", study
         return "file", study
     raise StudyError(f"study: a path, a TOML text or a dict, not {type(study).__name__}")
@@ -114,8 +117,26 @@ def _message(text):
     return "\n".join(lines)
 
 
+class AllLostWarning(UserWarning):
+    """A run lost every instance (chens run's exit code 5): its files are written, but hold no
+    statistics at t_final (summary.json "live")."""
+
+
+def _threads(threads):
+    # As --threads: None is every core, else an integer in [1, 4096] (0 is not "every core").
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 4096:
+        raise StudyError(f"threads = {threads!r}: must be an integer in [1, 4096], or None for every core")
+    return threads
+
+
 def _raise_for(code, messages, command):
     # chens' exit codes (cli.hpp) as exceptions.
+    if code == 5:  # exit_all_lost: the results exist; say what they lack
+        said = [ln for ln in _message(messages).splitlines() if "every instance" in ln]
+        warnings.warn(said[-1] if said else "every instance of a run was lost", AllLostWarning, stacklevel=3)
+        return
     if code in (130, 138, 143):  # SIGINT, SIGUSR1, SIGTERM: a checkpoint where `out` was given
         raise KeyboardInterrupt(_message(messages))
     if code == 2:
@@ -290,9 +311,10 @@ class Result:
                 for m in metrics}
         data["live"] = (lead + ("time",), stacked(lambda p: p["live"].to_numpy()))
         # [first_passage]: the surviving fraction of each level (docs/first_passage.md)
+        # (fractions: float even where every value reads as an integer, e.g. 1 before any loss)
         for c in df.columns:
             if c.startswith("surviving_"):
-                data[c] = (lead + ("time",), stacked(lambda p: p[c].to_numpy()))
+                data[c] = (lead + ("time",), stacked(lambda p: p[c].to_numpy(dtype=np.float64)))
         attrs = {"name": self.name, "study": json.dumps(self.summary.get("study", {}))}
         coords = {"time": parts[0]["t"].to_numpy(), "statistic": stats}
         if grouped:
@@ -343,12 +365,14 @@ def run(study=None, *, set=None, backend="auto", threads=None, out=None, force=F
     out: an output directory: the files are written there exactly as `chens run --out` writes
         them (force: --force). None: nothing is written.
     Returns a Result for a single run, a StudyResult for several. Raises StudyError for bad
-    input, BackendError where backend="cuda" cannot run, KeyboardInterrupt when SIGINT
-    stopped the run (with `out`, a checkpoint to resume from as the command line leaves).
+    input (threads not None or an integer in [1, 4096] included), BackendError where
+    backend="cuda" cannot run, KeyboardInterrupt when SIGINT stopped the run (with `out`, a
+    checkpoint to resume from as the command line leaves). A run that lost every instance
+    (exit code 5) is returned with an AllLostWarning.
     """
     source, text = _source(study)
     sets = [f"{k}={_toml_value(v)}" for k, v in (set or {}).items()]
-    return _results(_chens.run(source, text, sets, backend, 0 if threads is None else int(threads),
+    return _results(_chens.run(source, text, sets, backend, _threads(threads),
                                None if out is None else os.fspath(out), bool(force), bool(progress)), out)
 
 
@@ -356,7 +380,7 @@ def resume(out, *, threads=None, progress=False):
     """Continues the run or study that SIGINT (or SIGTERM, SIGUSR1) interrupted in directory `out`,
     as `chens run --resume OUT` does, on the backend that wrote its checkpoints; returns its
     results (read back from `out`, the runs completed before the interruption included)."""
-    return _results(_chens.run("resume", os.fspath(out), [], "auto", 0 if threads is None else int(threads), None,
+    return _results(_chens.run("resume", os.fspath(out), [], "auto", _threads(threads), None,
                                False, bool(progress)), out)
 
 
@@ -378,7 +402,7 @@ def check(study=None, *, set=None, backend="auto", threads=None):
     report (what `chens check` prints). Raises as run does."""
     source, text = _source(study)
     sets = [f"{k}={_toml_value(v)}" for k, v in (set or {}).items()]
-    r = _chens.command("check", source, text, sets, backend, 0 if threads is None else int(threads), -1.0, -1.0)
+    r = _chens.command("check", source, text, sets, backend, _threads(threads), -1.0, -1.0)
     _raise_for(r["code"], r["messages"], "check")
     return r["report"]
 
@@ -408,7 +432,7 @@ def validate(study=None, *, set=None, threads=None, rtol=None, atol=None):
     if source == "default":
         source = "single"  # as chens validate without a study file: every key's default
     sets = [f"{k}={_toml_value(v)}" for k, v in (set or {}).items()]
-    r = _chens.command("validate", source, text, sets, "auto", 0 if threads is None else int(threads),
+    r = _chens.command("validate", source, text, sets, "auto", _threads(threads),
                        -1.0 if rtol is None else float(rtol), -1.0 if atol is None else float(atol))
     if r["code"] == 4:  # exit_mismatch
         return Validation(False, r["report"])

@@ -218,6 +218,32 @@ with tempfile.TemporaryDirectory() as tmp:
     check(leftovers(s2) == [] and not os.path.exists(os.path.join(s2, idx["runs"][1]["directory"], "checkpoint.chk")),
           "study resumed: no checkpoint or resume.json left")
 
+    # A study of many runs each too short to reach a stop point of its own: SIGINT went
+    # unheeded and the study ran on for minutes. It now stops before the next run; resumed,
+    # the study finishes with every run complete.
+    many = os.path.join(tmp, "many.toml")
+    with open(many, "w") as f:
+        f.write("[integrator]\nt_end = 0.1\n[ensemble]\nsize = 1\n[sweep]\nensemble.seed = [%s]\n"
+                % ", ".join(str(i + 1) for i in range(300)))
+    d = os.path.join(tmp, "many")
+    proc = subprocess.Popen([chens, "run", many, "--out", d, "--no-progress"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    wait_for(os.path.join(d, "seed=3", "summary.json"), proc)
+    proc.send_signal(signal.SIGINT)
+    t0 = time.time()
+    out, err = proc.communicate(timeout=600)
+    waited = time.time() - t0
+    idx = json.load(open(os.path.join(d, "study.json")))
+    done = [r["status"] for r in idx["runs"]].count("complete")
+    # (between two runs, or inside one at its first stop point, with a checkpoint)
+    check(proc.returncode == 130 and waited < 5 and "interrupted (SIGINT)" in err and 3 <= done < 300,
+          "study of 300 tiny runs: SIGINT honoured between runs in %.2f s after %d runs, exit %s (%s)"
+          % (waited, done, proc.returncode, err.strip()[-200:]))
+    p = resume(d)
+    idx = json.load(open(os.path.join(d, "study.json")))
+    check(p.returncode == 0 and idx["complete"] and all(r["status"] == "complete" for r in idx["runs"]),
+          "study of 300 tiny runs, resumed: every run complete (%s)" % p.stderr.strip()[-200:])
+
 if failures:
     print("%d check(s) failed" % len(failures))
     sys.exit(1)

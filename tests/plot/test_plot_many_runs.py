@@ -5,7 +5,9 @@
 
 Synthetic studies with known content (docs/study-format.md's files): a grid of
 integrator.method x integrator.h whose final errors are exactly C h^p, runs that diverge,
-and a run whose statistics are exactly 0 or have no spread at known times. The figures
+runs that lose most of their instances, saturated errors in the convergence fit, a band
+that would hide the maximum, and a run whose statistics are exactly 0 or have no spread at
+known times. The figures
 are drawn in-process (plot_study's draw_* functions) so that their artists and pixels can
 be measured in data coordinates; the command line (--runs, --color-by, exit codes, files,
 summary.txt) is run as a subprocess. Needs Debian's python3-numpy and python3-matplotlib;
@@ -23,6 +25,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.colors  # noqa: E402
 import matplotlib.image  # noqa: E402
+import matplotlib.patheffects  # noqa: E402
 import numpy as np  # noqa: E402
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
@@ -38,9 +41,10 @@ STEPS = ("0.1", "0.05", "0.025", "0.0125")
 
 
 def write_run(directory, metrics, method="rk4", h=0.1, formulation="dirac", times=TIMES, instances=256,
-              lost=None, live=None):
+              lost=None, live=None, summary_extra=None):
     """One run: series.csv with metrics = {name: {statistic: array over times}} (missing
-    statistics: the p50), summary.json with final values from the last row."""
+    statistics: the p50), summary.json with final values from the last row (and
+    summary_extra's fields)."""
     os.makedirs(directory)
     header = ["t", "live"]
     columns = [times, live if live is not None else np.full(len(times), instances)]
@@ -63,6 +67,7 @@ def write_run(directory, metrics, method="rk4", h=0.1, formulation="dirac", time
     for m, stats in metrics.items():
         last = {s: float(stats.get(s, stats["p50"])[-1]) for s in STATS}
         summary[m] = {"final_" + s: (v if np.isfinite(v) else None) for s, v in last.items()}
+    summary.update(summary_extra or {})
     with open(os.path.join(directory, "summary.json"), "w") as f:
         json.dump(summary, f)
 
@@ -398,6 +403,210 @@ class ManyRunsTest(unittest.TestCase):
         with open(os.path.join(out, "summary.txt")) as f:
             text = f.read()
         self.assertRegex(text, r"\n\s+all runs\s+4\s+4\.000\s+4\.000\n")
+
+
+    def few_survivors_study(self, name):
+        """The naive RK4 pendulums of the user's report, scaled to TIMES: 100000 instances,
+        of which 41543 are live at t = 6 (below half), 2620 at 6.5, 77 at 7 and 73 from 7.5
+        on; their median then drops below dirac's, whose ensemble stays whole."""
+        root = os.path.join(self.tmp.name, name)
+        live = np.select([TIMES < 6, TIMES < 6.5, TIMES < 7, TIMES < 7.5], [100000, 41543, 2620, 77], 73)
+        naive = 1e-3 * (1 + TIMES)
+        naive = np.where(TIMES >= 6, 1e-6, naive)  # the 73 survivors look better than the ensemble
+        stats = lambda p50: {"p50": p50, "p10": p50 / 2, "p90": 2 * p50, "max": 4 * p50}  # noqa: E731
+        write_study(root, [
+            ("naive", {"integrator.formulation": "naive"},
+             dict(metrics={"integration_error": stats(naive)}, instances=100000, live=live,
+                  lost={"diverged": 99927})),
+            ("dirac", {"integrator.formulation": "dirac"},
+             dict(metrics={"integration_error": stats(1e-4 * (1 + TIMES))}, instances=100000))])
+        return root
+
+    def test_statistics_of_few_survivors_are_marked(self):
+        root = self.few_survivors_study("few-survivors")
+        runs, enc = self.load(root)
+        by_name = {r.name: r for r in runs}
+        naive, dirac = by_name["naive"], by_name["dirac"]
+        self.assertIsNone(naive.divergence)  # not every instance is lost: not "diverged"
+        self.assertEqual(naive.thinning, (6.0, "live < 50 % from t = 6 (73/100000 at t_final)"))
+        self.assertIsNone(dirac.thinning)
+        fig = plot_study.draw_metric(runs, "integration_error", enc, several=True)
+        ax = fig.axes[0]
+        legend = " ".join(" ".join(legend_texts(ax)).split())
+        self.assertIn("formulation = naive — live < 50 % from t = 6 (73/100000 at t_final)", legend)
+        self.assertNotIn("formulation = dirac — live", legend)
+        colour = lambda artist, run: matplotlib.colors.same_color(artist.get_color(), run.colour)  # noqa: E731
+
+        def drawn_t(line):
+            y = np.ma.asarray(line.get_ydata(orig=True))
+            return np.asarray(line.get_xdata())[~np.ma.getmaskarray(y) & np.isfinite(np.ma.filled(y, np.nan))]
+
+        naive_lines = [ln for ln in ax.get_lines() if colour(ln, naive) and len(ln.get_xdata()) > 1]
+        # The full-style median and the maximum stop before t = 6; a faint dotted median
+        # goes on from the sample before to t_final.
+        full = [ln for ln in naive_lines if ln.get_linewidth() == 1.6]
+        self.assertEqual(len(full), 1)
+        self.assertEqual(drawn_t(full[0]).max(), 5.5)
+        faint = [ln for ln in naive_lines if ln.get_linestyle() == ":"]
+        self.assertEqual(len(faint), 1)
+        self.assertLess(faint[0].get_linewidth(), 1.6)
+        self.assertEqual((drawn_t(faint[0]).min(), drawn_t(faint[0]).max()), (5.5, 10.0))
+        for line in naive_lines:
+            if line not in faint:
+                self.assertLessEqual(drawn_t(line).max(), 5.5, line)
+        # No band over the survivors.
+        bands = [c for c in ax.collections if matplotlib.colors.same_color(c.get_facecolor()[0][:3], naive.colour[:3])]
+        self.assertTrue(bands)
+        self.assertLessEqual(max(p.vertices[:, 0].max() for c in bands for p in c.get_paths()), 5.5 + 1e-9)
+        # A ring on the curve where the live fraction falls below half.
+        rings = [ln for ln in ax.get_lines() if colour(ln, naive) and ln.get_marker() == "o"
+                 and ln.get_markerfacecolor() == "none"]
+        self.assertEqual(len(rings), 1)
+        self.assertEqual((rings[0].get_xdata()[0], rings[0].get_ydata()[0]), (6.0, 1e-6))
+        # Dirac is drawn whole: median, band and maximum to t_final.
+        dirac_full = [ln for ln in ax.get_lines() if colour(ln, dirac) and ln.get_linewidth() == 1.6]
+        self.assertEqual(drawn_t(dirac_full[0]).max(), 10.0)
+        # summary.txt: the run's live count beside its final statistics, and when it thinned.
+        out = os.path.join(self.tmp.name, "few-survivors-plots")
+        r = plot(root, "--out", out, "--format", "png")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "summary.txt")) as f:
+            text = f.read()
+        self.assertIn("few live: run naive: live < 50 % from t = 6 (73/100000 at t_final)", text)
+        self.assertNotIn("few live: run dirac", text)
+        naive_block = text[text.index("run naive:"):text.index("run dirac:")]
+        self.assertIn("live at t_final: 73/100000 (0.073 %); below --min-live 0.5 from t = 6 on", naive_block)
+        self.assertIn("live at t_final: 100000/100000 (100 %)\n", text[text.index("run dirac:"):])
+        self.assertNotIn("diverged: run naive", text)
+        # --min-live sets the threshold: 73/100000 is above 0.05 %.
+        r = plot(root, "--out", out, "--format", "png", "--min-live", "0.0005")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "summary.txt")) as f:
+            self.assertNotIn("few live", f.read())
+
+    def test_a_group_counts_its_own_live_instances(self):
+        """Groups of a grouped run are thinned by their own live count against their own
+        size: 40 of 64 live is 62 %, though 40 of the ensemble's 128 would be 31 %."""
+        root = os.path.join(self.tmp.name, "grouped-live")
+        os.makedirs(root)
+        live = {"all": np.where(TIMES < 5, 128, 50), "h=0.1": np.where(TIMES < 5, 64, 10),
+                "h=0.05": np.where(TIMES < 5, 64, 40)}
+        header = ["group", "t", "live"] + ["energy_error_%s" % s for s in STATS]
+        with open(os.path.join(root, "series.csv"), "w") as f:
+            f.write(",".join(header) + "\n")
+            for label, counts in live.items():
+                for t, n in zip(TIMES, counts):
+                    f.write(",".join([label, "%.17g" % t, "%d" % n] + ["%.17g" % (1e-6 * (1 + t))] * len(STATS)) + "\n")
+        summary = {
+            "study": {"model": {"kind": "pendulum"}, "integrator": {"formulation": "dirac", "method": "rk4", "h": 0.1}},
+            "instances": 128, "lost_instances": 78, "lost": {"diverged": 78}, "t_final": 10.0, "samples": len(TIMES),
+            "groups": {"by": "h", "bins": False, "groups": [
+                {"group": "h=0.1", "value": 0.1, "instances": 64, "lost_instances": 54},
+                {"group": "h=0.05", "value": 0.05, "instances": 64, "lost_instances": 24}]},
+        }
+        with open(os.path.join(root, "summary.json"), "w") as f:
+            json.dump(summary, f)
+        runs, _, _, entries = plot_study.load(root)
+        runs, _ = plot_study.expand_groups(runs, entries)
+        thinning = {r.name: r.thinning for r in runs}
+        self.assertEqual(thinning["h=0.1"], (5.0, "live < 50 % from t = 5 (10/64 at t_final)"))
+        self.assertIsNone(thinning["h=0.05"])
+
+    def test_convergence_leaves_out_runs_with_few_survivors(self):
+        root = os.path.join(self.tmp.name, "convergence-few")
+        runs = []
+        for h in STEPS:
+            p50 = CONSTANTS["rk4"] * float(h) ** 4 * TIMES / 10.0
+            kw = dict(metrics={"integration_error": {"p50": p50, "max": 2 * p50}}, h=float(h))
+            if h == "0.1":  # 10 of 256 left, whose error is far off C h^4
+                kw.update(metrics={"integration_error": {"p50": p50 / 100, "max": p50 / 50}},
+                          live=np.where(TIMES < 8, 256, 10), lost={"diverged": 246})
+            runs.append(("h=%s" % h, {"integrator.h": h}, kw))
+        write_study(root, runs)
+        loaded, enc = self.load(root)
+        fig, lines = plot_study.draw_convergence(plot_study.convergence_runs(loaded), enc)
+        legend = " ".join(" ".join(legend_texts(fig.axes[0])).split())
+        self.assertIn("all runs — max: slope 4.00 (1 with live < 50 % left out)", legend)
+        self.assertIn("all runs — median (p50): slope 4.00 (1 with live < 50 % left out)", legend)
+        self.assertIn("h = 0.1: live < 50 % from t = 8 (10/256 at t_final); not in the fit", legend)
+        self.assertIn("  few live, not in the fit: h = 0.1 (h = 0.1): live < 50 % from t = 8 (10/256 at t_final)",
+                      lines)
+        self.assertRegex("\n".join(lines), r"\n\s+all runs\s+3\s+4\.000\s+4\.000\n")
+        # Drawn, as grey crosses, not as the group's points.
+        crosses = [ln for ln in fig.axes[0].get_lines() if ln.get_marker() == "x"]
+        self.assertEqual(sorted(x for ln in crosses for x in ln.get_xdata()), [0.1, 0.1])
+
+    def test_convergence_fit_drops_saturated_errors(self):
+        """The user's Euler runs: final maxima 232, 22.9, 9.0, 5.7 and 3.5, all above the
+        saturation limit 1 (summary.json's growth_exponents.limits.saturation), leave no
+        slope; medians 40 h, saturated down to h = 0.025, leave two points and slope 1."""
+        root = os.path.join(self.tmp.name, "saturated")
+        steps = [0.1, 0.05, 0.025, 0.0125, 0.00625]
+        maxima = [232.0, 22.9, 9.0, 5.7, 3.5]
+        limits = {"growth_exponents": {"window": [1.0, 10.0], "limits": {"rounding": 4.4e-13, "saturation": 1.0}}}
+        write_study(root, [("h=%g" % h, {"integrator.h": "%g" % h},
+                            dict(metrics={"integration_error": {"p50": 40 * h * TIMES / 10, "max": m * TIMES / 10}},
+                                 method="euler", h=h, summary_extra=limits)) for h, m in zip(steps, maxima)])
+        loaded, enc = self.load(root)
+        self.assertEqual({r.saturation for r in loaded}, {1.0})
+        fig, lines = plot_study.draw_convergence(plot_study.convergence_runs(loaded), enc)
+        ax = fig.axes[0]
+        legend = " ".join(" ".join(legend_texts(ax)).split())
+        self.assertIn("all runs — max: slope n/a (5 saturated left out; fewer than 2 points left)", legend)
+        self.assertIn("all runs — median (p50): slope 1.00 (3 saturated left out)", legend)
+        self.assertIn("saturated: error at or above 1 (half the size of the state); not in the fit", legend)
+        text = "\n".join(lines)
+        self.assertRegex(text, r"\n\s+all runs\s+0/2\s+n/a\s+1\.000\n")
+        self.assertIn("  saturated, not in the fit: all runs — max at h = 0.00625, 0.0125, 0.025, 0.05, 0.1: "
+                      "3.5, 5.7, 9, 22.9, 232 (at or above 1)", lines)
+        self.assertIn("  saturated, not in the fit: all runs — median (p50) at h = 0.025, 0.05, 0.1: 1, 2, 4 "
+                      "(at or above 1)", lines)
+        self.assertIn("  no slope for all runs — max: fewer than 2 points left (5 saturated left out)", lines)
+        # Drawn hollow and grey; one fit line only (the median's).
+        hollow = [ln for ln in ax.get_lines() if ln.get_markerfacecolor() == "none"
+                  and matplotlib.colors.same_color(ln.get_markeredgecolor(), "0.55")]
+        self.assertEqual(sorted(x for ln in hollow for x in ln.get_xdata()), sorted(steps + steps[:3]))
+        self.assertEqual(len([ln for ln in ax.get_lines() if ln.get_linestyle() == ":"]), 1)
+        lo, hi = ax.get_ylim()
+        self.assertGreater(hi, 232.0)  # the saturated points are inside the axes
+        # Without growth_exponents.limits: half the size of model.initial, at least 1 (the
+        # pendulums' default [1, 0, 0, -2]: 1); unknown for a chain's default.
+        self.assertEqual(plot_study.saturation_limit({"study": {"model": {"kind": "pendulum"}}}), 1.0)
+        self.assertEqual(plot_study.saturation_limit({"study": {"model": {"kind": "pendulum",
+                                                                          "initial": [3, 0, 0, -4]}}}), 2.0)
+        self.assertIsNone(plot_study.saturation_limit({"study": {"model": {"kind": "chain"}}}))
+
+    def test_max_line_is_drawn_over_bands_and_medians(self):
+        """RATTLE-like medians that oscillate inside a wide band, and a second run whose band
+        and median cross the first's maximum: every maximum is drawn over every band and
+        median, opaque, with a white halo that sets it off from a band of its own colour."""
+        root = os.path.join(self.tmp.name, "oscillating")
+        wave = 1e-4 * (1.05 + np.sin(3.0 * TIMES))
+        write_study(root, [
+            ("rattle", {"integrator.method": "rattle"},
+             dict(metrics={"energy_error": {"p50": wave, "p10": wave / 100, "p90": 1e-4 * 2.1 + 0 * TIMES,
+                                            "max": 1e-4 * 2.2 + 0 * TIMES}})),
+            ("other", {"integrator.method": "rk4"},
+             dict(metrics={"energy_error": {"p50": 2.2e-4 + 0 * TIMES, "p10": 1e-6 + 0 * TIMES,
+                                            "p90": 1e-3 + 0 * TIMES, "max": 2e-3 + 0 * TIMES}}))])
+        runs, enc = self.load(root)
+        fig = plot_study.draw_metric(runs, "energy_error", enc, several=True)
+        ax = fig.axes[0]
+        maxima = [ln for ln in ax.get_lines() if any(
+            np.allclose(np.ma.filled(np.ma.asarray(ln.get_ydata(orig=True), float), np.nan),
+                        r.series["energy_error_max"][r.series["t"] > 0]) for r in runs) and ln.get_linewidth() != 1.6]
+        medians = [ln for ln in ax.get_lines() if ln.get_linewidth() == 1.6]
+        bands = [c for c in ax.collections]
+        self.assertEqual((len(maxima), len(medians), len(bands)), (2, 2, 2))
+        for line in maxima:
+            self.assertGreater(line.get_zorder(), max(a.get_zorder() for a in bands + medians))
+            self.assertIn(line.get_alpha(), (None, 1.0))
+            halo = [e for e in line.get_path_effects() if isinstance(e, matplotlib.patheffects.withStroke)]
+            self.assertTrue(halo, "no halo on the max line")
+        # matplotlib draws in zorder: the maxima come after every band and median.
+        order = sorted(ax.get_children(), key=lambda a: a.get_zorder())
+        last_other = max(order.index(a) for a in bands + medians)
+        self.assertTrue(all(order.index(line) > last_other for line in maxima))
 
 
 if __name__ == "__main__":

@@ -355,6 +355,21 @@ class PlotStudyTest(unittest.TestCase):
         self.assertRegex(text, r"\n\s+lost\s+-\s+at sample times")
         self.assertNotRegex(text, r"\n\s+energy_error\s+1e-3")
 
+    def test_min_live_option_is_validated(self):
+        out = os.path.join(self.tmp.name, "min-live")
+        for bad in ("0", "-0.5", "1.5", "nan", "inf", "half", ""):
+            r = plot(self.single, "--out", out, "--min-live", bad)
+            self.assertEqual(r.returncode, 2, "--min-live %r: %s" % (bad, r.stderr))
+            self.assertIn("--min-live %s: not a fraction in (0, 1]" % bad, r.stderr)
+            self.assertEqual(r.stdout, "")
+            self.assertFalse(os.path.exists(out))
+        r = plot(self.single, "--out", out, "--format", "png", "--metrics", "energy_error", "--min-live", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # Every instance live: nothing is drawn as a few survivors', and summary.txt says so.
+        text = self.summary(out)
+        self.assertIn("\n  live at t_final: 10/10 (100 %)\n", text)
+        self.assertNotIn("few live", text)
+
     def test_missing_directory(self):
         missing = os.path.join(self.tmp.name, "does-not-exist")
         r = plot(missing)

@@ -45,7 +45,7 @@ SWEEP = {
 
 # What differs between two runs of the same study: how long they took.
 TIMING = ("wall_seconds", "integration_seconds", "measurement_seconds", "setup_seconds", "finish_seconds",
-          "device_seconds", "instance_steps_per_second")
+          "device_seconds", "instance_steps_per_second", "step_cost")
 
 
 def without_timing(x):
@@ -248,7 +248,7 @@ def test_a_sweep_equals_the_command_lines_study(tmp_path):
     import pandas as pd
 
     table = pd.read_csv(cli / "comparison.csv", float_precision="round_trip")
-    timing = [c for c in table.columns if c.endswith("_s") or c == "cost_relative"]  # seconds, and their ratios
+    timing = [c for c in table.columns if c.endswith("_s") or c.startswith("cost_")]  # seconds, their ratios and noise
     pd.testing.assert_frame_equal(res.comparison.drop(columns=timing), table.drop(columns=timing))
     ds = res.dataset()
     assert ds.sizes["run"] == 4 and "energy_error" in ds and ds.sizes["statistic"] == 8
@@ -548,3 +548,49 @@ def test_a_set_without_a_value_raises_the_command_lines_message(tmp_path):
     with pytest.raises(chens.StudyError) as e:
         chens._chens.run("single", "", ["integrator.h"], "cpu", 0, None, False, False)
     assert "chens run: " + str(e.value) == r.stderr.strip().splitlines()[0]
+
+
+def test_threads_are_what_the_command_line_takes():
+    # threads=0 used to be accepted (as every core) where --threads 0 is refused.
+    for bad in (0, -1, 4097, 1.5, "2", True):
+        with pytest.raises(chens.StudyError, match=r"threads = .*: must be an integer in \[1, 4096\]"):
+            chens.run(PENDULUM, threads=bad)
+        with pytest.raises(chens.StudyError, match="threads"):
+            chens.check(PENDULUM, threads=bad)
+    assert chens.run(PENDULUM, threads=1).summary["instances"] == 96
+
+
+def test_a_missing_study_file_is_named_as_missing(tmp_path):
+    # "studies/a=b.toml" holds "=" and was read as a TOML text: a parse error at 1:9.
+    missing = str(tmp_path / "studies" / "a=b.toml")
+    with pytest.raises(chens.StudyError, match="a=b.toml: no such study file"):
+        chens.run(missing)
+    with pytest.raises(chens.StudyError, match="no such study file"):
+        chens.check(missing)
+
+
+def test_surviving_fractions_are_floats_in_the_dataset():
+    # A level nobody crosses reads as 1 in every row of series.csv, which pandas made int64.
+    study = dict(PENDULUM, first_passage={"phi": 1.0, "lost": True})
+    ds = chens.run(study).dataset()
+    assert float(ds["surviving_lost"].min()) == 1.0
+    for name in ("surviving_lost", "surviving_phi"):
+        assert ds[name].dtype == "float64", name
+
+
+def test_a_run_that_loses_every_instance_warns_and_returns_its_results():
+    # Every instance over ensemble.lost_residual at its first sample: exit code 5 on the
+    # command line, a warning here, and the results (with no statistics at t_final).
+    study = dict(PENDULUM, integrator=dict(PENDULUM["integrator"], formulation="naive"),
+                 ensemble=dict(PENDULUM["ensemble"], lost_residual=1e-300))
+    with pytest.warns(chens.AllLostWarning, match="every instance was lost"):
+        r = chens.run(study)
+    assert r.summary["lost_instances"] == 96
+    assert r.summary["live"]["final"] == 0 and r.summary["live"]["none_from"] is not None
+    assert r.summary["energy_error"]["final_p50"] is None
+
+
+def test_deep_nesting_is_a_study_error_not_a_crash():
+    # A dotted key of 50,000 parts overflowed the TOML parser's stack and killed the interpreter.
+    with pytest.raises(chens.StudyError, match="a dotted key of more than 17 parts"):
+        chens.check("a." * 49999 + "a = 1\n")

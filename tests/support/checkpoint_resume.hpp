@@ -159,6 +159,13 @@ inline void check_resume_is_bitwise(const Backend& run, const Study& s, std::vec
   EXPECT_EQ(segments_stopped, static_cast<int>(stops.size())) << what;
   expect_bitwise_equal(whole, last, what);
   EXPECT_GT(whole.recorded.instances.size(), 1u) << what;  // the records were exercised
+  // A resumed run's costs are those of all its parts (the cost comparison used only the part
+  // after the resume): more integration time than its last checkpoint carried
+  // (CostComparison.AResumedRunsCostIsThatOfAllItsParts counts the timed samples too).
+  if (from && from->integration_seconds >= 0) {
+    EXPECT_GT(from->integration_seconds, 0.0) << what;
+    EXPECT_GT(last.integration_seconds, from->integration_seconds) << what;
+  }
 }
 
 // Stop points inside sample intervals (issue 17, segment_plan.hpp): the study with its

@@ -7,7 +7,7 @@ import time
 
 # summary.json fields that differ between equal results: timing and where it ran.
 TIMING = {"wall_seconds", "instance_steps_per_second", "integration_seconds", "measurement_seconds", "device",
-          "backend_note"}
+          "backend_note", "step_cost"}
 
 
 def summary_without_timing(d):

@@ -28,6 +28,7 @@
 #include "backends/backend.hpp"
 #include "backends/cpu/cpu_isa.hpp"
 #include "backends/segment_driver.hpp"
+#include "backends/step_cost.hpp"
 #include "dispatch/model_traits.hpp"
 
 namespace chens {
@@ -129,6 +130,7 @@ class CpuEngine {
         blocks_(static_cast<std::int64_t>((n_ + cpu_block_size - 1) / cpu_block_size)),
         inst_(n_),
         timed_(static_cast<std::size_t>(threads_) * pad, 0.0),
+        step_cost_(static_cast<std::size_t>(threads_) * StepCostBins::count, 0),
         varied_(spec.parameters.varies()),
         sets_(1 + static_cast<int>(spec.parameters.groups())),
         isa_(cpu_isa_in_use()) {
@@ -243,6 +245,7 @@ class CpuEngine {
       auto group = [&]<int B, CpuIsa I>(std::uint64_t i, const System& sys, const RunParams<Real>& rp) {
         Settings<B> at(*this, i);
         for (index_t k = w.k0; k < w.k1; ++k) {
+          const std::uint64_t steps0 = timing ? steps_of<B>(i) : 0;
           const auto t0 = timing ? Clock::now() : Clock::time_point{};
           if (k > 0) {
             if constexpr (B > 1) {
@@ -252,6 +255,7 @@ class CpuEngine {
             }
           }
           const auto t1 = timing ? Clock::now() : Clock::time_point{};
+          if (timing) sample_step_cost(thread, since(t0, t1), steps_of<B>(i) - steps0);
           // The metrics of one instance (and their histogram bins) into a set's block
           // accumulators and the thread's histograms.
           auto tally = [&](int set, const Metrics<double>& m, const int* bin) {
@@ -353,6 +357,9 @@ class CpuEngine {
       const std::uint64_t lo = static_cast<std::uint64_t>(b) * cpu_block_size;
       const std::uint64_t hi = std::min<std::uint64_t>(n_, lo + cpu_block_size);
       const bool timing = b % timing_stride == 0;
+      std::uint64_t steps0 = 0;
+      if (timing)
+        for (std::uint64_t j = lo; j < hi; ++j) steps0 += inst_[j].c.steps;
       const auto t0 = timing ? Clock::now() : Clock::time_point{};
       std::uint64_t i = lo;
       on_isa([&]<CpuIsa I>() {
@@ -377,6 +384,9 @@ class CpuEngine {
         double* mine = &timed_[static_cast<std::size_t>(omp_get_thread_num()) * pad];
         mine[0] += since(t0, t1);
         mine[1] += since(t1, Clock::now());
+        std::uint64_t steps1 = 0;
+        for (std::uint64_t j = lo; j < hi; ++j) steps1 += inst_[j].c.steps;
+        sample_step_cost(omp_get_thread_num(), since(t0, t1), steps1 - steps0);
       }
     }
     segments_wall_ += since(start, Clock::now());
@@ -406,11 +416,27 @@ class CpuEngine {
     if (!(integrating + measuring > 0)) return;
     res.integration_seconds = segments_wall_ * integrating / (integrating + measuring);
     res.measurement_seconds = segments_wall_ - res.integration_seconds;
+    res.step_cost.assign(StepCostBins::count, 0);
+    for (std::size_t t = 0; t < static_cast<std::size_t>(threads_); ++t)
+      for (int b = 0; b < StepCostBins::count; ++b) res.step_cost[static_cast<std::size_t>(b)] += step_cost_[t * StepCostBins::count + b];
   }
 
  private:
   using Clock = std::chrono::steady_clock;
   static double since(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+  // The accepted steps instances i .. i + B - 1 have taken (a timed sample's work).
+  template <int B>
+  std::uint64_t steps_of(std::uint64_t i) const {
+    std::uint64_t s = 0;
+    for (int j = 0; j < B; ++j) s += inst_[i + static_cast<std::uint64_t>(j)].c.steps;
+    return s;
+  }
+  // A timed sample of the cost per instance-step (step_cost.hpp) into the thread's histogram.
+  void sample_step_cost(int thread, double seconds, std::uint64_t steps) {
+    if (steps == 0) return;  // lost instances, or a row already reached
+    step_cost_[static_cast<std::size_t>(thread) * StepCostBins::count +
+               static_cast<std::size_t>(StepCostBins::index(seconds / static_cast<double>(steps)))] += 1;
+  }
   static constexpr int bins = LogBins::count;
   static constexpr std::size_t hist_row = static_cast<std::size_t>(metric_count) * bins;
   // Where set `set`'s (0: the ensemble, 1 + g: group g) block accumulators of row `row` and
@@ -685,6 +711,7 @@ class CpuEngine {
   std::vector<std::uint32_t> hist_, seg_hist_;  // per thread and row; summed over threads
   std::vector<int> touched_lo_, touched_hi_;
   std::vector<double> timed_;
+  std::vector<std::uint64_t> step_cost_;  // per thread: StepCostBins::count counts
   double segments_wall_ = 0;
   Clock::time_point launched_at_{};
   bool varied_ = false;
