@@ -281,10 +281,13 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   }
   // Integers summed exactly; wall time: the slowest rank's.
   constexpr int fields = sizeof(Counters) / sizeof(std::uint64_t);
-  std::vector<std::uint64_t> sums(fields + lost_reason_count + 1);
+  // The threads of every rank too: the cost comparison's cost_seconds is the summed steps at
+  // rank 0's median pace over all of them (study_index.cpp), not over rank 0's alone.
+  std::vector<std::uint64_t> sums(fields + lost_reason_count + 2);
   std::memcpy(sums.data(), &r.totals, sizeof(Counters));
   for (int q = 0; q < lost_reason_count; ++q) sums[static_cast<std::size_t>(fields + q)] = r.lost[q];
   sums[static_cast<std::size_t>(fields + lost_reason_count)] = r.reference_projected;
+  sums[static_cast<std::size_t>(fields + lost_reason_count + 1)] = static_cast<std::uint64_t>(std::max(1, r.threads));
   sum_to_root(sums.data(), static_cast<int>(sums.size()));
   // First-passage counts (every rank has the same slots and sample times); the crossing
   // times' statistics were reduced along the block tree by the run (passage_tally.hpp).
@@ -309,6 +312,7 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   std::memcpy(static_cast<void*>(&r.totals), sums.data(), sizeof(Counters));
   for (int q = 0; q < lost_reason_count; ++q) r.lost[q] = sums[static_cast<std::size_t>(fields + q)];
   r.reference_projected = sums[static_cast<std::size_t>(fields + lost_reason_count)];
+  r.threads = static_cast<int>(sums[static_cast<std::size_t>(fields + lost_reason_count + 1)]);
   if (rp.passage.any()) r.passage.set_counts(passage_counts);
   for (std::size_t g = 0, at = 0; g < r.groups.size(); ++g) {
     const std::size_t width = r.groups[g].counts().size();

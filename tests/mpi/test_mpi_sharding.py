@@ -10,6 +10,7 @@ Usage: test_mpi_sharding.py CHENS_BINARY MPIEXEC
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -127,6 +128,20 @@ with tempfile.TemporaryDirectory() as tmp:
     for run_dir in ("formulation=naive", "formulation=dirac"):
         ok = ok and same_file(os.path.join(s1, run_dir), os.path.join(s3, run_dir), "series.csv")
     check(ok, "study of two runs on 3 ranks: complete, series.csv identical " + p.stderr[-500:])
+    # The cost comparison's cost_seconds (docs/study-format.md): the steps of every rank at
+    # the median pace, over the threads of every rank (it was over rank 0's alone, 3 times
+    # too long). The digest's against summary.json's median and the device's thread count.
+    if ok:
+        for e in json.load(open(os.path.join(s3, "study.json")))["runs"]:
+            d = e["results"]
+            summary = json.load(open(os.path.join(s3, e["name"], "summary.json")))
+            threads = re.search(r"rank 0: CPU, (\d+) OpenMP thread", summary["device"])
+            expected = (summary["step_cost"]["median_seconds"] * d["steps"] / (3 * int(threads.group(1)))
+                        if threads and summary.get("step_cost") else None)
+            check(expected is not None and d.get("cost_seconds") is not None
+                  and abs(d["cost_seconds"] - expected) <= 1e-9 * expected,
+                  "3 ranks, %s: cost_seconds %s = median pace x steps / every rank's threads %s"
+                  % (e["name"], d.get("cost_seconds"), expected))
 
     # Fewer blocks than ranks: refused before anything runs.
     small = os.path.join(tmp, "small")
