@@ -154,6 +154,10 @@ inline constexpr const char* resume_file_name = "resume.json";
 
 // The signal that interrupted the run (SIGINT, SIGTERM, SIGUSR1) or 0.
 int interrupt_signal_received();
+// A signal interrupt_signal_received() returned, as messages name it ("SIGTERM", ...), and the
+// exit code a run interrupted by it ends with (exit_interrupted_*, cli.hpp).
+const char* interrupt_signal_name(int sig);
+int interrupted_exit_code(int sig);
 
 // Asked after each segment (EnsembleSpec::checkpoint): the interrupt the run stops at, 0 to
 // go on, and whether to save. `stop_for_test` stops as SIGINT would (CHENS_TEST_INTERRUPT_AT).

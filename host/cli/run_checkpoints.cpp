@@ -9,6 +9,7 @@
 
 #include <chens/version.hpp>
 
+#include "cli/cli.hpp"
 #include "cli/cli_internal.hpp"
 #include "mpi/mpi_runtime.hpp"
 
@@ -46,6 +47,12 @@ StudyRun read_resume_run(const nlohmann::json& run, const std::string& origin) {
 }  // namespace
 
 int interrupt_signal_received() { return interrupt_signal; }
+
+const char* interrupt_signal_name(int sig) { return sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "SIGINT"; }
+
+int interrupted_exit_code(int sig) {
+  return sig == SIGTERM ? exit_interrupted_term : sig == SIGUSR1 ? exit_interrupted_usr1 : exit_interrupted_int;
+}
 
 int agree_on_interrupt(bool stop_for_test, bool& save) {
   int sig = interrupt_signal != 0 ? static_cast<int>(interrupt_signal) : (stop_for_test ? SIGINT : 0);

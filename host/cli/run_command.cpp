@@ -292,7 +292,7 @@ class SingleRun {
 
   int report_interrupt(const EnsembleResult& result) const {
     const int sig = interrupt_signal_received();
-    const char* name = sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "SIGINT";
+    const char* name = interrupt_signal_name(sig);
     err_ << "chens run: " << label_ << "interrupted (" << name << ") "
          << (result.stopped_inside_interval ? "inside sample interval " + std::to_string(result.stopped_at) + ", after "
                                             : std::string("at "))
@@ -308,7 +308,7 @@ class SingleRun {
                                     : std::string("the run must be started again"))
            << "\n";
     }
-    return sig == SIGTERM ? exit_interrupted_term : sig == SIGUSR1 ? exit_interrupted_usr1 : exit_interrupted_int;
+    return interrupted_exit_code(sig);
   }
 
   // Once the results are written, the checkpoint (and a single run's resume record) are

@@ -36,9 +36,9 @@ class SeveralRuns {
       return exit_bad_input;
     }
     if (const int sig = interrupt_signal_received()) {  // while the runs were resolved: nothing is written yet
-      err_ << "chens run: interrupted (" << (sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "SIGINT")
+      err_ << "chens run: interrupted (" << interrupt_signal_name(sig)
            << ") before the first run started; nothing was written\n";
-      return sig == SIGTERM ? exit_interrupted_term : sig == SIGUSR1 ? exit_interrupted_usr1 : exit_interrupted_int;
+      return interrupted_exit_code(sig);
     }
     if (ra_.dry_run) {
       print_dry_runs();
@@ -182,13 +182,13 @@ class SeveralRuns {
       // A signal between runs: a run too short to reach a stop point of its own (one
       // segment) never asks, and a study of many such runs went on for minutes after Ctrl-C.
       if (const int sig = interrupt_signal_received()) {
-        err_ << "chens run: interrupted (" << (sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "SIGINT")
+        err_ << "chens run: interrupted (" << interrupt_signal_name(sig)
              << ") before run " << i + 1 << " of " << n
              << (!ra_.write_files ? "; the study was in memory: nothing was saved"
                  : (i > 0 ? "; the runs before it are complete in " + ra_.out + "/" : std::string()) +
                        "; continue with: chens run --resume " + ra_.out)
              << "\n";
-        return sig == SIGTERM ? exit_interrupted_term : sig == SIGUSR1 ? exit_interrupted_usr1 : exit_interrupted_int;
+        return interrupted_exit_code(sig);
       }
       err_ << "chens: run " << i + 1 << " of " << n << ": " << runs_[i].name << "\n";
       // "running" stays in study.json if the process dies: the run is marked incomplete.
