@@ -7,7 +7,7 @@
 #                   [BACKENDS <cpu|cuda>...])
 #
 # chens_add_model adds to <target> one translation unit per (backend, group of formulations)
-# of the model, instantiating run_system<Backend, AutoModel<Spec, double>, F, false> — the one
+# of the model, instantiating make_engine<Backend, AutoModel<Spec, double>, F, false> — the one
 # template every built-in entry of the systems list is generated from — and one registration
 # unit whose static initialiser registers the model under its spec's name
 # (dispatch/custom_models.hpp). FORMULATIONS defaults to all five the generic code has;
@@ -87,10 +87,10 @@ function(chens_add_model target)
         list(GET M_FORMULATIONS ${i} f)
         string(APPEND name _${f})
         string(APPEND INSTANTIATIONS
-               "template EnsembleResult run_system<${BACKEND_TYPE}, AutoModel<${M_MODEL}, double>, FormulationId::${f}, false>(\n"
-               "    const Study&, const RunParams<double>&, const EnsembleSpec&);\n")
+               "template std::unique_ptr<Engine> make_engine<${BACKEND_TYPE}, AutoModel<${M_MODEL}, double>, FormulationId::${f}, false>(\n"
+               "    const SystemArgs&, const EnsembleSpec&);\n")
         string(APPEND ENTRIES
-               "    {\"${backend}\", FormulationId::${f}, &run_system<${BACKEND_TYPE}, AutoModel<${M_MODEL}, double>, FormulationId::${f}, false>},\n")
+               "    {\"${backend}\", FormulationId::${f}, &make_engine<${BACKEND_TYPE}, AutoModel<${M_MODEL}, double>, FormulationId::${f}, false>},\n")
       endforeach()
       set(first ${end})
       configure_file(${CHENS_ADD_MODEL_DIR}/custom_model_unit.in ${dir}/${name}.${ext} @ONLY)

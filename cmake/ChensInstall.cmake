@@ -27,7 +27,7 @@ install(FILES host/cli/main.cpp scripts/plot_study.py DESTINATION ${CMAKE_INSTAL
 install(FILES cmake/ChensAddModel.cmake cmake/custom_model_unit.in cmake/custom_model_registration.in
         DESTINATION ${chens_cmake_dir})
 
-set(chens_exported chens_core chens_host chens_cli ${chens_gpu_backend})
+set(chens_exported chens_core chens_engine_support chens_host chens_cli ${chens_gpu_backend})
 install(TARGETS ${chens_exported} EXPORT chensTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT chensTargets NAMESPACE chens:: DESTINATION ${chens_cmake_dir})

@@ -3,7 +3,7 @@
 # tangent systems are built too. Every (backend, model, formulation, tangents) is one entry of
 # the list, instantiated by one line of a translation unit generated from
 # host/dispatch/system_unit.in (a .cpp for the CPU, a .cu for the GPU: the same template,
-# dispatch/run_system.hpp). chens_systems_generate() writes generated/dispatch/system_list.hpp,
+# dispatch/make_engine.hpp). chens_systems_generate() writes generated/dispatch/system_list.hpp,
 # the list the one run_study (dispatch/system_dispatch.hpp) dispatches over, and sets
 # CHENS_CPU_SYSTEM_SOURCES and CHENS_CUDA_SYSTEM_SOURCES.
 #
@@ -55,9 +55,9 @@ function(_chens_system_units backend backend_type engine_header ext id model tan
       string(APPEND name _${f})
       list(APPEND FORMULATIONS ${f})
       string(APPEND INSTANTIATIONS
-             "template EnsembleResult run_system<${backend_type}, ${model}, FormulationId::${f}, ${tangents}>(
+             "template std::unique_ptr<Engine> make_engine<${backend_type}, ${model}, FormulationId::${f}, ${tangents}>(
 "
-             "    const Study&, const RunParams<double>&, const EnsembleSpec&);
+             "    const SystemArgs&, const EnsembleSpec&);
 ")
       set_property(GLOBAL APPEND_STRING PROPERTY CHENS_SYSTEM_ENTRIES_${BACKEND} " \\\n  X(${f}, ${tangents}, ${model})")
     endforeach()

@@ -1,4 +1,4 @@
-// The CUDA backend's engine for the segment driver (backends/segment_driver.hpp): the same
+// The CUDA backend's engine for the segment driver (backends/engine.hpp, segment_driver.cpp): the same
 // per-instance driver as the CPU backend (include/chens/ensemble/instance.hpp), one thread
 // per instance (ensemble_kernels.cuh), with the ensemble statistics reduced on the device.
 //
@@ -53,7 +53,11 @@
 
 #include "backends/backend.hpp"
 #include "backends/cuda_backend.hpp"
-#include "backends/segment_driver.hpp"
+#include "backends/memory_bounds.hpp"
+#include "backends/checkpoint.hpp"
+#include "backends/engine_adapter.hpp"
+#include "backends/instance_records.hpp"
+#include "backends/segment_plan.hpp"
 #include "device_buffer.cuh"
 #include "device_statistics.cuh"
 #include "ensemble_kernels.cuh"
@@ -122,11 +126,7 @@ class CudaEngine {
 
   // Rows per segment: one slot's metrics under segment_metric_bytes, the recorded instances'
   // snapshots under segment_snapshot_bytes, and within a grid's y extent.
-  index_t memory_rows() const {
-    const std::size_t per_row = n_ * (metric_count * sizeof(double) + 1);
-    return std::min<index_t>({65535, static_cast<index_t>(segment_metric_bytes / std::max<std::size_t>(1, per_row)),
-                              static_cast<index_t>(segment_snapshot_bytes / std::max<std::size_t>(1, snap_row()))});
-  }
+  index_t memory_rows() const { return cuda_memory_rows(n_, snap_row()); }
 
   void prepare(index_t rows, EnsembleResult& res) {
     seg_ = rows;

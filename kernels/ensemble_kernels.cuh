@@ -22,6 +22,7 @@
 
 #include "backends/ensemble_spec.hpp"
 #include "backends/instance_records.hpp"
+#include "backends/memory_bounds.hpp"
 
 namespace chens::cuda {
 
@@ -193,8 +194,7 @@ constexpr std::size_t device_bytes_per_instance(std::int64_t rows) {
 template <int S>
 inline constexpr unsigned threads_for = S <= 16 ? 128 : 64;
 
-inline constexpr std::size_t segment_metric_bytes = std::size_t(512) << 20;    // one slot's metrics
-inline constexpr std::size_t segment_snapshot_bytes = std::size_t(256) << 20;  // recorded instances' copies
+// segment_metric_bytes, segment_snapshot_bytes: backends/memory_bounds.hpp.
 
 // The system with m = l = g = 1 known at compile time, where one computes the general
 // system's states bit for bit (the pendulum's Hamilton-Dirac equations, hamilton_dirac.hpp),

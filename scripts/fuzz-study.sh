@@ -36,7 +36,8 @@ fi
 flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        '-DTOML_ASSERT(expr)=((void)0)' -I include -I host -I "$build/generated")
 rm -rf "$out/obj" && mkdir -p "$out/obj"
-printf '%s\n' tests/fuzz/fuzz_study.cpp host/study/*.cpp host/dispatch/custom_models.cpp |
+printf '%s\n' tests/fuzz/fuzz_study.cpp host/study/*.cpp host/dispatch/custom_models.cpp host/dispatch/method_id.cpp \
+  host/backends/parameter_laws.cpp host/backends/step_grid.cpp |
   xargs -P "$(nproc)" -I{} sh -c 'f="$1"; shift; "$@" -c "$f" -o "'"$out"'/obj/$(basename "$f" .cpp).o"' _ {} \
     "${cxx[@]}" "${flags[@]}"
 clang++ -fsanitize=fuzzer,address,undefined "$out"/obj/*.o -o "$out/fuzz_study"

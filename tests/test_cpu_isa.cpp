@@ -218,6 +218,21 @@ void pendulum_widths() {
   pendulum_formulations<2, W, EulerTableau>("euler", 0.005);
 }
 
+// A broadcast scalar is that scalar in every lane, bit for bit: -0.0 stays -0.0 (1 / -0.0 is
+// -inf on the scalar path, and must be in every lane), NaN stays NaN.
+TEST(CpuLanes, BroadcastKeepsEveryBitOfTheScalar) {
+  for (double x : {-0.0, 0.0, 1.0, -2.5e-310, double(INFINITY), -double(INFINITY)}) {
+    const Pack<2> p2(x);
+    const Pack<4> p4(x);
+    const Pack<8> p8(x);
+    for (int l = 0; l < 2; ++l) EXPECT_EQ(std::bit_cast<std::uint64_t>(p2.v[l]), std::bit_cast<std::uint64_t>(x)) << x << ", lane " << l << " of 2";
+    for (int l = 0; l < 4; ++l) EXPECT_EQ(std::bit_cast<std::uint64_t>(p4.v[l]), std::bit_cast<std::uint64_t>(x)) << x << ", lane " << l << " of 4";
+    for (int l = 0; l < 8; ++l) EXPECT_EQ(std::bit_cast<std::uint64_t>(p8.v[l]), std::bit_cast<std::uint64_t>(x)) << x << ", lane " << l << " of 8";
+  }
+  const Pack<4> nan(std::nan(""));
+  for (int l = 0; l < 4; ++l) EXPECT_TRUE(std::isnan(nan.v[l])) << "lane " << l;
+}
+
 TEST(CpuLanes, PendulumFormulationsMatchTheScalarPathSse2) {
   CHENS_SKIP_UNLESS_WIDTH(2);
   pendulum_widths<2>();

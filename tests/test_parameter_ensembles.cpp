@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "dispatch/run_study.hpp"
-#include "study/parameter_laws.hpp"
+#include "backends/parameter_laws.hpp"
 #include "support/only_instances.hpp"
 
 namespace chens {

@@ -15,7 +15,7 @@
 #include <chens/ensemble/quantiles.hpp>
 
 #include "dispatch/run_study.hpp"
-#include "study/parameter_laws.hpp"
+#include "backends/parameter_laws.hpp"
 
 namespace chens {
 namespace {

@@ -304,9 +304,9 @@ TEST(SoaSegment, ChainWithAdvancingNumericalReference) {
   using Model = Chain<double, 7>;
   using Sys = HamiltonDirac<Model>;
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>>(
-      Sys{ModelTraits<Chain<double, 7>>::make(s)}, {}, rp, initial_of<Chain<double, 7>>(s), 70, 1e-3, 3, "chain dirac + rk4, numerical reference");
+      Sys{ModelTraits<Chain<double, 7>>::make(system_args(s, {}))}, {}, rp, initial_of<Chain<double, 7>>(system_args(s, {})), 70, 1e-3, 3, "chain dirac + rk4, numerical reference");
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::lean>(
-      Sys{ModelTraits<Chain<double, 7>>::make(s)}, {}, rp, initial_of<Chain<double, 7>>(s), 70, 1e-3, 3,
+      Sys{ModelTraits<Chain<double, 7>>::make(system_args(s, {}))}, {}, rp, initial_of<Chain<double, 7>>(system_args(s, {})), 70, 1e-3, 3,
       "chain dirac + rk4, numerical reference, lean path");
 }
 
@@ -332,18 +332,18 @@ TEST(SoaSegment, ChainOnThreadGroups) {
   using Model = Chain<double, 16>;
   using Sys = HamiltonDirac<Model>;
   static_assert(chain_group_system<Sys>::lanes == 8);
-  const Sys sys{ModelTraits<Model>::make(s)};
+  const Sys sys{ModelTraits<Model>::make(system_args(s, {}))};
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::group>(
-      sys, {}, rp, initial_of<Model>(s), 6, 1e-3, 3, "16-atom chain dirac + rk4 on 8 lanes");
+      sys, {}, rp, initial_of<Model>(system_args(s, {})), 6, 1e-3, 3, "16-atom chain dirac + rk4 on 8 lanes");
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::lean>(
-      sys, {}, rp, initial_of<Model>(s), 6, 1e-3, 3, "16-atom chain dirac + rk4, one thread");
+      sys, {}, rp, initial_of<Model>(system_args(s, {})), 6, 1e-3, 3, "16-atom chain dirac + rk4, one thread");
   // No projection (LeanPolicy::none), non-uniform masses.
   Study none = s;
   none.momentum = false;
   none.masses = {1.0, 2.0, 0.5, 1.5, 1.0, 3.0, 0.25, 1.0, 1.0, 2.0, 0.5, 1.5, 1.0, 3.0, 0.25, 1.0};
   const RunParams<double> rp_none = resolve(none);
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::group>(
-      Sys{ModelTraits<Model>::make(none)}, {}, rp_none, initial_of<Model>(none), 4, 1e-3, 5,
+      Sys{ModelTraits<Model>::make(system_args(none, {}))}, {}, rp_none, initial_of<Model>(system_args(none, {})), 4, 1e-3, 5,
       "16-atom chain dirac + rk4 on 8 lanes, no projection, non-uniform masses");
 }
 
@@ -360,7 +360,7 @@ EnsembleResult expect_16_atoms_on_8_lanes(const Sys& sys, const Study& s, const 
   rp.reference = reference;  // set here: GCC 12 warns falsely of Study::reference's std::optional
   EnsembleResult cpu;
   expect_kernel_body_matches_cpu_backend<Sys, Method, NumericalReference<Model>, Path::group>(
-      sys, method, rp, initial_of<Model>(s), 5, s.perturbation, 3, what, &cpu);
+      sys, method, rp, initial_of<Model>(system_args(s, {})), 5, s.perturbation, 3, what, &cpu);
   return cpu;
 }
 
@@ -375,7 +375,7 @@ TEST(SoaSegment, ChainOnThreadGroupsRunsEveryMethodLikeTheCpu) {
   using Model = Chain<double, 16>;
   using Sys = HamiltonDirac<Model>;
   auto run = [](const Study& s, const auto& method, const char* what) {
-    return expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(s)}, s, method, what);
+    return expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(system_args(s, {}))}, s, method, what);
   };
   auto study = [] {
     Study s = chain_group_study(16);
@@ -443,16 +443,16 @@ TEST(SoaSegment, ChainOnThreadGroupsRunsEveryFormulationLikeTheCpu) {
   Study s = chain_group_study(16);
   s.perturbation = 1e-3;
   s.formulation = FormulationId::naive;
-  EnsembleResult cpu = expect_16_atoms_on_8_lanes(Naive<Model>{ModelTraits<Model>::make(s)}, s,
+  EnsembleResult cpu = expect_16_atoms_on_8_lanes(Naive<Model>{ModelTraits<Model>::make(system_args(s, {}))}, s,
                                                   ExplicitRk<Rk4Tableau>{}, "16-atom chain naive + rk4 on 8 lanes");
   EXPECT_GT(cpu.totals.momentum_projections, 0u);
 
   s.formulation = FormulationId::impetus;
   s.momentum = false;
-  expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
+  expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(system_args(s, {}))}, s, ExplicitRk<Rk4Tableau>{},
                              "16-atom chain impetus + rk4 on 8 lanes");
   s.impetus_reset = 1e-12;  // fires: the impetus drifts from the physical momenta
-  cpu = expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
+  cpu = expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(system_args(s, {}))}, s, ExplicitRk<Rk4Tableau>{},
                                    "16-atom chain impetus + rk4 with impetus reset on 8 lanes");
   EXPECT_GT(cpu.totals.impetus_resets, 0u);
 
@@ -462,7 +462,7 @@ TEST(SoaSegment, ChainOnThreadGroupsRunsEveryFormulationLikeTheCpu) {
   s.method = MethodId::rattle;
   s.momentum = false;
   const RunParams<double> rp = resolve(s);
-  cpu = expect_16_atoms_on_8_lanes(Constrained<Model>{ModelTraits<Model>::make(s)}, s,
+  cpu = expect_16_atoms_on_8_lanes(Constrained<Model>{ModelTraits<Model>::make(system_args(s, {}))}, s,
                                    Rattle<double>{rp.iteration_tol, rp.max_iterations},
                                    "16-atom chain constrained + rattle on 8 lanes");
   EXPECT_GT(cpu.totals.iterations, cpu.totals.steps);
@@ -489,7 +489,7 @@ TEST(SoaSegment, ChainOnThreadGroupsAdvancesTheNumericalReferenceLikeTheCpu) {
       }
     }
   };
-  EnsembleResult cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(s)}, s, ExplicitRk<Rk4Tableau>{},
+  EnsembleResult cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(system_args(s, {}))}, s, ExplicitRk<Rk4Tableau>{},
                                                   "16-atom chain dirac + rk4 with a numerical reference on 8 lanes",
                                                   true);
   expect_reference_work(cpu, "rk4");
@@ -499,21 +499,21 @@ TEST(SoaSegment, ChainOnThreadGroupsAdvancesTheNumericalReferenceLikeTheCpu) {
   a.method = MethodId::dopri5;
   a.h = 0.2;
   const RunParams<double> rp = resolve(a);
-  cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(a)}, a, Dopri5<double>{rp.rtol, rp.atol},
+  cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(system_args(a, {}))}, a, Dopri5<double>{rp.rtol, rp.atol},
                                    "16-atom chain dirac + dopri5 with a numerical reference on 8 lanes", true);
   expect_reference_work(cpu, "dopri5");
 
   Study imp = s;
   imp.formulation = FormulationId::impetus;
   imp.momentum = false;
-  cpu = expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(imp)}, imp,
+  cpu = expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(system_args(imp, {}))}, imp,
                                    ExplicitRk<Rk4Tableau>{},
                                    "16-atom chain impetus + rk4 with a numerical reference on 8 lanes", true);
   expect_reference_work(cpu, "impetus");
 
   Study fail = s;
   fail.max_steps = 12;  // the reference's steps over the run; RK4's fixed steps are not bounded by it
-  cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(fail)}, fail, ExplicitRk<Rk4Tableau>{},
+  cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(system_args(fail, {}))}, fail, ExplicitRk<Rk4Tableau>{},
                                    "16-atom chain dirac + rk4, reference failing at integrator.max_steps, on 8 lanes",
                                    true);
   EXPECT_GT(cpu.lost[int(LostReason::reference_failed)], 0u);
@@ -535,10 +535,10 @@ TEST(SoaSegment, ChainOnThreadGroupsLosesInstancesLikeTheCpu) {
   using Model = Chain<double, 32>;
   using Sys = HamiltonDirac<Model>;
   static_assert(chain_group_system<Sys>::lanes == 16);
-  const Sys sys{ModelTraits<Model>::make(s)};
+  const Sys sys{ModelTraits<Model>::make(system_args(s, {}))};
   EnsembleResult cpu;
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::group>(
-      sys, {}, rp, initial_of<Model>(s), 4, 0.05, 2, "32-atom chain on 16 lanes, residual bound", &cpu);
+      sys, {}, rp, initial_of<Model>(system_args(s, {})), 4, 0.05, 2, "32-atom chain on 16 lanes, residual bound", &cpu);
   EXPECT_GT(cpu.lost[int(LostReason::residual_bound)], 0u);  // the case this test is for
   EXPECT_LT(cpu.lost_total(), 4u);
   Study blow = s;
@@ -549,7 +549,7 @@ TEST(SoaSegment, ChainOnThreadGroupsLosesInstancesLikeTheCpu) {
   blow.perturbation = 0.3;
   const RunParams<double> rp_blow = resolve(blow);
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::group>(
-      sys, {}, rp_blow, initial_of<Model>(blow), 4, 0.3, 2, "32-atom chain on 16 lanes, large steps", &cpu);
+      sys, {}, rp_blow, initial_of<Model>(system_args(blow, {})), 4, 0.3, 2, "32-atom chain on 16 lanes, large steps", &cpu);
   EXPECT_GT(cpu.lost[int(LostReason::non_finite)], 0u);
 }
 

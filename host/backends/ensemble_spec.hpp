@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "study/parameter_laws.hpp"
+#include "backends/parameter_laws.hpp"
 
 namespace chens {
 

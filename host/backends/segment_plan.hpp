@@ -49,16 +49,11 @@ class SegmentPlan {
         stop_seconds_(sharded ? 0.0 : stop_seconds) {}
 
   // A resumed run continues at row `done`; its live fixed-step instances may be part of the
-  // way into that row's interval, all at the same step, which `instance(i)` (the resumed
-  // instance i, i < n) tells.
-  template <class InstanceAt>
-  void resume_at(index_t done, std::uint64_t n, InstanceAt&& instance) {
+  // way into that row's interval, all at the same step: live_step, the furthest step a live
+  // resumed instance is at (Engine::furthest_live_step; -1 where none is live).
+  void resume_at(index_t done, index_t live_step) {
     row_ = done;
-    step_ = sample_step(done - 1);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const auto& in = instance(i);
-      if (in.lost == int(LostReason::none)) step_ = std::max(step_, in.step);
-    }
+    step_ = std::max(sample_step(done - 1), live_step);
   }
   bool finished() const { return row_ > samples_; }
   index_t row() const { return row_; }

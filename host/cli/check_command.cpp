@@ -126,6 +126,12 @@ double estimate_run_time(const Study& s, const RunParams<double>& rp, const RunA
     out << "# run time: not estimated (" << (s.t_end <= 0 ? "t_end = 0" : "backend not available") << ")\n";
     return 0;
   }
+  // A system compiled on first use is not compiled by a check (print_dry_run said so).
+  if (!gpu && first_use_compile(s) == FirstUseCompile::needed) {
+    out << "# run time: not estimated (the system is compiled on first use; chens run compiles it, then a check "
+           "calibrates it)\n";
+    return 0;
+  }
   try {
     const std::int64_t n = s.only.empty() ? s.size : static_cast<std::int64_t>(s.only.size());
     // At least four blocks of 64 instances a thread, so that every thread works (a dopri5

@@ -9,6 +9,7 @@
 #include <chens/version.hpp>
 
 #include "backends/cpu/cpu_isa.hpp"
+#include "dispatch/jit_systems.hpp"
 #include "cli/cli_internal.hpp"
 #include "study/study_keys.hpp"
 
@@ -72,6 +73,7 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     // that is not one, or one this CPU lacks, stops every command that runs, before any output.
     try {
       (void)cpu_isa_in_use();
+      (void)jit_forced();  // CHENS_SYSTEMS likewise (dispatch/jit_systems.hpp)
     } catch (const std::invalid_argument& e) {
       err << "chens " << command << ": " << e.what() << "\n";
       return exit_bad_input;

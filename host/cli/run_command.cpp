@@ -272,6 +272,10 @@ class SingleRun {
       err_ << "chens run: " << e.what() << "\n";
       forget_resume();
       return exit_bad_input;
+    } catch (const StudyError& e) {  // a system compiled on first use that cannot be (jit_systems.hpp)
+      err_ << "chens run: " << e.what() << "\n";
+      forget_resume();
+      return exit_bad_input;
     } catch (const std::bad_alloc&) {
       err_ << "chens run: out of memory for ensemble.size = " << study_.size << " instances; use a smaller ensemble\n";
       forget_resume();

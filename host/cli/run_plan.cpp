@@ -15,6 +15,7 @@
 #include "backends/cuda_backend.hpp"
 #include "cli/cli.hpp"
 #include "cli/cli_internal.hpp"
+#include "dispatch/jit_systems.hpp"
 #include "dispatch/run_study.hpp"
 #include "mpi/mpi_runtime.hpp"
 #include "output/number_text.hpp"
@@ -84,8 +85,16 @@ void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArg
   // The note summary.json keeps says what a run did; nothing has run here.
   std::string note = info.backend_note;
   if (const auto at = note.find("ran on the"); at != std::string::npos) note.replace(at, 3, "would run");
-  out << "# backend: " << (gpu ? "cuda" : "cpu") << (note.empty() ? "" : " (" + note + ")")
-      << "\n# steps per instance: "
+  out << "# backend: " << (gpu ? "cuda" : "cpu") << (note.empty() ? "" : " (" + note + ")") << "\n";
+  if (!gpu) {
+    const FirstUseCompile c = first_use_compile(study);
+    if (c != FirstUseCompile::none)
+      out << "# system: " << first_use_label(study) << ", compiled on first use: "
+          << (c == FirstUseCompile::cached ? "cached in " + jit_cache_dir()
+                                           : "not cached; chens run compiles it first (seconds to a minute)")
+          << "\n";
+  }
+  out << "# steps per instance: "
       << (!rp.fixed_step                 ? std::string("adaptive")
           : study.law(ParameterId::h).varies() ? "each instance's own (parameters.h; " + std::to_string(rp.total_steps) +
                                                      " with integrator.h)"

@@ -14,19 +14,19 @@ namespace chens {
 
 // A user model from V and phi (models/auto_model.hpp; registered by chens_add_model,
 // dispatch/custom_models.hpp): model.kind is its spec's name, its parameters the study's
-// Study::parameters (defaults filled in by the parser). No closed form: a tight DOPRI5 run of
+// Study::parameters (defaults filled in by the parser), as SystemArgs::custom. No closed form: a tight DOPRI5 run of
 // the Hamilton-Dirac equations is the reference (output.reference = "auto"), as for chains.
 template <class Spec>
 struct ModelTraits<AutoModel<Spec, double>> {
   using Model = AutoModel<Spec, double>;
   static constexpr ModelKind kind = ModelKind::custom;
-  static bool matches(const Study& s) {
-    return s.model_kind == kind && s.custom_model == Spec::name && precision_matches<double>(s);
+  static bool matches(const ModelKey& k) {
+    return k.kind == kind && k.custom_name == Spec::name && precision_matches<double>(k);
   }
-  static Model make(const Study& s) {
+  static Model make(const SystemArgs& a) {
     typename Model::Params k = Model::Params::zero();
-    for (int i = 0; i < Model::parameter_count && i < static_cast<int>(s.parameters.size()); ++i)
-      k[i] = s.parameters[static_cast<std::size_t>(i)];
+    for (int i = 0; i < Model::parameter_count && i < static_cast<int>(a.custom.size()); ++i)
+      k[i] = a.custom[static_cast<std::size_t>(i)];
     return Model::make(k);
   }
   using Reference = NumericalReference<Model>;

@@ -2,28 +2,30 @@
 // spec of V and phi (models/auto_model.hpp) becomes model.kind = "<its name>" of a chens
 // executable built with chens_add_model() (cmake/ChensAddModel.cmake), in that project's tree
 // or out of chens's. The CMake function generates, per model, the systems-list units of its
-// entries (run_system<Backend, AutoModel<Spec, double>, F, false>, the same template as the
+// entries (make_engine<Backend, AutoModel<Spec, double>, F, false>, the same template as the
 // built-in models') and one registration unit whose static initialiser calls
 // register_custom_model(); the study parser, run_study's dispatch, the outputs and
 // `chens check` then look the model up here by name. Built-in models are not in this
 // registry: they are the compile-time systems list (dispatch/system_list.hpp).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <chens/formulations/formulation.hpp>
 #include <chens/ensemble/run_params.hpp>
 
-#include "backends/ensemble_result.hpp"
+#include "backends/engine.hpp"
 #include "backends/ensemble_spec.hpp"
+#include "dispatch/system_args.hpp"
 
 namespace chens {
 
 struct Study;
 
-// One entry of a user model on one backend: run_system<Backend, AutoModel<Spec, double>, F, false>.
-using CustomRunFn = EnsembleResult (*)(const Study&, const RunParams<double>&, const EnsembleSpec&);
+// One entry of a user model on one backend: make_engine<Backend, AutoModel<Spec, double>, F, false>.
+using CustomRunFn = std::unique_ptr<Engine> (*)(const SystemArgs&, const EnsembleSpec&);
 struct CustomEntry {
   const char* backend;  // "cpu" or "cuda" (Backend::name)
   FormulationId formulation;

@@ -1,6 +1,8 @@
 // Runtime names -> compile-time types. Each visitor calls f with the one object that
 // the run needs (a method, a formulation bound to its model); the caller's template is
-// instantiated once per alternative.
+// instantiated once per alternative. resolve() refuses every combination a visitor cannot
+// serve, with the message a user reads (StudyError, exit 2); reaching a refusal here is a
+// bug, so they throw std::logic_error. Nothing of host/study: system units include this.
 #pragma once
 
 #include <chens/formulations/baumgarte.hpp>
@@ -21,59 +23,89 @@
 #include <chens/integrators/tableaus.hpp>
 #include <chens/geometry/wedge.hpp>
 
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
-#include "backends/ensemble_result.hpp"
-#include "study/study.hpp"
+#include "backends/engine.hpp"
+#include "dispatch/system_args.hpp"
 
 namespace chens {
 
-// Calls f with the explicit fixed-step method of id: the methods of float runs (resolve()
-// has refused the others).
-template <class F>
-decltype(auto) with_explicit_method(MethodId id, F&& f) {
-  switch (id) {
-    case MethodId::euler: return f(ExplicitRk<EulerTableau>{});
-    case MethodId::rk2: return f(ExplicitRk<Rk2Tableau>{});
-    case MethodId::rk4: return f(ExplicitRk<Rk4Tableau>{});
-    default: break;
-  }
-  throw StudyError(std::string("integrator.method = \"") + method_name(id) + "\" has no float instantiation");
+// Whether a visitor instantiates method m: every method (Only < 0, the systems list's units)
+// or the one method a unit compiled on first use was asked for (Only = int(MethodId)).
+template <int Only>
+constexpr bool method_wanted(MethodId m) {
+  return Only < 0 || Only == static_cast<int>(m);
 }
 
-// Calls f with the integrator of `id` for System: the methods each formulation takes.
-// RATTLE pairs with the constrained equations only, every other method with an underlying
-// ODE only; float runs have the explicit fixed-step methods (float's resolution is above
-// the implicit methods' and DOPRI5's tolerances). resolve() has already told the user;
-// reaching a mismatch here is a bug.
-template <class System, class Real, class F>
-decltype(auto) with_method(MethodId id, const RunParams<Real>& rp, F&& f) {
+// Calls f with the explicit fixed-step method of id: the methods of float runs (resolve()
+// has refused the others).
+template <int Only = -1, class F>
+std::unique_ptr<Engine> with_explicit_method(MethodId id, F&& f) {
+  switch (id) {
+    case MethodId::euler:
+      if constexpr (method_wanted<Only>(MethodId::euler)) return f(ExplicitRk<EulerTableau>{});
+      break;
+    case MethodId::rk2:
+      if constexpr (method_wanted<Only>(MethodId::rk2)) return f(ExplicitRk<Rk2Tableau>{});
+      break;
+    case MethodId::rk4:
+      if constexpr (method_wanted<Only>(MethodId::rk4)) return f(ExplicitRk<Rk4Tableau>{});
+      break;
+    default: break;
+  }
+  throw std::logic_error(std::string("integrator.method = \"") + method_name(id) + "\" has no float instantiation here");
+}
+
+// Calls f with the integrator of `id` for System: the methods each formulation takes (Only:
+// method_wanted). RATTLE pairs with the constrained equations only, every other method with
+// an underlying ODE only; float runs have the explicit fixed-step methods (float's resolution
+// is above the implicit methods' and DOPRI5's tolerances). resolve() has already told the
+// user; reaching a mismatch here is a bug.
+template <class System, int Only = -1, class Real, class F>
+std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& f) {
   if constexpr (System::id == FormulationId::constrained) {
-    if (id == MethodId::rattle) return f(Rattle<Real>{rp.iteration_tol, rp.max_iterations});
-    throw StudyError(std::string("integrator.method = \"") + method_name(id) +
-                     "\" cannot integrate the constrained equations; use \"rattle\"");
+    if constexpr (method_wanted<Only>(MethodId::rattle))
+      if (id == MethodId::rattle) return f(Rattle<Real>{rp.iteration_tol, rp.max_iterations});
+    throw std::logic_error(std::string("integrator.method = \"") + method_name(id) +
+                           "\" cannot integrate the constrained equations here; use \"rattle\"");
   } else if constexpr (std::is_same_v<Real, float>) {
-    return with_explicit_method(id, f);
+    return with_explicit_method<Only>(id, f);
   } else {
     switch (id) {
-      case MethodId::euler: return f(ExplicitRk<EulerTableau>{});
-      case MethodId::rk2: return f(ExplicitRk<Rk2Tableau>{});
-      case MethodId::rk4: return f(ExplicitRk<Rk4Tableau>{});
-      case MethodId::dopri5: return f(Dopri5<Real>{rp.rtol, rp.atol});
+      case MethodId::euler:
+        if constexpr (method_wanted<Only>(MethodId::euler)) return f(ExplicitRk<EulerTableau>{});
+        break;
+      case MethodId::rk2:
+        if constexpr (method_wanted<Only>(MethodId::rk2)) return f(ExplicitRk<Rk2Tableau>{});
+        break;
+      case MethodId::rk4:
+        if constexpr (method_wanted<Only>(MethodId::rk4)) return f(ExplicitRk<Rk4Tableau>{});
+        break;
+      case MethodId::dopri5:
+        if constexpr (method_wanted<Only>(MethodId::dopri5)) return f(Dopri5<Real>{rp.rtol, rp.atol});
+        break;
       case MethodId::midpoint:
-        if (rp.stage_projection)  // projection.scheme = "midpoint" (004 §4)
-          return f(MidpointProjection<Real>{rp.iteration_tol, rp.max_iterations, rp.project_position, rp.project_momentum,
-                                            rp.projection_tol, rp.projection_max_iterations});
-        return f(ImplicitRk<Gauss1Tableau, Real>{rp.iteration_tol, rp.max_iterations});
-      case MethodId::gauss2: return f(ImplicitRk<Gauss2Tableau, Real>{rp.iteration_tol, rp.max_iterations});
+        if constexpr (method_wanted<Only>(MethodId::midpoint)) {
+          if (rp.stage_projection)  // projection.scheme = "midpoint" (004 §4)
+            return f(MidpointProjection<Real>{rp.iteration_tol, rp.max_iterations, rp.project_position,
+                                              rp.project_momentum, rp.projection_tol, rp.projection_max_iterations});
+          return f(ImplicitRk<Gauss1Tableau, Real>{rp.iteration_tol, rp.max_iterations});
+        }
+        break;
+      case MethodId::gauss2:
+        if constexpr (method_wanted<Only>(MethodId::gauss2))
+          return f(ImplicitRk<Gauss2Tableau, Real>{rp.iteration_tol, rp.max_iterations});
+        break;
       case MethodId::verlet:
-        if constexpr (separable_v<System>) return f(StormerVerlet{});
+        if constexpr (separable_v<System> && method_wanted<Only>(MethodId::verlet)) return f(StormerVerlet{});
         break;
       case MethodId::rattle: break;
     }
-    throw StudyError(std::string("integrator.method = \"") + method_name(id) +
-                     "\" does not integrate the formulation \"" + formulation_name(System::id) + "\"");
+    throw std::logic_error(std::string("integrator.method = \"") + method_name(id) +
+                           "\" does not integrate the formulation \"" + formulation_name(System::id) + "\" here");
   }
 }
 
@@ -92,11 +124,11 @@ template <> struct FormulationOf<FormulationId::penalty> { template <class M> us
 
 // The formulation F over `model` with the study's parameters (Baumgarte's alpha, beta).
 template <FormulationId F, class Model>
-typename FormulationOf<F>::template type<Model> make_formulation(const Model& model, const Study& s) {
+typename FormulationOf<F>::template type<Model> make_formulation(const Model& model, const SystemArgs& a) {
   typename FormulationOf<F>::template type<Model> sys{model};
   if constexpr (F == FormulationId::baumgarte) {
-    sys.alpha = typename Model::Real(s.baumgarte_alpha);
-    sys.beta = typename Model::Real(s.baumgarte_beta);
+    sys.alpha = typename Model::Real(a.baumgarte_alpha);
+    sys.beta = typename Model::Real(a.baumgarte_beta);
   }
   return sys;
 }
@@ -105,14 +137,14 @@ typename FormulationOf<F>::template type<Model> make_formulation(const Model& mo
 // their tangent-carrying versions for output.wedge (geometry/wedge.hpp; fixed-step methods
 // only, resolve() has refused the others): the systems list has a unit for each.
 template <bool Tangents, class System, class Method, class F>
-EnsembleResult with_tangents_if(const System& sys, const Method& method, F&& f) {
+std::unique_ptr<Engine> with_tangents_if(const System& sys, const Method& method, F&& f) {
   if constexpr (!Tangents) {
     return f(sys, method);
   } else if constexpr (!Method::adaptive) {
     return f(TangentSystem<System>::of(sys), TangentStepper<Method>{method});
   } else {
-    throw StudyError("output.wedge propagates tangents through fixed-step maps; integrator.method = \"dopri5\" "
-                     "chooses its steps from the state");
+    throw std::logic_error("output.wedge propagates tangents through fixed-step maps; integrator.method = \"dopri5\" "
+                           "chooses its steps from the state");
   }
 }
 

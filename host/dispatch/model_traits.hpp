@@ -3,8 +3,10 @@
 // include/chens/models/, an entry here, and a line in the systems list (CMakeLists.txt;
 // docs/adding-a-model.md). Each traits entry gives
 //   kind                     its ModelKind (model.kind)
-//   matches(study)           whether the study runs this instantiation (kind, precision, size)
-//   make(study)              the model from the study's [model] keys
+//   matches(key)             whether a study of that ModelKey (study.hpp's model_key: kind,
+//                            precision, size) runs this instantiation
+//   make(args)               the model from the study's [model] keys, as SystemArgs carries
+//                            them (dispatch/system_args.hpp; study_model.cpp's system_args)
 //   Reference                what integration_error measures against (reference/)
 //   reference_kind(rp)       summary.json's words for it
 //   bytes_per_instance(t)    host memory an instance needs at most, with tangents (t) or not
@@ -14,10 +16,11 @@
 //   length_parameter, length_of(m)   the parameter that sizes the configuration and its value:
 //                            an instance's nominal positions are scaled by its own over the study's
 // The initial state is the study's (model.initial or the model's default, initial_state())
-// for every model; the physical state's component names are physical_state_names(study)
-// (study/study_model.cpp), which resolve() needs for sizes the build may not have. User models
-// (AutoModel<Spec>) have theirs in auto_model_traits.hpp, which only their units include.
-// C++17-clean: nvcc compiles it.
+// for every model, carried by SystemArgs; the physical state's component names are
+// physical_state_names(study) (study/study_model.cpp), which resolve() needs for sizes the
+// build may not have. User models (AutoModel<Spec>) have theirs in auto_model_traits.hpp,
+// which only their units include. Nothing of host/study is included here: system units
+// include this header (issue 42). C++17-clean: nvcc compiles it.
 #pragma once
 
 #include <cstddef>
@@ -35,23 +38,23 @@
 #include <chens/reference/numerical.hpp>
 #include <chens/reference/pendulum_exact.hpp>
 
-#include "study/study.hpp"
+#include "dispatch/system_args.hpp"
 
 namespace chens {
 
 template <class Model>
 struct ModelTraits;
 
-// Whether the study asks for Real's precision (integrator.precision).
+// Whether the key asks for Real's precision (integrator.precision).
 template <class Real>
-bool precision_matches(const Study& s) {
-  return (s.precision == "float") == std::is_same_v<Real, float>;
+bool precision_matches(const ModelKey& k) {
+  return k.single == std::is_same_v<Real, float>;
 }
 
 // The study's initial state (model.initial or the model's default) in the model's variables.
 template <class Model>
-typename Model::State initial_of(const Study& s) {
-  const std::vector<double> z = initial_state(s);
+typename Model::State initial_of(const SystemArgs& a) {
+  const std::vector<double>& z = a.initial;
   typename Model::State z0;
   for (int c = 0; c < Model::state_size; ++c) z0[c] = static_cast<typename Model::Real>(z[static_cast<std::size_t>(c)]);
   return z0;
@@ -61,9 +64,10 @@ typename Model::State initial_of(const Study& s) {
 template <class Real>
 struct ModelTraits<Pendulum<Real>> {
   static constexpr ModelKind kind = ModelKind::pendulum;
-  static bool matches(const Study& s) { return s.model_kind == kind && precision_matches<Real>(s); }
-  static Pendulum<Real> make(const Study& s) {
-    return Pendulum<Real>{static_cast<Real>(s.mass), static_cast<Real>(s.length), static_cast<Real>(s.gravity)};
+  static bool matches(const ModelKey& k) { return k.kind == kind && precision_matches<Real>(k); }
+  static Pendulum<Real> make(const SystemArgs& a) {
+    return Pendulum<Real>{static_cast<Real>(a[ParameterId::mass]), static_cast<Real>(a[ParameterId::length]),
+                          static_cast<Real>(a[ParameterId::gravity])};
   }
   // The closed form, in double at the float runs' step times too (diagnostics/metrics.hpp).
   using Reference = PendulumExact<double>;
@@ -87,8 +91,12 @@ struct ModelTraits<Pendulum<Real>> {
 template <>
 struct ModelTraits<PenaltyPendulum<double>> {
   static constexpr ModelKind kind = ModelKind::penalty_pendulum;
-  static bool matches(const Study& s) { return s.model_kind == kind && precision_matches<double>(s); }
-  static PenaltyPendulum<double> make(const Study& s) { return penalty_model(s); }
+  static bool matches(const ModelKey& k) { return k.kind == kind && precision_matches<double>(k); }
+  // As study_model.cpp's penalty_model(study).
+  static PenaltyPendulum<double> make(const SystemArgs& a) {
+    return PenaltyPendulum<double>::make(a[ParameterId::mass], a[ParameterId::length], a[ParameterId::gravity],
+                                         a[ParameterId::penalty], a.penalty_g1 ? PenaltyConstraint::g1 : PenaltyConstraint::g);
+  }
   // integration_error measures the distance to the rigid pendulum, which is the mu -> infinity
   // limit for tangential initial velocities (003 §3).
   using Reference = PendulumExact<double>;
@@ -118,11 +126,10 @@ inline std::string numerical_reference_kind(const RunParams<double>& rp) {
 template <class Real, int N>
 struct ModelTraits<Chain<Real, N>> {
   static constexpr ModelKind kind = ModelKind::chain;
-  static bool matches(const Study& s) { return s.model_kind == kind && s.atoms == N && precision_matches<Real>(s); }
-  static Chain<Real, N> make(const Study& s) {
-    Chain<double, N> c = Chain<double, N>::uniform(s.bond_length, s.lj_epsilon, s.mass);
-    const std::vector<double> w = chain_inverse_masses(s);
-    for (int i = 0; i < N; ++i) c.w[i] = w[static_cast<std::size_t>(i)];
+  static bool matches(const ModelKey& k) { return k.kind == kind && k.atoms == N && precision_matches<Real>(k); }
+  static Chain<Real, N> make(const SystemArgs& a) {
+    Chain<double, N> c = Chain<double, N>::uniform(a[ParameterId::bond_length], a[ParameterId::lj_epsilon], a[ParameterId::mass]);
+    for (int i = 0; i < N; ++i) c.w[i] = a.inverse_masses[static_cast<std::size_t>(i)];
     if constexpr (std::is_same_v<Real, double>) {
       return c;
     } else {
@@ -153,8 +160,11 @@ struct ModelTraits<Chain<Real, N>> {
 template <>
 struct ModelTraits<DoublePendulum<double>> {
   static constexpr ModelKind kind = ModelKind::double_pendulum;
-  static bool matches(const Study& s) { return s.model_kind == kind && precision_matches<double>(s); }
-  static DoublePendulum<double> make(const Study& s) { return double_pendulum_model(s); }
+  static bool matches(const ModelKey& k) { return k.kind == kind && precision_matches<double>(k); }
+  // As study_model.cpp's double_pendulum_model(study).
+  static DoublePendulum<double> make(const SystemArgs& a) {
+    return DoublePendulum<double>{a.masses[0], a.masses[1], a.lengths[0], a.lengths[1], a[ParameterId::gravity]};
+  }
   using Reference = NumericalReference<DoublePendulum<double>>;
   static std::string reference_kind(const RunParams<double>& rp) { return numerical_reference_kind(rp); }
   static constexpr std::size_t bytes_per_instance(bool) {

@@ -6,6 +6,7 @@
 #include <chens/ensemble/accumulator.hpp>
 
 #include "backends/ensemble_spec.hpp"
+#include "dispatch/jit_systems.hpp"
 #include "dispatch/system_dispatch.hpp"
 #include "study/study.hpp"
 
@@ -39,8 +40,33 @@ void with_model_of(const Study& s, F&& f) {
 
 }  // namespace
 
+FirstUseCompile first_use_compile(const Study& s) {
+  if (!compiles_on_first_use<CpuBackend>(s)) return FirstUseCompile::none;
+  return jit_cached(jit_system(s)) ? FirstUseCompile::cached : FirstUseCompile::needed;
+}
+
+std::string first_use_label(const Study& s) { return jit_system(s).label; }
+
+std::size_t chain_bytes_per_instance_fit(int atoms) {
+  const std::size_t b3 = ModelTraits<Chain<double, 3>>::bytes_per_instance(false);
+  const std::size_t b4 = ModelTraits<Chain<double, 4>>::bytes_per_instance(false);
+  return b3 + (b4 - b3) * static_cast<std::size_t>(atoms - 3);
+}
+
+namespace {
+
+// A chain the build has no unit for (compiled on first use): from its object where it is
+// cached, else the fit.
+std::size_t chain_bytes_per_instance(const Study& s) {
+  if (const std::size_t cached = jit_cached_bytes_per_instance(jit_system(s))) return cached;
+  return chain_bytes_per_instance_fit(static_cast<int>(s.atoms));
+}
+
+}  // namespace
+
 int physical_state_size(const Study& s) {
   if (s.model_kind == ModelKind::custom) return 2 * custom_model_of(s).dof;
+  if (s.model_kind == ModelKind::chain) return 4 * static_cast<int>(s.atoms);  // x, y, px, py per atom
   int size = 0;
   with_model_of(s, [&](auto m) { size = decltype(m)::type::state_size; });
   return size;
@@ -60,6 +86,7 @@ std::size_t bytes_per_instance(const Study& s) {
       groups == 0 ? 0 : (groups * metric_count * sizeof(Accumulator) + cpu_block_size - 1) / cpu_block_size + sizeof(std::int16_t);
   std::size_t bytes = 0;
   if (s.model_kind == ModelKind::custom) return custom_model_of(s).bytes_per_instance + kept + grouped;
+  if (s.model_kind == ModelKind::chain && !with_study_model(s, [](auto) {})) return chain_bytes_per_instance(s) + kept + grouped;
   with_model_of(s, [&](auto m) { bytes = ModelTraits<typename decltype(m)::type>::bytes_per_instance(s.wedge); });
   return bytes + kept + grouped;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "backends/backend.hpp"
 #include "backends/ensemble_result.hpp"
@@ -26,11 +27,24 @@ inline EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp,
   return run_study<CpuBackend>(s, rp, spec);
 }
 
+// Whether the study's system is compiled on first use on the CPU (dispatch/jit_systems.hpp):
+// not (a unit of the build runs it), and if so whether its object is cached already.
+enum class FirstUseCompile { none, cached, needed };
+FirstUseCompile first_use_compile(const Study& s);
+// What the messages call the study's system ("chain N = 12, dirac, rk4, cpu").
+std::string first_use_label(const Study& s);
+
 // The physical state's size, 2 d (positions and momenta): 4 for the pendulum, 4N for a chain.
 int physical_state_size(const Study& s);
 
 // Upper bound on the host memory one instance of the study's model needs (output.states
 // included).
 std::size_t bytes_per_instance(const Study& s);
+
+// The bytes an instance of a chain of `atoms` atoms takes (ModelTraits::bytes_per_instance),
+// from the sizes of chains of 3 and 4 atoms: every part of a chain's instance is N atoms'
+// worth of numbers or a fixed part, so it is linear in N (for a size compiled on first use
+// whose object is not cached yet; tests/test_jit_systems.cpp checks it at the built-in sizes).
+std::size_t chain_bytes_per_instance_fit(int atoms);
 
 }  // namespace chens

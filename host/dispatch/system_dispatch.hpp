@@ -10,8 +10,10 @@
 
 #include "backends/backend.hpp"
 #include "dispatch/custom_models.hpp"
+#include "dispatch/jit_systems.hpp"
 #include "dispatch/model_traits.hpp"
 #include "dispatch/system_list.hpp"
+#include "study/study.hpp"
 
 namespace chens {
 
@@ -27,7 +29,7 @@ struct SystemEntry {
   static constexpr FormulationId formulation = F;
   static constexpr bool tangents = T;
   static bool runs(const Study& s) {
-    return s.formulation == F && s.wedge == T && ModelTraits<Model>::matches(s);
+    return s.formulation == F && s.wedge == T && ModelTraits<Model>::matches(model_key(s));
   }
 };
 
@@ -47,37 +49,77 @@ bool for_each_system(F&& f) {
   return done;
 }
 
-// Whether this build runs the study on Backend: an entry of the systems list, or of a user
-// model registered by chens_add_model (dispatch/custom_models.hpp).
+// Whether the build has a unit for the study on Backend: an entry of the systems list, or
+// of a user model registered by chens_add_model (dispatch/custom_models.hpp).
 template <class Backend>
-bool has_system(const Study& s) {
+bool has_built_in_system(const Study& s) {
   return for_each_system<Backend>([&](auto e) { return decltype(e)::runs(s); }) ||
          find_custom_entry(s, Backend::name) != nullptr;
 }
 
-// The study's ensemble on Backend, by the entry of the systems list that matches it.
+// Whether a unit compiled on first use (dispatch/jit_systems.hpp; the CPU backend) can run
+// the study: a system of the list (CHENS_SYSTEMS=jit), or a chain of a size the build lacks
+// in a formulation, precision and variant the list has for its chains. Float chains keep
+// the list's size (resolve() refuses others); user models are compiled ahead of time.
+template <class Backend>
+bool jit_possible(const Study& s) {
+  if constexpr (!std::is_same_v<Backend, CpuBackend>) {
+    return false;
+  } else {
+    if (s.model_kind != ModelKind::chain) return s.model_kind != ModelKind::custom && has_built_in_system<Backend>(s);
+    if (s.atoms < 2 || s.atoms > max_jit_chain_atoms) return false;
+    if (s.precision == "float" && s.atoms != float_chain_atoms) return false;
+    Study other = s;
+    for (int n : compiled_chain_sizes()) {
+      other.atoms = n;
+      if (has_built_in_system<Backend>(other)) return true;
+    }
+    return false;
+  }
+}
+
+// Whether the study runs on Backend: a unit of the build, or (CPU) one compiled on first
+// use.
+template <class Backend>
+bool has_system(const Study& s) {
+  return has_built_in_system<Backend>(s) || jit_possible<Backend>(s);
+}
+
+// Whether running the study on Backend compiles its system on first use.
+template <class Backend>
+bool compiles_on_first_use(const Study& s) {
+  if constexpr (!std::is_same_v<Backend, CpuBackend>) {
+    return false;
+  } else {
+    return jit_possible<Backend>(s) && (jit_forced() || !has_built_in_system<Backend>(s));
+  }
+}
+
+// The study's ensemble on Backend, by the entry of the systems list that matches it, or by
+// a unit compiled on first use.
 template <class Backend>
 EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
-  EnsembleResult r;
-  bool ran = for_each_system<Backend>([&](auto e) {
-    using E = decltype(e);
-    if (!E::runs(s)) return false;
-    r = run_system<Backend, typename E::Model, E::formulation, E::tangents>(s, rp, spec);
-    return true;
-  });
-  if (!ran) {
-    if (const CustomRunFn run = find_custom_entry(s, Backend::name)) {
-      r = run(s, rp, spec);
-      ran = true;
-    }
-  }
-  if (!ran)
+  const SystemArgs args = system_args(s, rp);
+  std::unique_ptr<Engine> engine;
+  if (compiles_on_first_use<Backend>(s)) engine = jit_make_engine(jit_system(s), args, spec);
+  if (!engine)
+    for_each_system<Backend>([&](auto e) {
+      using E = decltype(e);
+      if (!E::runs(s)) return false;
+      engine = make_engine<Backend, typename E::Model, E::formulation, E::tangents>(args, spec);
+      return true;
+    });
+  if (!engine)
+    if (const CustomRunFn make = find_custom_entry(s, Backend::name)) engine = make(args, spec);
+  if (!engine)
     throw std::runtime_error(std::string("this build has no ") + Backend::name + " unit for model.kind = \"" +
                              model_name(s) +
                              "\", integrator.formulation = \"" +
                              formulation_name(s.formulation) + "\", integrator.precision = \"" + s.precision +
                              "\" and output.wedge = " + (s.wedge ? "true" : "false") +
                              " (the systems list, CMakeLists.txt)");
+  EnsembleResult r = drive_segments(*engine, spec);
+  r.reference_kind = engine->reference_kind();
   r.state_names = physical_state_names(s);
   return r;
 }
@@ -86,8 +128,9 @@ EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const Ense
 // systems list's built-in models; false when the build has none (user models: custom_models.hpp).
 template <class F>
 bool with_study_model(const Study& s, F&& f) {
+  const ModelKey key = model_key(s);
 #define CHENS_MODEL_ENTRY(...)                    \
-  if (ModelTraits<__VA_ARGS__>::matches(s)) {     \
+  if (ModelTraits<__VA_ARGS__>::matches(key)) {   \
     f(TypeTag<__VA_ARGS__>{});                    \
     return true;                                  \
   }

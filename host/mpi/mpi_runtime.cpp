@@ -7,6 +7,7 @@
 #include "mpi/mpi_runtime.hpp"
 
 #include <mpi.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +21,7 @@
 
 #include "backends/cuda_backend.hpp"
 #include "backends/instance_records.hpp"
+#include "backends/memory_bounds.hpp"
 #include "dispatch/run_study.hpp"
 #include "mpi/mpi_internal.hpp"
 
@@ -253,20 +255,16 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   const std::uint64_t keep = std::min(whole.keep_instances, n);
   spec.keep_instances = keep > mine.first ? std::min(keep - mine.first, mine.size) : 0;
   if (world.rank != 0) spec.progress = nullptr;
-  // The same segments on every rank, from the largest shard's memory (the CPU backend's and
-  // the CUDA backend's bounds, ensemble_spec.hpp and kernels/cuda_engine.cuh).
-  const std::uint64_t largest = ((blocks + static_cast<std::uint64_t>(world.size) - 1) / static_cast<std::uint64_t>(world.size)) *
-                                cpu_block_size;
-  const std::int64_t cpu_row = static_cast<std::int64_t>(largest / cpu_block_size + 1) * metric_count *
-                                   static_cast<std::int64_t>(sizeof(Accumulator)) +
-                               64 * metric_count * LogBins::count * 4;
-  const std::int64_t gpu_row = static_cast<std::int64_t>(largest) * (metric_count * 8 + 1);
+  // The same segments on every rank: the engines' own bounds (backends/memory_bounds.hpp) for
+  // the largest shard, with the most threads any rank runs and the [parameters] groups.
+  std::int64_t threads = whole.threads > 0 ? whole.threads : omp_get_max_threads();
+  MPI_Allreduce(MPI_IN_PLACE, &threads, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   // The recorded instances' rows (instance_records.hpp).
-  const std::int64_t snapshot_row = static_cast<std::int64_t>(
-      whole.record.size() * static_cast<std::size_t>(recorded_row_width(physical_state_size(s))) * sizeof(double));
+  const std::size_t snapshot_row =
+      whole.record.size() * static_cast<std::size_t>(recorded_row_width(physical_state_size(s))) * sizeof(double);
   spec.segment_rows = segment_rows(
-      rp.samples, std::min<std::int64_t>({65535, (64ll << 20) / cpu_row, (512ll << 20) / std::max<std::int64_t>(1, gpu_row),
-                                          (256ll << 20) / std::max<std::int64_t>(1, snapshot_row)}));
+      rp.samples, shard_memory_rows(blocks, world.size, threads, 1 + static_cast<std::int64_t>(whole.parameters.groups()),
+                                    cpu_block_size, snapshot_row));
   spec.reduce_segment = SegmentReducer{mine.first / cpu_block_size, blocks, env_int("CHENS_TEST_FAIL_RANK", -1)};
   // Checkpoints: one for the whole ensemble, whatever the number of ranks that wrote it or
   // resumes it (docs/checkpoints.md); spec.resume_from is this rank's shard of it.

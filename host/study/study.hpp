@@ -17,16 +17,14 @@
 #include <chens/models/double_pendulum.hpp>
 #include <chens/models/penalty_pendulum.hpp>
 
+#include "backends/parameter_laws.hpp"
+#include "backends/step_grid.hpp"
 #include "dispatch/chain_sizes.hpp"
-#include "study/model_kind.hpp"
-#include "study/parameter_laws.hpp"
+#include "dispatch/method_id.hpp"
+#include "dispatch/model_kind.hpp"
+#include "dispatch/system_args.hpp"
 
 namespace chens {
-
-enum class MethodId : int { euler = 0, rk2 = 1, rk4 = 2, dopri5 = 3, midpoint = 4, gauss2 = 5, rattle = 6, verlet = 7 };
-inline constexpr int method_count = 8;
-const char* method_name(MethodId m);
-int method_order(MethodId m);
 
 // Bad input: the message names the key, the value and what is allowed.
 class StudyError : public std::runtime_error {
@@ -109,7 +107,7 @@ struct Study {
   double passage_angular_momentum_error = 0.0;
   double passage_wedge_error = 0.0;
   bool passage_lost = false;
-  // [parameters] (study/parameter_laws.hpp, docs/parameter_ensembles.md): the per-instance law
+  // [parameters] (backends/parameter_laws.hpp, docs/parameter_ensembles.md): the per-instance law
   // of each parameter the ensemble varies, indexed by ParameterId; LawKind::fixed elsewhere
   // (every instance takes the [model] or [integrator] value).
   std::array<ParameterLaw, parameter_count> vary{};
@@ -164,6 +162,11 @@ std::vector<double> initial_state(const Study& s);
 // The penalty pendulum of a study (model.kind = "penalty-pendulum": model.penalty,
 // model.constraint, mass, length, gravity).
 PenaltyPendulum<double> penalty_model(const Study& s);
+// The key of the study's model in the systems list (kind, precision, chain size, user model).
+ModelKey model_key(const Study& s);
+// What a system unit runs the study from (dispatch/system_args.hpp): rp and the study's
+// method, initial state, model and formulation parameters.
+SystemArgs system_args(const Study& s, const RunParams<double>& rp);
 // Inverse masses of the chain's atoms.
 std::vector<double> chain_inverse_masses(const Study& s);
 // The double pendulum of a study (model.kind = "double-pendulum": mass or masses, length or
@@ -217,14 +220,7 @@ std::vector<StudyRun> load_default_runs(const std::vector<std::string>& sets = {
 // Checks cross-key constraints and computes the time grid. Throws StudyError.
 RunParams<double> resolve(const Study& s);
 
-// The fixed-step time grid of step h (RunParams's h, last_h, total_steps, steps_per_sample,
-// sample_dt, samples) for rp.t_end, sampling every sample_dt (0: about 100 samples); false
-// where sample_dt is not a multiple of h. resolve() and every instance of a step-size
-// ensemble (parameters.h) go through it, so that an instance's grid is the single run's.
-bool fixed_step_grid(RunParams<double>& rp, double h, double sample_dt);
-// rp with the step size h (fixed-step methods: its grid, sampling every sample_dt; dopri5:
-// the initial trial step).
-RunParams<double> with_step_size(const RunParams<double>& rp, double h, double sample_dt);
+// fixed_step_grid and with_step_size: backends/step_grid.hpp.
 // What the study varies over its instances (EnsembleSpec::parameters).
 ParameterEnsemble parameter_ensemble(const Study& s);
 

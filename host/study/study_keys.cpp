@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "dispatch/custom_models.hpp"
+#include "dispatch/jit_systems.hpp"
 #include "study/study_key_table.hpp"
 
 namespace chens {
@@ -362,8 +363,8 @@ std::vector<StudyKey> declare_keys() {
        .printed = printed_length, .meaning = "l; double pendulum: the length of both links"},
       {.section = "model", .name = "gravity", .type = real(&S::gravity, non_negative), .scope = KeyScope::pendulum_models,
        .meaning = "g (gravity acts along −y)"},
-      {.section = "model", .name = "atoms", .type = integer_in(&S::atoms, 2, 1000000), .scope = KeyScope::chain,
-       .doc_allowed = "one of the sizes this build instantiates (default build: 7, 16, 32, 64)", .meaning = "N"},
+      {.section = "model", .name = "atoms", .type = integer_in(&S::atoms, 2, max_jit_chain_atoms), .scope = KeyScope::chain,
+       .doc_allowed = "the build's sizes (default 7, 16, 32, 64) and, on the CPU, any other compiled on first use (docs/jit.md)", .meaning = "N"},
       {.section = "model", .name = "bond_length", .type = real(&S::bond_length, positive), .scope = KeyScope::chain,
        .meaning = "L"},
       {.section = "model", .name = "lj_epsilon", .type = real(&S::lj_epsilon, non_negative), .scope = KeyScope::chain,

@@ -1,6 +1,6 @@
 // What a study says about its model beyond its keys: the initial state, masses, state
-// names, the reference solution, the pendulum's period, the recorded instances, and the names
-// of the integration methods.
+// names, the reference solution, the pendulum's period, the recorded instances, and what a
+// system unit is given (model_key, system_args).
 #include <algorithm>
 #include <cmath>
 
@@ -14,34 +14,6 @@
 #include "study/study_key_table.hpp"
 
 namespace chens {
-
-const char* method_name(MethodId m) {
-  switch (m) {
-    case MethodId::euler: return "euler";
-    case MethodId::rk2: return "rk2";
-    case MethodId::rk4: return "rk4";
-    case MethodId::dopri5: return "dopri5";
-    case MethodId::midpoint: return "midpoint";
-    case MethodId::gauss2: return "gauss2";
-    case MethodId::rattle: return "rattle";
-    case MethodId::verlet: return "verlet";
-  }
-  return "?";
-}
-
-int method_order(MethodId m) {
-  switch (m) {
-    case MethodId::euler: return 1;
-    case MethodId::rk2: return 2;
-    case MethodId::rk4: return 4;
-    case MethodId::dopri5: return 5;
-    case MethodId::midpoint: return 2;
-    case MethodId::gauss2: return 4;
-    case MethodId::rattle: return 2;
-    case MethodId::verlet: return 2;
-  }
-  return 0;
-}
 
 const std::vector<int>& compiled_chain_sizes() {
   static const std::vector<int> sizes = {
@@ -70,6 +42,41 @@ DoublePendulum<double> double_pendulum_model(const Study& s) {
   return DoublePendulum<double>{two_masses ? s.masses[0] : s.mass, two_masses ? s.masses[1] : s.mass,
                                 two_lengths ? s.lengths[0] : s.length, two_lengths ? s.lengths[1] : s.length,
                                 s.gravity};
+}
+
+ModelKey model_key(const Study& s) {
+  ModelKey k;
+  k.kind = s.model_kind;
+  k.single = s.precision == "float";
+  if (s.model_kind == ModelKind::chain) k.atoms = static_cast<int>(s.atoms);
+  if (s.model_kind == ModelKind::custom) k.custom_name = s.custom_model;
+  return k;
+}
+
+SystemArgs system_args(const Study& s, const RunParams<double>& rp) {
+  SystemArgs a;
+  a.rp = rp;
+  a.method = s.method;
+  a.initial = initial_state(s);
+  auto set = [&](ParameterId p, double v) { a.parameter[static_cast<std::size_t>(p)] = v; };
+  set(ParameterId::mass, s.mass);
+  set(ParameterId::length, s.length);
+  set(ParameterId::gravity, s.gravity);
+  set(ParameterId::bond_length, s.bond_length);
+  set(ParameterId::lj_epsilon, s.lj_epsilon);
+  set(ParameterId::penalty, s.penalty);
+  set(ParameterId::h, rp.h);
+  if (s.model_kind == ModelKind::chain) a.inverse_masses = chain_inverse_masses(s);
+  if (s.model_kind == ModelKind::double_pendulum) {
+    const DoublePendulum<double> m = double_pendulum_model(s);
+    a.masses = {m.m1, m.m2};
+    a.lengths = {m.l1, m.l2};
+  }
+  a.penalty_g1 = s.penalty_constraint == "G1";
+  if (s.model_kind == ModelKind::custom) a.custom = s.parameters;
+  a.baumgarte_alpha = s.baumgarte_alpha;
+  a.baumgarte_beta = s.baumgarte_beta;
+  return a;
 }
 
 std::vector<std::string> double_pendulum_state_names() { return {"x1", "y1", "x2", "y2", "px1", "py1", "px2", "py2"}; }

@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "backends/step_grid.hpp"
 #include "study/study_key_table.hpp"
 
 namespace chens {
 
-double on_sample_grid(double h, double grid) { return grid > 0 ? grid / std::max(1.0, std::round(grid / h)) : h; }
 
 namespace {
 

@@ -11,9 +11,6 @@ namespace chens {
 // leave its parameter's range or the bins. resolve() calls it before validating the output.
 void validate_parameters(const Study& s, const RunParams<double>& rp);
 
-// A drawn step size h as a fixed-step method runs it: grid / n, n = max(1, round(grid / h)),
-// so that every instance samples at the study's times (grid = output.sample_dt); h itself
-// where grid is 0 (adaptive methods). Monotone in h. ParameterEnsemble::value's rounding.
-double on_sample_grid(double h, double grid);
+// on_sample_grid: backends/step_grid.hpp.
 
 }  // namespace chens

@@ -7,6 +7,7 @@
 #include <chens/diagnostics/metrics.hpp>
 
 #include "dispatch/custom_models.hpp"
+#include "dispatch/jit_systems.hpp"
 #include "study/study_key_table.hpp"
 #include "study/study_parameters.hpp"
 
@@ -68,7 +69,10 @@ void validate_custom_model(const Study& s) {
   std::string formulations;
   bool built = false;
   for (const CustomEntry& e : m.entries) {
-    const std::string name = "\"" + std::string(formulation_name(e.formulation)) + "\"";
+    // Appended, not "\"" + name: GCC 12 warns falsely (-Wrestrict) of that insertion.
+    std::string name = "\"";
+    name += formulation_name(e.formulation);
+    name += '"';
     if (formulations.find(name) == std::string::npos) formulations += (formulations.empty() ? "" : ", ") + name;
     built = built || e.formulation == s.formulation;
   }
@@ -218,11 +222,14 @@ void validate_model(const Study& s) {
                        "x^2 + y^2 > 0");
     return;
   }
+  // Sizes the build has are its units; any other up to max_jit_chain_atoms is compiled on
+  // first use (dispatch/jit_systems.hpp, docs/jit.md).
   const auto& sizes = compiled_chain_sizes();
-  if (std::find(sizes.begin(), sizes.end(), static_cast<int>(s.atoms)) == sizes.end())
-    throw StudyError("model.atoms = " + std::to_string(s.atoms) + ": this build has chains of " + list(sizes) +
-                     " atoms; add " + std::to_string(s.atoms) +
-                     " to the CMake list CHENS_CHAIN_ATOMS and rebuild (docs/study-format.md)");
+  if (std::find(sizes.begin(), sizes.end(), static_cast<int>(s.atoms)) == sizes.end() &&
+      (s.atoms < 2 || s.atoms > max_jit_chain_atoms))
+    throw StudyError("model.atoms = " + std::to_string(s.atoms) + ": chains have 2 to " +
+                     std::to_string(max_jit_chain_atoms) + " atoms (this build has units for " + list(sizes) +
+                     "; other sizes are compiled on first use, docs/jit.md)");
   if (s.formulation != FormulationId::naive && s.formulation != FormulationId::dirac &&
       s.formulation != FormulationId::impetus && s.formulation != FormulationId::constrained)
     throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) +
@@ -447,37 +454,6 @@ RunParams<double> resolve(const Study& s) {
   validate_parameters(s, rp);  // first: output.phase_error's checks assume the study's own pendulum
   validate_output(s, rp);
   return rp;
-}
-
-bool fixed_step_grid(RunParams<double>& rp, double h, double sample_dt) {
-  constexpr double rel = 1e-9;
-  const double n = rp.t_end / h;
-  const double nr = std::round(n);
-  rp.h = h;
-  rp.total_steps = static_cast<index_t>(std::fabs(n - nr) <= rel * std::max(1.0, n) ? nr : std::ceil(n));
-  rp.last_h = rp.total_steps > 0 ? rp.t_end - static_cast<double>(rp.total_steps - 1) * h : h;
-  if (sample_dt > 0) {
-    const double m = sample_dt / h;
-    const double mr = std::round(m);
-    if (mr < 1 || std::fabs(m - mr) > rel * std::max(1.0, m)) return false;
-    rp.steps_per_sample = static_cast<index_t>(mr);
-  } else {
-    // About 100 samples over the run, on the step grid.
-    rp.steps_per_sample = std::max<index_t>(1, static_cast<index_t>(std::llround(static_cast<double>(rp.total_steps) / 100.0)));
-  }
-  rp.sample_dt = static_cast<double>(rp.steps_per_sample) * h;
-  rp.samples = rp.total_steps == 0 ? 0 : (rp.total_steps + rp.steps_per_sample - 1) / rp.steps_per_sample;
-  return true;
-}
-
-RunParams<double> with_step_size(const RunParams<double>& rp, double h, double sample_dt) {
-  RunParams<double> out = rp;
-  if (!rp.fixed_step) {
-    out.h = h;
-    return out;
-  }
-  fixed_step_grid(out, h, sample_dt);
-  return out;
 }
 
 }  // namespace chens

@@ -127,4 +127,19 @@ bool boolean(const toml::node& n, const std::string& key) {
   return b->get();
 }
 
+std::string law_text(const ParameterLaw& law) {
+  switch (law.kind) {
+    case LawKind::fixed: return "";
+    case LawKind::uniform: return "uniform(" + shortest(law.a) + ", " + shortest(law.b) + ")";
+    case LawKind::log_uniform: return "log-uniform(" + shortest(law.a) + ", " + shortest(law.b) + ")";
+    case LawKind::normal: return "normal(" + shortest(law.a) + ", " + shortest(law.b) + ")";
+    case LawKind::list: {
+      std::string s = "[";
+      for (std::size_t i = 0; i < law.values.size(); ++i) s += (i ? ", " : "") + shortest(law.values[i]);
+      return s + "]";
+    }
+  }
+  return "";
+}
+
 }  // namespace chens

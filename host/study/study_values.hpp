@@ -19,6 +19,9 @@ namespace chens {
 std::string where(const toml::node& n);
 // Shortest text that reads back to the same double (what the user most likely typed).
 std::string shortest(double x);
+// A [parameters] law as the study writes it: "uniform(0.5, 2)", "normal(1, 0.1)",
+// "log-uniform(1e-3, 1)" or "[0.1, 0.05]".
+std::string law_text(const ParameterLaw& law);
 // The same as a TOML float (0.1, 1.0: never an integer's text).
 std::string toml_float(double x);
 // A value as the user wrote it, for messages and run names.

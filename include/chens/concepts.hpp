@@ -1,7 +1,7 @@
 // The named interfaces of the per-instance code (issue 18): what a model, a system (a
 // formulation bound to a model) and a method must provide, with the paper equation each
 // member implements (docs/references.md for the numbering). Checked where a compiler has
-// C++20 concepts: the host build (dispatch/run_system.hpp requires them of every entry of the
+// C++20 concepts: the host build (dispatch/make_engine.hpp requires them of every entry of the
 // systems list) and tests/test_concepts.cpp; nvcc compiles this code as C++17 and skips them.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The CPU backend's engine for the segment driver (backends/segment_driver.hpp): OpenMP over
+// The CPU backend's engine for the segment driver (backends/engine.hpp, segment_driver.cpp): OpenMP over
 // fixed blocks of instances, running the per-instance driver of include/chens/ensemble/
 // instance.hpp. Within a segment each block integrates its instances in index order and
 // accumulates their metrics into the block's own accumulators, which are then merged along
@@ -27,8 +27,14 @@
 
 #include "backends/backend.hpp"
 #include "backends/cpu/cpu_isa.hpp"
-#include "backends/segment_driver.hpp"
+#include "backends/cpu/cpu_lanes.hpp"
+#include "backends/memory_bounds.hpp"
+#include "backends/checkpoint.hpp"
+#include "backends/engine_adapter.hpp"
+#include "backends/instance_records.hpp"
+#include "backends/segment_plan.hpp"
 #include "backends/step_cost.hpp"
+#include "backends/step_grid.hpp"
 #include "dispatch/model_traits.hpp"
 
 namespace chens {
@@ -46,67 +52,6 @@ System with_model(System sys, const Model& m) {
   if constexpr (has_tangents_v<System>) sys.inner.model = m;
   return sys;
 }
-
-// Instances the general lane path advances in lockstep (advance_fixed_to_sample<4>,
-// ExplicitRk::step_lanes, two per SSE2 register): a single instance's right-hand side is one
-// chain of dependent operations, so interleaving independent instances fills the core's
-// pipelines. Divides cpu_block_size.
-inline constexpr int cpu_lanes = 4;
-inline constexpr int cpu_lanes_max_state = 8;
-// The packed loop (ensemble/packed_steps.hpp): registers of W doubles interleaved per lane
-// group (2 x 8 = 16 instances with AVX-512; docs/performance.md, "CPU lanes"), for states
-// up to this size (a seven-atom chain's 28; larger chains would multiply the build's time
-// for a gain their right-hand side's own width already gives).
-inline constexpr int cpu_packs = 2;
-inline constexpr int cpu_packed_max_state = 32;
-
-// The packed loop's body compiled for each instruction set: the target attribute compiles
-// the function, and flatten everything it calls (the step, the model, the projection), with
-// that set's registers; results are the same (linalg/simd_pack.hpp). Which one runs is
-// chosen at run time (cpu_isa.hpp).
-template <int P, int W, class Method, class PackedSystem, class Inst>
-[[gnu::flatten]] void packed_advance_sse2(const PackedSystem* sys, const RunParams<double>& rp, bool momentum, Inst* in,
-                                          index_t k, index_t until) {
-  packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
-}
-template <int P, int W, class Method, class PackedSystem, class Inst>
-[[gnu::target("avx2"), gnu::flatten]] void packed_advance_avx2(const PackedSystem* sys, const RunParams<double>& rp,
-                                                               bool momentum, Inst* in, index_t k, index_t until) {
-  packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
-}
-template <int P, int W, class Method, class PackedSystem, class Inst>
-[[gnu::target("avx512f"), gnu::flatten]] void packed_advance_avx512(const PackedSystem* sys, const RunParams<double>& rp,
-                                                                    bool momentum, Inst* in, index_t k, index_t until) {
-  packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
-}
-// The general lane path (advance_fixed_to_sample<B>, every rule per instance) with a method
-// whose step_lanes packs W instances per register (ImplicitRkLanes), likewise per set.
-template <int B, class System, class LaneMethod, class Inst>
-[[gnu::flatten]] void lanes_advance_sse2(const System& sys, const LaneMethod& m, const RunParams<double>& rp, Inst* in,
-                                         index_t k, const StepLimit& limit) {
-  advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
-}
-template <int B, class System, class LaneMethod, class Inst>
-[[gnu::target("avx2"), gnu::flatten]] void lanes_advance_avx2(const System& sys, const LaneMethod& m, const RunParams<double>& rp,
-                                                              Inst* in, index_t k, const StepLimit& limit) {
-  advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
-}
-template <int B, class System, class LaneMethod, class Inst>
-[[gnu::target("avx512f"), gnu::flatten]] void lanes_advance_avx512(const System& sys, const LaneMethod& m,
-                                                                   const RunParams<double>& rp, Inst* in, index_t k,
-                                                                   const StepLimit& limit) {
-  advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
-}
-
-// The tableau of an implicit Runge-Kutta method in double (implicit midpoint, Gauss2), or void.
-template <class Method>
-struct implicit_rk_tableau {
-  using type = void;
-};
-template <class Tableau>
-struct implicit_rk_tableau<ImplicitRk<Tableau, double>> {
-  using type = Tableau;
-};
 
 template <class System_, class Method, class Reference_>
 class CpuEngine {
@@ -155,13 +100,8 @@ class CpuEngine {
   int group_of(std::uint64_t i) const { return sets_ > 1 ? group_[i] : -1; }
 
   // The block accumulators and the threads' histograms of one segment stay under ~64 MiB
-  // (and min_segments, ensemble_spec.hpp), for the ensemble and each group.
-  index_t memory_rows() const {
-    const std::int64_t per_sample_bytes =
-        sets_ * (blocks_ * static_cast<std::int64_t>(sizeof(Accumulator) * metric_count) +
-                 static_cast<std::int64_t>(threads_) * metric_count * bins * static_cast<std::int64_t>(sizeof(std::uint32_t)));
-    return (64ll << 20) / std::max<std::int64_t>(1, per_sample_bytes);
-  }
+  // (and min_segments, ensemble_spec.hpp), for the ensemble and each group (memory_bounds.hpp).
+  index_t memory_rows() const { return cpu_memory_rows(blocks_, threads_, sets_); }
 
   void prepare(index_t rows, EnsembleResult& res) {
     res.backend = backend;

@@ -53,7 +53,9 @@ struct Pack {
   static constexpr int width = W;
   V v;
   Pack() = default;
-  CHENS_FORCEINLINE Pack(double x) : v(V{} + x) {}  // NOLINT: broadcast, as Real(1) needs
+  // Broadcast, as Real(1) needs. x - 0 is x for every x, -0.0 included (0 + -0.0 is +0.0,
+  // which made a lane's -0.0 differ from the scalar path's).
+  CHENS_FORCEINLINE Pack(double x) : v(x - V{}) {}  // NOLINT
   CHENS_FORCEINLINE explicit Pack(V x) : v(x) {}
   // The general lane path's two-lane interface (explicit_rk.hpp).
   CHENS_FORCEINLINE static Pack pack(double a, double b)

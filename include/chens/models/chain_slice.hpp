@@ -241,7 +241,7 @@ struct ChainSlice {
       d.x[k] = ahead(c, head, k, 0) - c[2 * k];
       d.y[k] = ahead(c, head, k, 1) - c[2 * k + 1];
     }
-    return d;
+    return d;  // cppcheck-suppress uninitvar ; the loop sets every element (constraints of them)
   }
 
   CHENS_HD CHENS_FORCEINLINE Coords minv_mul(const Coords& v) const {

@@ -1,12 +1,11 @@
-#include "study/parameter_laws.hpp"
+#include "backends/parameter_laws.hpp"
 
 #include <Random123/philox.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "study/study_parameters.hpp"
-#include "study/study_values.hpp"
+#include "backends/step_grid.hpp"
 
 namespace chens {
 
@@ -21,21 +20,6 @@ const char* parameter_name(ParameterId p) {
     case ParameterId::h: return "h";
   }
   return "?";
-}
-
-std::string law_text(const ParameterLaw& law) {
-  switch (law.kind) {
-    case LawKind::fixed: return "";
-    case LawKind::uniform: return "uniform(" + shortest(law.a) + ", " + shortest(law.b) + ")";
-    case LawKind::log_uniform: return "log-uniform(" + shortest(law.a) + ", " + shortest(law.b) + ")";
-    case LawKind::normal: return "normal(" + shortest(law.a) + ", " + shortest(law.b) + ")";
-    case LawKind::list: {
-      std::string s = "[";
-      for (std::size_t i = 0; i < law.values.size(); ++i) s += (i ? ", " : "") + shortest(law.values[i]);
-      return s + "]";
-    }
-  }
-  return "";
 }
 
 namespace {

@@ -33,9 +33,7 @@ struct ParameterLaw {
   bool varies() const { return kind != LawKind::fixed; }
 };
 
-// The law as the study writes it: "uniform(0.5, 2)", "normal(1, 0.1)", "log-uniform(1e-3, 1)"
-// or "[0.1, 0.05]".
-std::string law_text(const ParameterLaw& law);
+// law_text (the law as the study writes it): study/study_values.hpp.
 
 // Instance `instance`'s draw from `law` (parameter p, ensemble seed `seed`):
 //   uniform(a, b)      a + (b - a) u, u uniform in [0, 1) from 53 random bits

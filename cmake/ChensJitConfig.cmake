@@ -1,0 +1,58 @@
+# Run at build time (cmake -P, the chens_jit_config target of CMakeLists.txt): writes
+# generated/dispatch/jit_config.hpp, what a system compiled on first use needs to be the
+# built-in one's twin (dispatch/jit_systems.cpp): the compile command of a CPU unit of the
+# systems list (from compile_commands.json: the same compiler, flags, definitions and include
+# directories), the engine-support library it links, chens's version, and a hash of every
+# source a unit can include, which keys the cache. The file is rewritten only when it changes.
+#
+# In: COMMANDS (compile_commands.json), OUT, SUPPORT_LIB, VERSION, SOURCE_DIR, GENERATED_DIR.
+file(READ "${COMMANDS}" commands)
+string(JSON count LENGTH "${commands}")
+math(EXPR last "${count} - 1")
+set(command "")
+foreach(i RANGE ${last})
+  string(JSON file GET "${commands}" ${i} file)
+  if(file MATCHES "/generated/systems/cpu_[^/]*\\.cpp$")
+    string(JSON command GET "${commands}" ${i} command)
+    break()
+  endif()
+endforeach()
+if(command STREQUAL "")
+  message(FATAL_ERROR "ChensJitConfig: no CPU system unit in ${COMMANDS}")
+endif()
+# The unit's own output, input and dependency file go; the rest is the command.
+string(REGEX REPLACE " -o [^ ]+" "" command "${command}")
+string(REGEX REPLACE " -c [^ ]+" "" command "${command}")
+string(REGEX REPLACE " -MD| -MT [^ ]+| -MF [^ ]+" "" command "${command}")
+# The sources a unit can include: the per-instance headers, the host headers, the generated
+# ones (systems list, chain sizes), and the engine-support library's sources.
+file(GLOB_RECURSE sources "${SOURCE_DIR}/include/chens/*.hpp" "${SOURCE_DIR}/host/*.hpp"
+     "${GENERATED_DIR}/dispatch/system_list.hpp" "${GENERATED_DIR}/dispatch/chain_sizes.hpp"
+     "${SOURCE_DIR}/host/dispatch/method_id.cpp" "${SOURCE_DIR}/host/backends/step_grid.cpp"
+     "${SOURCE_DIR}/host/backends/parameter_laws.cpp" "${SOURCE_DIR}/host/backends/cpu/cpu_isa.cpp")
+list(SORT sources)
+set(all "")
+foreach(f IN LISTS sources)
+  file(SHA256 "${f}" h)
+  file(RELATIVE_PATH rel "${SOURCE_DIR}" "${f}")
+  string(APPEND all "${rel} ${h}\n")
+endforeach()
+string(SHA256 sources_hash "${all}")
+file(SHA256 "${SUPPORT_LIB}" support_hash)
+set(text "// Generated at build time by cmake/ChensJitConfig.cmake: what dispatch/jit_systems.cpp
+// compiles a system with on first use.
+#pragma once
+
+#define CHENS_JIT_COMPILE R\"chens(${command})chens\"
+#define CHENS_JIT_SUPPORT_LIB R\"chens(${SUPPORT_LIB})chens\"
+#define CHENS_JIT_VERSION \"${VERSION}\"
+#define CHENS_JIT_SOURCES_HASH \"${sources_hash}\"
+#define CHENS_JIT_SUPPORT_HASH \"${support_hash}\"
+")
+set(old "")
+if(EXISTS "${OUT}")
+  file(READ "${OUT}" old)
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE "${OUT}" "${text}")
+endif()

@@ -1,0 +1,53 @@
+// The one body every entry of the systems list is generated from (cmake/ChensSystems.cmake,
+// host/dispatch/system_unit.in): one model in one formulation, plain or with tangents
+// (output.wedge), every method the formulation takes, on one backend. The same template is
+// compiled by g++ for the CPU and by nvcc for the GPU. It is given SystemArgs, never the
+// study: a system unit includes nothing of host/study, host/cli, host/output or host/mpi
+// (issue 42). C++17-clean.
+#pragma once
+
+#include <memory>
+#include <type_traits>
+
+#include <chens/concepts.hpp>
+
+#include "backends/backend.hpp"
+#include "backends/engine_adapter.hpp"
+#include "dispatch/methods.hpp"
+#include "dispatch/model_traits.hpp"
+#include "dispatch/system_list.hpp"
+
+namespace chens {
+
+// The engine of the study's system and method: Only < 0 instantiates every method of the
+// formulation (the systems list's units), Only = int(MethodId) that method alone (a unit
+// compiled on first use, dispatch/jit_systems.cpp: the same code, fewer instantiations).
+template <class Backend, class Model, FormulationId F, bool Tangents, int Only>
+std::unique_ptr<Engine> make_engine_for(const SystemArgs& a, const EnsembleSpec& spec) {
+  using Traits = ModelTraits<Model>;
+  using Real = typename Model::Real;
+  using Reference = typename Traits::Reference;
+  const RunParams<Real> rp = run_params_as<Real>(a.rp);
+  const auto sys = make_formulation<F>(Traits::make(a), a);
+  const typename Model::State z0 = initial_of<Model>(a);
+  using System = std::decay_t<decltype(sys)>;
+  return with_method<System, Only>(a.method, rp, [&](const auto& method) {
+#if defined(__cpp_concepts) && __cpp_concepts >= 201907L
+    static_assert(ModelSystem<System> && OneStepMethod<std::decay_t<decltype(method)>, System>);
+#endif
+    return with_tangents_if<Tangents>(sys, method, [&](const auto& run_sys, const auto& run_method) {
+      using RunSystem = std::decay_t<decltype(run_sys)>;
+      static_assert(sizeof(InstanceOf<RunSystem, Reference>) <= Traits::bytes_per_instance(Tangents),
+                    "ModelTraits::bytes_per_instance is an upper bound of the instances' size");
+      return make_backend_engine<Backend, RunSystem, std::decay_t<decltype(run_method)>, Reference>(
+          run_sys, run_method, rp, z0, spec, Traits::reference_kind(a.rp));
+    });
+  });
+}
+
+template <class Backend, class Model, FormulationId F, bool Tangents>
+std::unique_ptr<Engine> make_engine(const SystemArgs& a, const EnsembleSpec& spec) {
+  return make_engine_for<Backend, Model, F, Tangents, -1>(a, spec);
+}
+
+}  // namespace chens

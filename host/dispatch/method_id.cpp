@@ -1,0 +1,19 @@
+#include "dispatch/method_id.hpp"
+
+namespace chens {
+
+const char* method_name(MethodId m) {
+  switch (m) {
+    case MethodId::euler: return "euler";
+    case MethodId::rk2: return "rk2";
+    case MethodId::rk4: return "rk4";
+    case MethodId::dopri5: return "dopri5";
+    case MethodId::midpoint: return "midpoint";
+    case MethodId::gauss2: return "gauss2";
+    case MethodId::rattle: return "rattle";
+    case MethodId::verlet: return "verlet";
+  }
+  return "?";
+}
+
+}  // namespace chens

@@ -1,0 +1,196 @@
+// Systems compiled on first use (issue 42; dispatch/jit_systems.hpp, docs/jit.md): a system
+// compiled on demand gives the built-in unit's results bit for bit (CHENS_SYSTEMS=jit); a
+// chain of a size the build lacks runs, integrates at RK4's order and is compiled once, then
+// loaded from the cache; bad settings are refused. (A corrupt cached object, which a new
+// process must find: tests/jit/corrupt_object.sh.) The tests share one cache (CHENS_CACHE_DIR, set by tests/CMakeLists.txt), so each
+// object is compiled once per build of the suite; ctest may run them at once, which the
+// cache's lock serialises.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+#include <string>
+#include <vector>
+
+#include "cli/cli_internal.hpp"
+#include "dispatch/jit_systems.hpp"
+#include "dispatch/run_study.hpp"
+#include "dispatch/system_dispatch.hpp"
+#include "support/checkpoint_resume.hpp"
+
+namespace chens {
+namespace {
+
+namespace fs = std::filesystem;
+
+// CHENS_SYSTEMS for one scope.
+class SystemsSetting {
+ public:
+  explicit SystemsSetting(const char* value) {
+    if (const char* old = std::getenv("CHENS_SYSTEMS")) old_ = old;
+    ::setenv("CHENS_SYSTEMS", value, 1);
+  }
+  ~SystemsSetting() {
+    if (old_.empty()) {
+      ::unsetenv("CHENS_SYSTEMS");
+    } else {
+      ::setenv("CHENS_SYSTEMS", old_.c_str(), 1);
+    }
+  }
+
+ private:
+  std::string old_;
+};
+
+// The smallest chain size of at least 12 the build has no unit for.
+int size_the_build_lacks() {
+  const std::vector<int>& sizes = compiled_chain_sizes();
+  int n = 12;
+  while (std::find(sizes.begin(), sizes.end(), n) != sizes.end()) ++n;
+  return n;
+}
+
+Study chain_study(int atoms, double h) {
+  Study s;
+  s.model_kind = ModelKind::chain;
+  s.atoms = atoms;
+  s.formulation = FormulationId::dirac;
+  s.method = MethodId::rk4;
+  s.h = h;
+  s.t_end = 0.4;
+  s.sample_dt = 0.2;
+  s.size = 64;
+  s.perturbation = 1e-3;
+  return s;
+}
+
+// The first system the tests compile: the pendulum's Hamilton-Dirac equations under RK4 with
+// the momentum projection (a unit of every build).
+Study pendulum_study() {
+  Study s;
+  s.formulation = FormulationId::dirac;
+  s.method = MethodId::rk4;
+  s.momentum = true;
+  s.h = 0.05;
+  s.t_end = 5;
+  s.sample_dt = 0.5;
+  s.size = 300;  // several blocks and lane groups, and a partial last block
+  s.states = true;
+  s.record = {0, 7};
+  s.passage_energy_error = 1e-9;
+  return s;
+}
+
+TEST(JitSystems, CompiledOnDemandEqualsTheBuiltInUnitBitForBit) {
+  const Study s = pendulum_study();
+  const RunParams<double> rp = resolve(s);
+  ASSERT_TRUE(has_built_in_system<CpuBackend>(s));
+  const EnsembleResult built_in = run_study_cpu(s, rp, ensemble_spec(s, 2));
+  EXPECT_EQ(first_use_compile(s), FirstUseCompile::none);
+  SystemsSetting jit("jit");
+  ASSERT_TRUE(compiles_on_first_use<CpuBackend>(s));
+  const EnsembleResult compiled = run_study_cpu(s, rp, ensemble_spec(s, 2));
+  EXPECT_EQ(first_use_compile(s), FirstUseCompile::cached);
+  test::expect_bitwise_equal(built_in, compiled, "pendulum dirac + rk4 + momentum projection, compiled on demand");
+  EXPECT_EQ(built_in.reference_kind, compiled.reference_kind);
+  EXPECT_GT(compiled.totals.steps, 0u);
+}
+
+// A chain of a size the build lacks: accepted, compiled once, cached; its energy error
+// shrinks at RK4's order (16 times for half the step), and its Hamilton-Dirac flow keeps the
+// constraints: an independent check that the unit integrates the chain it names.
+TEST(JitSystems, AChainOfASizeTheBuildLacksRunsAtRk4sOrderAndIsCached) {
+  const int n = size_the_build_lacks();
+  const Study coarse = chain_study(n, 0.02), fine = chain_study(n, 0.01);
+  ASSERT_NO_THROW(resolve(coarse)) << "model.atoms = " << n;
+  ASSERT_FALSE(has_built_in_system<CpuBackend>(coarse));
+  ASSERT_TRUE(has_system<CpuBackend>(coarse));
+  EXPECT_EQ(physical_state_size(coarse), 4 * n);
+  const EnsembleResult a = run_study_cpu(coarse, resolve(coarse), ensemble_spec(coarse, 2));
+  ASSERT_EQ(first_use_compile(coarse), FirstUseCompile::cached);
+  // The object now tells its own size: the fit's, exactly.
+  EXPECT_EQ(bytes_per_instance(coarse), chain_bytes_per_instance_fit(n));
+  const std::string dir = jit_cache_dir();
+  std::vector<fs::path> objects;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".so" && e.path().filename().string().find("chain-N-" + std::to_string(n) + "-") == 0)
+      objects.push_back(e.path());
+  ASSERT_EQ(objects.size(), 1u) << "one object for chain N = " << n << " in " << dir;
+  const auto written = fs::last_write_time(objects[0]);
+  const EnsembleResult b = run_study_cpu(fine, resolve(fine), ensemble_spec(fine, 2));  // another h: the same object
+  EXPECT_EQ(fs::last_write_time(objects[0]), written) << "the cached object was compiled again";
+  ASSERT_EQ(a.series.size(), b.series.size());
+  const auto& ea = a.series.back().metric[int(MetricId::energy_error)];
+  const auto& eb = b.series.back().metric[int(MetricId::energy_error)];
+  ASSERT_EQ(ea.count, 64u);
+  ASSERT_EQ(eb.count, 64u);
+  const double ratio = ea.max / eb.max;
+  EXPECT_GT(ratio, 16.0 / 1.5) << "chain N = " << n << ": max energy errors " << ea.max << " (h = 0.02), " << eb.max
+                               << " (h = 0.01)";
+  EXPECT_LT(ratio, 16.0 * 1.5) << "chain N = " << n << ": max energy errors " << ea.max << " (h = 0.02), " << eb.max;
+  EXPECT_LT(b.series.back().metric[int(MetricId::phi)].max, 1e-9) << "chain N = " << n << ": |phi| after t = 0.4";
+}
+
+TEST(JitSystems, BadSettingsAreRefusedAndAnUnwritableCacheFallsBack) {
+  {
+    SystemsSetting bad("sometimes");
+    try {
+      (void)jit_forced();
+      ADD_FAILURE() << "CHENS_SYSTEMS = sometimes was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("CHENS_SYSTEMS = \"sometimes\""), std::string::npos) << e.what();
+    }
+  }
+  {
+    SystemsSetting builtin("built-in");
+    EXPECT_FALSE(jit_forced());
+  }
+  // A cache directory that cannot be made (under a regular file): a temporary one instead.
+  const char* was = std::getenv("CHENS_CACHE_DIR");
+  const std::string saved = was ? was : "";
+  const fs::path file = fs::temp_directory_path() / ("chens-not-a-dir-" + std::to_string(::getpid()));
+  { std::ofstream(file) << "x"; }
+  ::setenv("CHENS_CACHE_DIR", (file / "cache").c_str(), 1);
+  const std::string fallback = jit_cache_dir();
+  EXPECT_FALSE(fallback.empty());
+  EXPECT_NE(fallback, (file / "cache").string());
+  EXPECT_TRUE(fs::is_directory(fallback));
+  ::setenv("CHENS_CACHE_DIR", saved.c_str(), 1);
+  fs::remove(file);
+  // Out of range: refused by resolve, naming the range.
+  Study s = chain_study(max_jit_chain_atoms + 1, 0.01);
+  try {
+    resolve(s);
+    ADD_FAILURE() << "model.atoms = " << s.atoms << " was accepted";
+  } catch (const StudyError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 to " + std::to_string(max_jit_chain_atoms)), std::string::npos) << e.what();
+  }
+}
+
+// The fit that sizes an uncached chain's instances equals the traits' size at every size the
+// build has (chains' instances are linear in N).
+TEST(JitSystems, ChainInstanceSizeFitIsExactAtTheBuiltInSizes) {
+  for (int n : compiled_chain_sizes()) {
+    Study s = chain_study(n, 0.01);
+    std::size_t exact = 0;
+    ASSERT_TRUE(with_study_model(s, [&](auto m) { exact = ModelTraits<typename decltype(m)::type>::bytes_per_instance(false); }));
+    EXPECT_EQ(chain_bytes_per_instance_fit(n), exact) << "N = " << n;
+  }
+}
+
+// chens check and --dry-run say whether the system is compiled on first use.
+TEST(JitSystems, DryRunSaysWhetherACompileIsNeeded) {
+  Study s = chain_study(size_the_build_lacks() + 1, 0.01);  // never compiled by these tests
+  std::ostringstream out;
+  cli::RunArgs ra;
+  cli::print_dry_run(s, resolve(s), ra, out);
+  EXPECT_NE(out.str().find("compiled on first use: not cached"), std::string::npos) << out.str();
+}
+
+}  // namespace
+}  // namespace chens
