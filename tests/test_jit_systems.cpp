@@ -115,15 +115,13 @@ TEST(JitSystems, AChainOfASizeTheBuildLacksRunsAtRk4sOrderAndIsCached) {
   ASSERT_EQ(first_use_compile(coarse), FirstUseCompile::cached);
   // The object now tells its own size: the fit's, exactly.
   EXPECT_EQ(bytes_per_instance(coarse), chain_bytes_per_instance_fit(n));
-  const std::string dir = jit_cache_dir();
-  std::vector<fs::path> objects;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".so" && e.path().filename().string().find("chain-N-" + std::to_string(n) + "-") == 0)
-      objects.push_back(e.path());
-  ASSERT_EQ(objects.size(), 1u) << "one object for chain N = " << n << " in " << dir;
-  const auto written = fs::last_write_time(objects[0]);
+  const fs::path object = jit_object_path(jit_system(coarse));
+  ASSERT_TRUE(fs::exists(object)) << object;
+  EXPECT_EQ(object.filename().string().rfind("chain-N-" + std::to_string(n) + "-dirac-rk4-cpu-", 0), 0u) << object;
+  const auto written = fs::last_write_time(object);
   const EnsembleResult b = run_study_cpu(fine, resolve(fine), ensemble_spec(fine, 2));  // another h: the same object
-  EXPECT_EQ(fs::last_write_time(objects[0]), written) << "the cached object was compiled again";
+  EXPECT_EQ(jit_object_path(jit_system(fine)), object.string()) << "the step size is not part of the system";
+  EXPECT_EQ(fs::last_write_time(object), written) << "the cached object was compiled again";
   ASSERT_EQ(a.series.size(), b.series.size());
   const auto& ea = a.series.back().metric[int(MetricId::energy_error)];
   const auto& eb = b.series.back().metric[int(MetricId::energy_error)];

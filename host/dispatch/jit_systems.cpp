@@ -234,9 +234,11 @@ void compile(const JitSystem& sys, const fs::path& dir, const std::string& stem,
   std::cerr << took << "; cached in " << dir.string() << "\n";
 }
 
+std::string key_of(const JitSystem& sys) { return build_key() + "unit: " + instantiation(sys) + "\n"; }
+
 // The system's loaded object: from this process's table, the cache, or compiled now.
 Loaded load(const JitSystem& sys, bool compile_if_missing) {
-  const std::string key = build_key() + "unit: " + instantiation(sys) + "\n";
+  const std::string key = key_of(sys);
   std::lock_guard<std::mutex> guard(loaded_mutex);
   const auto it = loaded().find(key);
   if (it != loaded().end()) return it->second;
@@ -317,6 +319,11 @@ std::string jit_cache_dir() {
 }
 
 bool jit_cached(const JitSystem& sys) { return load(sys, false).handle != nullptr; }
+
+std::string jit_object_path(const JitSystem& sys) {
+  const std::string dir = jit_cache_dir();
+  return dir.empty() ? std::string() : (fs::path(dir) / (file_stem(sys, key_of(sys)) + ".so")).string();
+}
 
 std::unique_ptr<Engine> jit_make_engine(const JitSystem& sys, const SystemArgs& args, const EnsembleSpec& spec) {
   const Loaded l = load(sys, true);

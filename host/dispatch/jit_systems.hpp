@@ -52,6 +52,11 @@ std::string jit_cache_dir();
 // Whether the system's object is in the cache already (chens check, --dry-run).
 bool jit_cached(const JitSystem& sys);
 
+// Where the system's object is (or would be) in the cache: "<system>-<hash>.so". Objects of
+// other builds of chens stay beside it until the cache is cleared (any time: it holds
+// nothing but objects chens can compile again).
+std::string jit_object_path(const JitSystem& sys);
+
 // The engine of the system, compiled and cached first where needed; says what it does on
 // stderr ("chens: compiling chain N = 12, dirac, rk4, cpu ... 14.2 s; cached in DIR").
 // Throws StudyError where the compiler is missing or fails (its message included).
