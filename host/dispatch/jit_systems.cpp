@@ -217,7 +217,9 @@ void compile(const JitSystem& sys, const fs::path& dir, const std::string& stem,
   write_file(src, unit_text(sys, key));
   std::cerr << "chens: compiling " << sys.label << " ... " << std::flush;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string command = std::string(CHENS_JIT_COMPILE) + " -shared -o " + shell_word(tmp.string()) + " " +
+  // -fPIC: a build without the Python package compiles its units without it; the object
+  // needs it (position-independent code changes no arithmetic).
+  const std::string command = std::string(CHENS_JIT_COMPILE) + " -fPIC -shared -o " + shell_word(tmp.string()) + " " +
                               shell_word(src.string()) + " " + shell_word(CHENS_JIT_SUPPORT_LIB) + " > " +
                               shell_word(log.string()) + " 2>&1";
   const int rc = std::system(command.c_str());
