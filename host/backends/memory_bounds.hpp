@@ -1,5 +1,5 @@
 // Sample times per segment that each backend's memory allows (the segment driver's
-// memory_rows, segment_driver.hpp): the one copy of the bounds, which the engines use for
+// memory_rows, engine.hpp): the one copy of the bounds, which the engines use for
 // their own runs and a sharded run (host/mpi) for its largest shard, so that every rank cuts
 // the same segments within its engine's bound (issue 42: the sharded copy had drifted and did
 // not count [parameters] groups). C++17-clean: nvcc compiles it.
