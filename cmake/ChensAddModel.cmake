@@ -4,14 +4,17 @@
 #   chens_add_executable(<target>)             a chens executable: the CLI, every built-in model
 #   chens_add_model(<target> MODEL <spec type> HEADER <file>
 #                   [FORMULATIONS <naive|dirac|impetus|baumgarte|constrained>...]
-#                   [BACKENDS <cpu|cuda>...])
+#                   [BACKENDS <cpu|cuda>...]
+#                   [METHODS <euler|rk2|rk4|dopri5|midpoint|gauss2|rattle|verlet>...])
 #
 # chens_add_model adds to <target> one translation unit per (backend, group of formulations)
-# of the model, instantiating make_engine<Backend, AutoModel<Spec, double>, F, false> — the one
-# template every built-in entry of the systems list is generated from — and one registration
-# unit whose static initialiser registers the model under its spec's name
+# of the model, instantiating make_engine_for<Backend, AutoModel<Spec, double>, F, false, methods>
+# — the one template every built-in entry of the systems list is generated from — and one
+# registration unit whose static initialiser registers the model under its spec's name
 # (dispatch/custom_models.hpp). FORMULATIONS defaults to all five the generic code has;
-# BACKENDS to cpu, and cuda where chens was built with CUDA. The header is the user's: a spec
+# BACKENDS to cpu, and cuda where chens was built with CUDA; METHODS to every method (a unit's
+# compile time grows with its methods: the implicit ones are the costliest; a study asking for
+# a method not built is refused, naming those that are). The header is the user's: a spec
 # that does not compile fails with the compiler naming that file.
 
 set(CHENS_ADD_MODEL_DIR ${CMAKE_CURRENT_LIST_DIR})
@@ -22,7 +25,7 @@ function(chens_add_executable target)
 endfunction()
 
 function(chens_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 M "" "MODEL;HEADER" "FORMULATIONS;BACKENDS")
+  cmake_parse_arguments(PARSE_ARGV 1 M "" "MODEL;HEADER" "FORMULATIONS;BACKENDS;METHODS")
   if(NOT M_MODEL OR NOT M_HEADER)
     message(FATAL_ERROR "chens_add_model(${target}): MODEL <spec type> and HEADER <file> are required")
   endif()
@@ -42,6 +45,24 @@ function(chens_add_model target)
       message(FATAL_ERROR "chens_add_model(${M_MODEL}): formulation '${f}' is not one a user model has (${known})")
     endif()
   endforeach()
+  # The methods as a MethodMask (dispatch/method_id.hpp): the same expression names the
+  # instantiation in the units and in the registration.
+  set(methods_known euler rk2 rk4 dopri5 midpoint gauss2 rattle verlet)
+  if(NOT M_METHODS)
+    set(METHOD_MASK "all_methods")
+  else()
+    set(METHOD_MASK "")
+    foreach(m IN LISTS M_METHODS)
+      if(NOT m IN_LIST methods_known)
+        message(FATAL_ERROR "chens_add_model(${M_MODEL}): method '${m}' is not one chens has (${methods_known})")
+      endif()
+      if(METHOD_MASK)
+        string(APPEND METHOD_MASK " | ")
+      endif()
+      string(APPEND METHOD_MASK "method_bit(MethodId::${m})")
+    endforeach()
+    set(METHOD_MASK "(${METHOD_MASK})")
+  endif()
   if(NOT M_BACKENDS)
     set(M_BACKENDS cpu)
     if(CHENS_HAVE_CUDA)
@@ -86,11 +107,9 @@ function(chens_add_model target)
       foreach(i RANGE ${first} ${last})
         list(GET M_FORMULATIONS ${i} f)
         string(APPEND name _${f})
-        string(APPEND INSTANTIATIONS
-               "template std::unique_ptr<Engine> make_engine<${BACKEND_TYPE}, AutoModel<${M_MODEL}, double>, FormulationId::${f}, false>(\n"
-               "    const SystemArgs&, const EnsembleSpec&);\n")
-        string(APPEND ENTRIES
-               "    {\"${backend}\", FormulationId::${f}, &make_engine<${BACKEND_TYPE}, AutoModel<${M_MODEL}, double>, FormulationId::${f}, false>},\n")
+        set(engine "make_engine_for<${BACKEND_TYPE}, AutoModel<${M_MODEL}, double>, FormulationId::${f}, false, ${METHOD_MASK}>")
+        string(APPEND INSTANTIATIONS "template std::unique_ptr<Engine> ${engine}(\n    const SystemArgs&, const EnsembleSpec&);\n")
+        string(APPEND ENTRIES "    {\"${backend}\", FormulationId::${f}, &${engine}, ${METHOD_MASK}},\n")
       endforeach()
       set(first ${end})
       configure_file(${CHENS_ADD_MODEL_DIR}/custom_model_unit.in ${dir}/${name}.${ext} @ONLY)

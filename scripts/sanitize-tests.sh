@@ -10,7 +10,10 @@
 # the Python package (CPython's own allocations; the release suite runs its tests), and
 # chain sizes other than 7 and 16 (the per-instance code is the same template for every
 # size), and the memory count's test of peak resident memory (output.memory_count_holds:
-# ASan's shadow memory and quarantine are not chens's). -O1 keeps it affordable: about 12 minutes on two cores from a cold compiler cache.
+# ASan's shadow memory and quarantine are not chens's). -O1 keeps it affordable, and -g1
+# (line tables: what a sanitizer's report names) spares GCC's variable tracking, which on the
+# flattened lane loops overran its size limit and compiled them twice: a user model's unit
+# took 467 s where it had not finished after 845 s (docs/performance.md, "Build time").
 # The instrumented chens is about 8 times slower than the release one (the checkpoint test
 # took 301 s here against 37 s), so the checkpoint test's signalled run gets 8 times fewer
 # instances (CHENS_RESUME_LONG_SIZE) to last the ~2 s its signals are timed for.
@@ -21,7 +24,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build/sanitize}
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g $san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 $san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
   -DCMAKE_SHARED_LINKER_FLAGS="$san" -DCHENS_ENABLE_CUDA=OFF -DCHENS_ENABLE_MPI=OFF \
   -DCHENS_BUILD_BENCHMARKS=OFF -DCHENS_ENABLE_PYTHON=OFF -DCHENS_CHAIN_ATOMS="7;16" -DCHENS_RESUME_LONG_SIZE=2500 \
   -DCHENS_MEMORY_COUNT_TEST=OFF > "$build.configure.log"

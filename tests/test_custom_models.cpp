@@ -69,6 +69,9 @@ TEST(CustomModels, TheRegistryHoldsTheExamples) {
   EXPECT_EQ(t.parameters.size(), 9u);
   EXPECT_TRUE(find_custom_model("spherical-pendulum")->angular_momentum);
   EXPECT_FALSE(find_custom_model("planar-pendulum")->angular_momentum);
+  // METHODS rk4 rattle (tests/CMakeLists.txt): each entry holds those two methods alone.
+  for (const CustomEntry& e : t.entries)
+    EXPECT_EQ(e.methods, method_bit(MethodId::rk4) | method_bit(MethodId::rattle)) << formulation_name(e.formulation);
 }
 
 const char* kPendulumStudy = R"([model]
@@ -250,6 +253,10 @@ TEST(CustomModels, BadInputIsRefusedWithItsReasonAndNothingIsWritten) {
                                                                    "\"planar-pendulum\" needs 4"},
       {{"model.kind=planar-pendulum", "integrator.formulation=total"}, "integrator.formulation = \"total\": model.kind = "
                                                                        "\"planar-pendulum\" is built with \"naive\""},
+      // tests/CMakeLists.txt builds the example models with METHODS rk4 rattle.
+      {{"model.kind=planar-pendulum", "integrator.method=gauss2"},
+       "integrator.method = \"gauss2\": model.kind = \"planar-pendulum\" is built with methods \"rk4\" "
+       "(chens_add_model's METHODS)"},
       {{"model.kind=planar-pendulum", "integrator.precision=float"}, "user models run in double precision only"},
       {{"model.kind=planar-pendulum", "output.wedge=true"}, "output.wedge is written for the pendulum models"},
   };

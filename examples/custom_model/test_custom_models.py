@@ -113,7 +113,10 @@ with tempfile.TemporaryDirectory() as tmp:
             ("another model's parameter", sets("model.kind=spherical-pendulum", "model.b12=2"),
              "model.b12 is not a parameter of model.kind = \"spherical-pendulum\"; its parameters: mass, length, gravity"),
             ("dependent constraints", sets("model.kind=triatomic", "model.b13=2"),
-             "are dependent at the initial state: Q = J M^-1 J^T has condition number")]:
+             "are dependent at the initial state: Q = J M^-1 J^T has condition number"),
+            ("a method not built", sets("model.kind=spherical-pendulum", "integrator.method=gauss2"),
+             "integrator.method = \"gauss2\": model.kind = \"spherical-pendulum\" is built with methods \"rk4\" "
+             "(chens_add_model's METHODS)")]:
         out = os.path.join(tmp, "bad")
         r = run(out, *args)
         check(r.returncode == 2 and message in r.stderr and not os.path.exists(out),

@@ -54,7 +54,8 @@ CustomRunFn find_custom_entry(const Study& s, const char* backend) {
   const CustomModelInfo* m = find_custom_model(s.custom_model);
   if (!m) return nullptr;
   for (const CustomEntry& e : m->entries)
-    if (e.formulation == s.formulation && std::strcmp(e.backend, backend) == 0) return e.run;
+    if (e.formulation == s.formulation && has_method(e.methods, s.method) && std::strcmp(e.backend, backend) == 0)
+      return e.run;
   return nullptr;
 }
 

@@ -24,12 +24,14 @@ namespace chens {
 
 struct Study;
 
-// One entry of a user model on one backend: make_engine<Backend, AutoModel<Spec, double>, F, false>.
+// One entry of a user model on one backend: make_engine_for<Backend, AutoModel<Spec, double>,
+// F, false, methods>, the methods chens_add_model's METHODS named (every method by default).
 using CustomRunFn = std::unique_ptr<Engine> (*)(const SystemArgs&, const EnsembleSpec&);
 struct CustomEntry {
   const char* backend;  // "cpu" or "cuda" (Backend::name)
   FormulationId formulation;
   CustomRunFn run;
+  MethodMask methods = all_methods;
 };
 
 // What the initial data look like to the model (checked before anything runs).
@@ -70,7 +72,7 @@ const CustomModelInfo& custom_model_of(const Study& s);
 // Whether `name` is a parameter of some registered model (so that [model] and --set accept it
 // before the study's model.kind is known).
 bool is_custom_parameter_name(const std::string& name);
-// The entry of the study's user model for that backend and formulation, or nullptr.
+// The entry of the study's user model for that backend, formulation and method, or nullptr.
 CustomRunFn find_custom_entry(const Study& s, const char* backend);
 
 }  // namespace chens

@@ -63,7 +63,8 @@ std::string build_key() {
 
 std::string instantiation(const JitSystem& sys) {
   return "chens::make_engine_for<chens::CpuBackend, chens::" + sys.model_type + ", chens::FormulationId::" +
-         sys.formulation + ", " + (sys.tangents ? "true" : "false") + ", " + std::to_string(sys.method) + ">";
+         sys.formulation + ", " + (sys.tangents ? "true" : "false") + ", " +
+         std::to_string(method_bit(static_cast<MethodId>(sys.method))) + "u>";
 }
 
 std::string unit_text(const JitSystem& sys, const std::string& key) {

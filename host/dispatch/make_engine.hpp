@@ -19,10 +19,11 @@
 
 namespace chens {
 
-// The engine of the study's system and method: Only < 0 instantiates every method of the
-// formulation (the systems list's units), Only = int(MethodId) that method alone (a unit
-// compiled on first use, dispatch/jit_systems.cpp: the same code, fewer instantiations).
-template <class Backend, class Model, FormulationId F, bool Tangents, int Only>
+// The engine of the study's system and method, instantiated for the methods of Methods
+// (dispatch/method_id.hpp): every method the formulation takes (the systems list's units),
+// the run's alone (a unit compiled on first use, dispatch/jit_systems.cpp), or a user
+// model's METHODS (cmake/ChensAddModel.cmake): the same code, fewer instantiations.
+template <class Backend, class Model, FormulationId F, bool Tangents, MethodMask Methods>
 std::unique_ptr<Engine> make_engine_for(const SystemArgs& a, const EnsembleSpec& spec) {
   using Traits = ModelTraits<Model>;
   using Real = typename Model::Real;
@@ -31,7 +32,7 @@ std::unique_ptr<Engine> make_engine_for(const SystemArgs& a, const EnsembleSpec&
   const auto sys = make_formulation<F>(Traits::make(a), a);
   const typename Model::State z0 = initial_of<Model>(a);
   using System = std::decay_t<decltype(sys)>;
-  return with_method<System, Only>(a.method, rp, [&](const auto& method) {
+  return with_method<System, Methods>(a.method, rp, [&](const auto& method) {
 #if defined(__cpp_concepts) && __cpp_concepts >= 201907L
     static_assert(ModelSystem<System> && OneStepMethod<std::decay_t<decltype(method)>, System>);
 #endif
@@ -47,7 +48,7 @@ std::unique_ptr<Engine> make_engine_for(const SystemArgs& a, const EnsembleSpec&
 
 template <class Backend, class Model, FormulationId F, bool Tangents>
 std::unique_ptr<Engine> make_engine(const SystemArgs& a, const EnsembleSpec& spec) {
-  return make_engine_for<Backend, Model, F, Tangents, -1>(a, spec);
+  return make_engine_for<Backend, Model, F, Tangents, all_methods>(a, spec);
 }
 
 }  // namespace chens

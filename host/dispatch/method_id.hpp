@@ -4,11 +4,21 @@
 // C++17-clean: nvcc compiles it.
 #pragma once
 
+#include <cstdint>
+
 namespace chens {
 
 enum class MethodId : int { euler = 0, rk2 = 1, rk4 = 2, dopri5 = 3, midpoint = 4, gauss2 = 5, rattle = 6, verlet = 7 };
 inline constexpr int method_count = 8;
 // integrator.method's value for each method, as study files spell it (study_model.cpp).
 const char* method_name(MethodId m);
+
+// A set of methods, one bit per MethodId: what a unit instantiates (make_engine_for's
+// Methods: every method for the systems list's units, one for a unit compiled on first use,
+// chens_add_model's METHODS for a user model's).
+using MethodMask = std::uint32_t;
+inline constexpr MethodMask all_methods = (MethodMask(1) << method_count) - 1;
+constexpr MethodMask method_bit(MethodId m) { return MethodMask(1) << static_cast<int>(m); }
+constexpr bool has_method(MethodMask set, MethodId m) { return (set & method_bit(m)) != 0; }
 
 }  // namespace chens

@@ -29,66 +29,55 @@
 #include <type_traits>
 
 #include "backends/engine.hpp"
+#include "dispatch/method_id.hpp"
 #include "dispatch/system_args.hpp"
 
 namespace chens {
 
-// Whether a visitor instantiates method m: every method (Only < 0, the systems list's units)
-// or the one method a unit compiled on first use was asked for (Only = int(MethodId)).
-template <int Only>
-constexpr bool method_wanted(MethodId m) {
-  return Only < 0 || Only == static_cast<int>(m);
-}
-
-// Calls f with the explicit fixed-step method of id: the methods of float runs (resolve()
-// has refused the others).
-template <int Only = -1, class F>
+// Calls f with the explicit fixed-step method of id, if Methods (dispatch/method_id.hpp)
+// holds it: the methods of float runs, and three of double runs.
+template <MethodMask Methods = all_methods, class F>
 std::unique_ptr<Engine> with_explicit_method(MethodId id, F&& f) {
   switch (id) {
     case MethodId::euler:
-      if constexpr (method_wanted<Only>(MethodId::euler)) return f(ExplicitRk<EulerTableau>{});
+      if constexpr (has_method(Methods, MethodId::euler)) return f(ExplicitRk<EulerTableau>{});
       break;
     case MethodId::rk2:
-      if constexpr (method_wanted<Only>(MethodId::rk2)) return f(ExplicitRk<Rk2Tableau>{});
+      if constexpr (has_method(Methods, MethodId::rk2)) return f(ExplicitRk<Rk2Tableau>{});
       break;
     case MethodId::rk4:
-      if constexpr (method_wanted<Only>(MethodId::rk4)) return f(ExplicitRk<Rk4Tableau>{});
+      if constexpr (has_method(Methods, MethodId::rk4)) return f(ExplicitRk<Rk4Tableau>{});
       break;
     default: break;
   }
-  throw std::logic_error(std::string("integrator.method = \"") + method_name(id) + "\" has no float instantiation here");
+  throw std::logic_error(std::string("integrator.method = \"") + method_name(id) + "\" is not instantiated here");
 }
 
-// Calls f with the integrator of `id` for System: the methods each formulation takes (Only:
-// method_wanted). RATTLE pairs with the constrained equations only, every other method with
-// an underlying ODE only; float runs have the explicit fixed-step methods (float's resolution
-// is above the implicit methods' and DOPRI5's tolerances). resolve() has already told the
-// user; reaching a mismatch here is a bug.
-template <class System, int Only = -1, class Real, class F>
+// Calls f with the integrator of `id` for System, if Methods holds it (the systems list's
+// units hold every method, a unit compiled on first use its run's, a user model's unit
+// chens_add_model's METHODS). RATTLE pairs with the constrained equations only, every other
+// method with an underlying ODE only; float runs have the explicit fixed-step methods
+// (float's resolution is above the implicit methods' and DOPRI5's tolerances). resolve()
+// has already told the user; reaching a mismatch here is a bug.
+template <class System, MethodMask Methods = all_methods, class Real, class F>
 std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& f) {
   if constexpr (System::id == FormulationId::constrained) {
-    if constexpr (method_wanted<Only>(MethodId::rattle))
+    if constexpr (has_method(Methods, MethodId::rattle))
       if (id == MethodId::rattle) return f(Rattle<Real>{rp.iteration_tol, rp.max_iterations});
     throw std::logic_error(std::string("integrator.method = \"") + method_name(id) +
                            "\" cannot integrate the constrained equations here; use \"rattle\"");
   } else if constexpr (std::is_same_v<Real, float>) {
-    return with_explicit_method<Only>(id, f);
+    return with_explicit_method<Methods>(id, f);
   } else {
     switch (id) {
       case MethodId::euler:
-        if constexpr (method_wanted<Only>(MethodId::euler)) return f(ExplicitRk<EulerTableau>{});
-        break;
       case MethodId::rk2:
-        if constexpr (method_wanted<Only>(MethodId::rk2)) return f(ExplicitRk<Rk2Tableau>{});
-        break;
-      case MethodId::rk4:
-        if constexpr (method_wanted<Only>(MethodId::rk4)) return f(ExplicitRk<Rk4Tableau>{});
-        break;
+      case MethodId::rk4: return with_explicit_method<Methods>(id, f);
       case MethodId::dopri5:
-        if constexpr (method_wanted<Only>(MethodId::dopri5)) return f(Dopri5<Real>{rp.rtol, rp.atol});
+        if constexpr (has_method(Methods, MethodId::dopri5)) return f(Dopri5<Real>{rp.rtol, rp.atol});
         break;
       case MethodId::midpoint:
-        if constexpr (method_wanted<Only>(MethodId::midpoint)) {
+        if constexpr (has_method(Methods, MethodId::midpoint)) {
           if (rp.stage_projection)  // projection.scheme = "midpoint" (004 §4)
             return f(MidpointProjection<Real>{rp.iteration_tol, rp.max_iterations, rp.project_position,
                                               rp.project_momentum, rp.projection_tol, rp.projection_max_iterations});
@@ -96,11 +85,11 @@ std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& 
         }
         break;
       case MethodId::gauss2:
-        if constexpr (method_wanted<Only>(MethodId::gauss2))
+        if constexpr (has_method(Methods, MethodId::gauss2))
           return f(ImplicitRk<Gauss2Tableau, Real>{rp.iteration_tol, rp.max_iterations});
         break;
       case MethodId::verlet:
-        if constexpr (separable_v<System> && method_wanted<Only>(MethodId::verlet)) return f(StormerVerlet{});
+        if constexpr (separable_v<System> && has_method(Methods, MethodId::verlet)) return f(StormerVerlet{});
         break;
       case MethodId::rattle: break;
     }

@@ -80,6 +80,19 @@ void validate_custom_model(const Study& s) {
     throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) + "\": model.kind = \"" +
                      m.name + "\" is built with " + formulations + " (chens_add_model's FORMULATIONS; \"constrained\" "
                      "is method \"rattle\")");
+  // The built methods that integrate the formulation: RATTLE the constrained equations alone.
+  MethodMask methods = 0;
+  for (const CustomEntry& e : m.entries)
+    if (e.formulation == s.formulation) methods |= e.methods;
+  methods &= s.formulation == FormulationId::constrained ? method_bit(MethodId::rattle) : ~method_bit(MethodId::rattle);
+  if (!has_method(methods, s.method)) {
+    std::string names;
+    for (int i = 0; i < method_count; ++i)
+      if (has_method(methods, static_cast<MethodId>(i)))
+        names += (names.empty() ? "\"" : ", \"") + std::string(method_name(static_cast<MethodId>(i))) + "\"";
+    throw StudyError(std::string("integrator.method = \"") + method_name(s.method) + "\": model.kind = \"" + m.name +
+                     "\" is built with methods " + names + " (chens_add_model's METHODS)");
+  }
   if (s.precision != "double")
     throw StudyError("integrator.precision = \"" + s.precision + "\": user models run in double precision only");
   if (s.initial.empty() && !m.has_initial)
