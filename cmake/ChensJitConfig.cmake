@@ -5,7 +5,8 @@
 # directories), the engine-support library it links, chens's version, and a hash of every
 # source a unit can include, which keys the cache. The file is rewritten only when it changes.
 #
-# In: COMMANDS (compile_commands.json), OUT, SUPPORT_LIB, VERSION, SOURCE_DIR, GENERATED_DIR.
+# In: COMMANDS (compile_commands.json), OUT, SUPPORT_LIB, VERSION, COMPILER_ID (CMAKE_CXX_COMPILER_ID),
+# SOURCE_DIR, GENERATED_DIR.
 file(READ "${COMMANDS}" commands)
 string(JSON count LENGTH "${commands}")
 math(EXPR last "${count} - 1")
@@ -46,6 +47,7 @@ set(text "// Generated at build time by cmake/ChensJitConfig.cmake: what dispatc
 #define CHENS_JIT_COMPILE R\"chens(${command})chens\"
 #define CHENS_JIT_SUPPORT_LIB R\"chens(${SUPPORT_LIB})chens\"
 #define CHENS_JIT_VERSION \"${VERSION}\"
+#define CHENS_JIT_COMPILER_ID \"${COMPILER_ID}\"
 #define CHENS_JIT_SOURCES_HASH \"${sources_hash}\"
 #define CHENS_JIT_SUPPORT_HASH \"${support_hash}\"
 ")

@@ -89,6 +89,9 @@ std::string cuda_unsupported_reason(const Study& s) {
   if (s.varies_parameters())
     return "parameter ensembles ([parameters]) run on the CPU backend only for now (docs/parameter_ensembles.md)";
   if (has_system<CudaBackend>(s)) return "";
+  if (s.model_kind == ModelKind::custom && !s.model_source.empty())
+    return "a user model from a header (model.source) is compiled on first use for the CPU only for now; build it into "
+           "the executable with chens_add_model for the GPU (docs/custom-models.md)";
   if (s.model_kind == ModelKind::chain) {
     std::string all, groups;
     for (int n : cuda_chain_sizes()) {

@@ -233,7 +233,7 @@ TEST(CustomModels, BadInputIsRefusedWithItsReasonAndNothingIsWritten) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
       {{"model.kind=spherical-pendulm"}, "model.kind = \"spherical-pendulm\": unknown name; allowed: \"pendulum\""},
       {{"model.kind=spherical-pendulum", "model.lenght=2"},
-       "unknown key model.lenght (did you mean model.length?); allowed keys in [model]: kind, initial, mass"},
+       "unknown key model.lenght (did you mean model.length?); allowed keys in [model]: kind, source, initial, mass"},
       {{"model.kind=spherical-pendulum", "model.b21=2"}, "unknown key model.b21 (did you mean model.b12?)"},
       {{"model.kind=spherical-pendulum", "model.b12=2"},
        "model.b12 is not a parameter of model.kind = \"spherical-pendulum\"; its parameters: mass, length, gravity"},

@@ -219,8 +219,9 @@ TEST(Messages, NoGpuIsNotCalledAnOldDriver) {
                 dev.description == "no CUDA device found",
             true)
       << dev.description;
-  if (dev.description.find("returned 35") != std::string::npos)
+  if (dev.description.find("returned 35") != std::string::npos) {
     EXPECT_NE(dev.description.find("no NVIDIA driver is loaded"), std::string::npos) << dev.description;
+  }
 }
 
 // --dry-run and check run nothing: they say where a run would go, and count in words.

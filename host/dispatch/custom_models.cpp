@@ -2,6 +2,7 @@
 #include "dispatch/custom_models.hpp"
 
 #include <cstring>
+#include <deque>
 #include <stdexcept>
 
 #include "study/study.hpp"
@@ -9,8 +10,9 @@
 namespace chens {
 
 namespace {
-std::vector<CustomModelInfo>& registry() {
-  static std::vector<CustomModelInfo> models;  // filled by static initialisers: constructed on first use
+// A deque: a model from a header is added while references to the others may be held.
+std::deque<CustomModelInfo>& registry() {
+  static std::deque<CustomModelInfo> models;  // filled by static initialisers: constructed on first use
   return models;
 }
 }  // namespace
@@ -28,7 +30,24 @@ bool register_custom_model(CustomModelInfo info) {
   return true;
 }
 
-const std::vector<CustomModelInfo>& custom_models() { return registry(); }
+void register_header_model(CustomModelInfo info) {
+  for (int k = 0; k < model_kind_count; ++k)
+    if (info.name == model_kind_name(static_cast<ModelKind>(k)))
+      throw StudyError("model.source = \"" + info.header + "\" defines a model called \"" + info.name +
+                       "\", the name of a built-in model.kind; rename the spec (its name member)");
+  for (CustomModelInfo& m : registry())
+    if (m.name == info.name) {
+      if (!m.from_header)
+        throw StudyError("model.source = \"" + info.header + "\" defines a model called \"" + info.name +
+                         "\", the name of a model built into this executable (" + m.header +
+                         ", chens_add_model); rename one of the specs (its name member)");
+      if (m.header != info.header || m.source_hash != info.source_hash) m = std::move(info);
+      return;
+    }
+  registry().push_back(std::move(info));
+}
+
+const std::deque<CustomModelInfo>& custom_models() { return registry(); }
 
 const CustomModelInfo* find_custom_model(const std::string& name) {
   for (const CustomModelInfo& m : registry())

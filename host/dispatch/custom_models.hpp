@@ -9,6 +9,7 @@
 // registry: they are the compile-time systems list (dispatch/system_list.hpp).
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,12 @@ struct CustomModelParameter {
 struct CustomModelInfo {
   std::string name;  // model.kind
   std::string header;  // the spec's header (for messages and summary.json)
+  // A model from a header compiled on first use (model.source, dispatch/source_models.hpp):
+  // its systems too are compiled on first use, from the spec's C++ type ("::ns::Spec"), and
+  // keyed by the SHA-256 of the header's files. Such a model has no entries.
+  bool from_header = false;
+  std::string spec_type;
+  std::string source_hash;
   int dof = 0, constraints = 0;
   std::vector<CustomModelParameter> parameters;
   std::vector<std::string> coordinates;  // names of q; state columns are these and p<name>
@@ -64,7 +71,12 @@ struct CustomModelInfo {
 // Adds a model; a second model of the same name, or one whose name is a built-in model's,
 // is refused (std::logic_error at start-up: two specs would silently shadow each other).
 bool register_custom_model(CustomModelInfo info);
-const std::vector<CustomModelInfo>& custom_models();
+// Adds a model from a header (dispatch/source_models.hpp), replacing one registered from a
+// header under the same name; a name of a built-in model or of a model registered by
+// register_custom_model is refused (StudyError, naming both). Registered models stay where
+// they are in memory (references to them stay valid).
+void register_header_model(CustomModelInfo info);
+const std::deque<CustomModelInfo>& custom_models();
 // The registered model of that name, or nullptr.
 const CustomModelInfo* find_custom_model(const std::string& name);
 // The study's user model (model.kind names one); throws StudyError where it does not.

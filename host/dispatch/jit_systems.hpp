@@ -7,7 +7,8 @@
 // version, the compile command, a hash of every source a unit can include and the unit's
 // own text; a lock per object keeps concurrent processes (MPI ranks, a study's runs in
 // parallel) from compiling it twice, and an object is written aside and renamed, so none is
-// ever loaded half-written. CPU backend only for now (docs/jit.md).
+// ever loaded half-written. The cache's mechanics: dispatch/jit_cache.hpp. CPU backend only
+// for now (docs/jit.md).
 #pragma once
 
 #include <cstddef>
@@ -28,7 +29,9 @@ inline constexpr int max_jit_chain_atoms = 256;
 
 // One system as a unit compiled on first use instantiates it.
 struct JitSystem {
-  std::string model_type;  // the model's C++ type, e.g. "Chain<double, 12>"
+  std::string model_type;  // the model's C++ type in namespace chens, e.g. "Chain<double, 12>"
+  std::string header;       // a user model from a header (model.source): its absolute path
+  std::string header_hash;  // and the SHA-256 of it and of every file it includes (source_models.hpp)
   std::string formulation;  // FormulationId's enumerator, e.g. "dirac"
   bool tangents = false;    // output.wedge
   int method = 0;           // int(MethodId): the one method the unit instantiates

@@ -58,15 +58,21 @@ bool has_built_in_system(const Study& s) {
 }
 
 // Whether a unit compiled on first use (dispatch/jit_systems.hpp; the CPU backend) can run
-// the study: a system of the list (CHENS_SYSTEMS=jit), or a chain of a size the build lacks
-// in a formulation, precision and variant the list has for its chains. Float chains keep
-// the list's size (resolve() refuses others); user models are compiled ahead of time.
+// the study: a system of the list (CHENS_SYSTEMS=jit), a chain of a size the build lacks
+// in a formulation, precision and variant the list has for its chains, or a user model from
+// a header (model.source; its formulations and precision are checked by resolve()). Float
+// chains keep the list's size (resolve() refuses others); user models of chens_add_model
+// are compiled ahead of time.
 template <class Backend>
 bool jit_possible(const Study& s) {
   if constexpr (!std::is_same_v<Backend, CpuBackend>) {
     return false;
   } else {
-    if (s.model_kind != ModelKind::chain) return s.model_kind != ModelKind::custom && has_built_in_system<Backend>(s);
+    if (s.model_kind == ModelKind::custom) {
+      const CustomModelInfo* m = find_custom_model(s.custom_model);
+      return m && m->from_header && !s.wedge && s.precision == "double";
+    }
+    if (s.model_kind != ModelKind::chain) return has_built_in_system<Backend>(s);
     if (s.atoms < 2 || s.atoms > max_jit_chain_atoms) return false;
     if (s.precision == "float" && s.atoms != float_chain_atoms) return false;
     Study other = s;

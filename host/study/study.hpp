@@ -40,6 +40,7 @@ struct Study {
   // [model]
   ModelKind model_kind = ModelKind::pendulum;
   std::string custom_model;             // model_kind = custom: the user model's name (model.kind)
+  std::string model_source;             // model.source: the absolute path of the header defining it, or ""
   std::vector<double> parameters;       // model_kind = custom: its parameters' values, in its spec's order
   std::vector<double> initial;          // empty: the model's default (initial_state())
   double mass = 1.0;                    // every atom's mass (chain), the bob's (pendulum), both bobs' (double pendulum)

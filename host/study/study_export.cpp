@@ -95,6 +95,7 @@ const char* scope_name(KeyScope scope) {
     case KeyScope::baumgarte: return " baumgarte";
     case KeyScope::pendulums: return " pendulum penalty-pendulum";
     case KeyScope::pendulums_chain: return " pendulum penalty-pendulum chain";
+    case KeyScope::user_model: return " user-model";
   }
   return "";
 }

@@ -11,10 +11,13 @@
 
 #include "study/default_study.hpp"
 #include "dispatch/custom_models.hpp"
+#include "dispatch/source_models.hpp"
 #include "study/study_key_table.hpp"
 #include "output/number_text.hpp"
 
 namespace chens {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -40,7 +43,7 @@ std::string key_names(const std::string& section) {
   for (const StudyKey* k : section_keys(section)) out += (out.empty() ? "" : ", ") + std::string(k->name);
   if (section == "model")  // and the parameters of the executable's user models
     for (const CustomModelInfo& m : custom_models()) {
-      out += "; model.kind = \"" + m.name + "\": kind, initial";
+      out += "; model.kind = \"" + m.name + "\": kind, " + (m.from_header ? "source, " : "") + "initial";
       for (const CustomModelParameter& p : m.parameters) out += ", " + p.name;
     }
   return out;
@@ -276,7 +279,6 @@ toml::table read_root(const std::optional<std::string>& path) {
   if (!path) return {};
   // Only a regular file (or a link to one): a directory would read as empty text, and a
   // FIFO or a device could block or never end.
-  namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(*path, ec);
   if (fs::exists(st) && !fs::is_regular_file(st)) {
@@ -345,6 +347,86 @@ void apply_sets(toml::table& root, const std::vector<std::string>& sets) {
   }
 }
 
+// The "section.key" of each --set, as apply_sets reads it ("" where it is malformed, which
+// apply_sets refuses with its own message).
+std::vector<std::string> set_keys(const std::vector<std::string>& sets) {
+  std::vector<std::string> out;
+  for (const std::string& s : sets) {
+    const std::string lhs = s.substr(0, s.find('='));
+    const auto period = lhs.find('.');
+    out.push_back(period == std::string::npos ? ""
+                                              : trimmed(lhs.substr(0, period)) + "." + trimmed(lhs.substr(period + 1)));
+  }
+  return out;
+}
+
+// The value of the last --set of `key` ("section.key") in `sets`, as apply_sets reads it, or
+// nullptr; `holder` keeps it.
+const toml::node* last_set(const std::vector<std::string>& sets, const std::string& key, toml::table& holder) {
+  const std::vector<std::string> keys = set_keys(sets);
+  for (std::size_t q = sets.size(); q-- > 0;)
+    if (keys[q] == key) {
+      apply_sets(holder, {sets[q]});
+      const auto period = key.find('.');
+      return holder[key.substr(0, period)][key.substr(period + 1)].node();
+    }
+  return nullptr;
+}
+
+// Whether a [sweep] or a [[run]] of the study gives `section.key`.
+const toml::node* varied_in_runs(const toml::table& root, const std::string& section, const std::string& key) {
+  if (const toml::node* n = root["sweep"][section][key].node()) return n;
+  if (const auto* runs = root["run"].as_array())
+    for (const toml::node& r : *runs)
+      if (const toml::node* n = r.as_table() ? (*r.as_table())[section][key].node() : nullptr) return n;
+  return nullptr;
+}
+
+// model.source (dispatch/source_models.hpp, docs/custom-models.md): the header's models are
+// compiled on first use and registered before any key is read, since their parameters are
+// [model] keys and model.kind names one of them. The path is relative to `base` (the study
+// file's directory), or to the current directory where --set gives it; root's model.source
+// becomes the absolute path, and the --set of it leaves `sets`. One study reads one header:
+// model.source may not vary between runs. model.kind may be left out where the header
+// defines one model.
+void load_model_source(toml::table& root, std::vector<std::string>& sets, const fs::path& base) {
+  if (const toml::node* v = varied_in_runs(root, "model", "source"))
+    throw StudyError(where(*v) + ": model.source may not vary between runs ([sweep] or [[run]]): a study reads one "
+                     "header, which may define several models; vary model.kind over them instead");
+  toml::table holder;
+  const toml::node* from_set = last_set(sets, "model.source", holder);
+  const toml::node* node = from_set ? from_set : root["model"]["source"].node();
+  if (!node) return;
+  const auto* path = node->as_string();
+  if (!path || path->get().empty())
+    throw StudyError((from_set ? std::string("--set model.source") : where(*node)) +
+                     ": model.source must be a string: the path of a C++ header defining user models");
+  const fs::path header = (fs::absolute(from_set ? fs::current_path() : base) / path->get()).lexically_normal();
+  const std::vector<std::string> names = load_source_models(header.string());
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
+  const toml::node* kind = last_set(sets, "model.kind", holder);
+  if (!kind) kind = root["model"]["kind"].node();
+  if (kind && kind->as_string() && std::find(names.begin(), names.end(), kind->as_string()->get()) == names.end())
+    throw StudyError("model.kind = \"" + kind->as_string()->get() + "\" is not a model of model.source = \"" +
+                     header.string() + "\", which defines " + list);
+  if (!root.contains("model")) root.insert("model", toml::table{});
+  auto* model = root["model"].as_table();
+  if (!model) throw StudyError("[model] is not a table in the study file");
+  if (!kind && !varied_in_runs(root, "model", "kind")) {
+    if (names.size() != 1)
+      throw StudyError("model.source = \"" + header.string() + "\" defines " + std::to_string(names.size()) +
+                       " models (" + list + "): say which with model.kind");
+    model->insert_or_assign("kind", names.front());
+  }
+  model->insert_or_assign("source", header.string());
+  const std::vector<std::string> keys = set_keys(sets);
+  std::vector<std::string> rest;
+  for (std::size_t q = 0; q < sets.size(); ++q)
+    if (keys[q] != "model.source") rest.push_back(sets[q]);
+  sets = rest;
+}
+
 // A user model's [model] table: kind, initial and its parameters, by name; anything else is
 // refused with the parameters it has.
 void read_custom_parameters(const toml::table& model, Study& st) {
@@ -353,7 +435,7 @@ void read_custom_parameters(const toml::table& model, Study& st) {
   for (const CustomModelParameter& p : m.parameters) names += (names.empty() ? "" : ", ") + p.name;
   for (const auto& [k, v] : model) {
     const std::string key(k.str());
-    if (key == "kind" || key == "initial") continue;
+    if (key == "kind" || key == "initial" || key == "source") continue;
     std::size_t i = 0;
     while (i < m.parameters.size() && m.parameters[i].name != key) ++i;
     if (i == m.parameters.size()) {
@@ -374,7 +456,9 @@ Study study_from_root(const toml::table& root) {
     const auto* tbl = root[key.section].as_table();
     if (!tbl) continue;
     // A user model's other [model] entries are its parameters (read_custom_parameters).
-    if (is_custom(st) && std::string(key.section) == "model" && std::string(key.name) != "initial") continue;
+    if (is_custom(st) && std::string(key.section) == "model" && std::string(key.name) != "initial" &&
+        std::string(key.name) != "source")
+      continue;
     if (const toml::node* n = tbl->get(key.name)) {
       key.type.parse(*n, key.path(), st);
       st.given.insert(key.path());
@@ -423,19 +507,6 @@ struct Override {
   const toml::node* value;
 };
 
-// The "section.key" of each --set, as apply_sets reads it ("" where it is malformed, which
-// apply_sets refuses with its own message).
-std::vector<std::string> set_keys(const std::vector<std::string>& sets) {
-  std::vector<std::string> out;
-  for (const std::string& s : sets) {
-    const std::string lhs = s.substr(0, s.find('='));
-    const auto period = lhs.find('.');
-    out.push_back(period == std::string::npos ? ""
-                                              : trimmed(lhs.substr(0, period)) + "." + trimmed(lhs.substr(period + 1)));
-  }
-  return out;
-}
-
 // A text as a message quotes it: at most `most` bytes, then how long it was.
 std::string clipped(const std::string& text, std::size_t most = 60) {
   if (text.size() <= most) return text;
@@ -444,26 +515,36 @@ std::string clipped(const std::string& text, std::size_t most = 60) {
 
 }  // namespace
 
+namespace {
+// Where a study's relative paths (model.source) start: the study file's directory, else the
+// current directory.
+fs::path base_of(const std::optional<std::string>& path) {
+  return path ? fs::absolute(fs::path(*path)).parent_path() : fs::current_path();
+}
+}  // namespace
+
 Study load_study(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
   toml::table root = read_root(path);
   if (root.contains("sweep") || root.contains("run"))
     throw StudyError(*path + " holds several runs ([sweep] or [[run]]); this command takes a study with one run");
+  std::vector<std::string> rest = sets;
+  load_model_source(root, rest, base_of(path));
   check_sections(root);
-  apply_sets(root, sets);
+  apply_sets(root, rest);
   return study_from_root(root);
 }
 
 namespace {
-std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& sets);
+std::vector<StudyRun> runs_of(toml::table root, std::vector<std::string> sets, const fs::path& dir);
 }  // namespace
 
 std::vector<StudyRun> load_runs(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
-  return runs_of(read_root(path), sets);
+  return runs_of(read_root(path), sets, base_of(path));
 }
 
 std::vector<StudyRun> load_runs_text(const std::string& text, const std::string& origin,
                                      const std::vector<std::string>& sets) {
-  return runs_of(parse_toml(text, origin), sets);
+  return runs_of(parse_toml(text, origin), sets, fs::current_path());
 }
 
 std::vector<StudyRun> load_default_runs(const std::vector<std::string>& sets) {
@@ -516,7 +597,8 @@ void refuse_sets_of_varied_keys(const std::vector<std::string>& sets, const std:
   }
 }
 
-std::vector<StudyRun> runs_of(toml::table root, const std::vector<std::string>& sets) {
+std::vector<StudyRun> runs_of(toml::table root, std::vector<std::string> sets, const fs::path& dir) {
+  load_model_source(root, sets, dir);
   if (!root.contains("sweep") && !root.contains("run")) {
     check_sections(root);
     apply_sets(root, sets);

@@ -37,6 +37,7 @@ enum class KeyScope {
   baumgarte,         // integrator.formulation = "baumgarte"
   pendulums,         // "pendulum" and "penalty-pendulum" ([parameters] length, gravity)
   pendulums_chain,   // "pendulum", "penalty-pendulum" and "chain" ([parameters] mass)
+  user_model,        // a user model (model.kind names one; model.source)
 };
 bool in_scope(KeyScope scope, const Study& s);
 

@@ -34,6 +34,7 @@ bool in_scope(KeyScope scope, const Study& s) {
     case KeyScope::baumgarte: return s.formulation == FormulationId::baumgarte;
     case KeyScope::pendulums: return is_rigid_pendulum(s) || is_penalty_pendulum(s);
     case KeyScope::pendulums_chain: return is_rigid_pendulum(s) || is_penalty_pendulum(s) || is_chain(s);
+    case KeyScope::user_model: return is_custom(s);
   }
   return false;
 }
@@ -233,6 +234,12 @@ std::optional<KeyValue> printed_group_bins(const Study& s, const RunParams<doubl
   if (s.group_bins <= 0) return std::nullopt;
   return s.group_bins;
 }
+// The header of a user model compiled on first use, as the absolute path the study resolved
+// (so that the printed study reads back from anywhere); nothing for other models.
+std::optional<KeyValue> printed_source(const Study& s, const RunParams<double>&, Printout) {
+  if (s.model_source.empty()) return std::nullopt;
+  return s.model_source;
+}
 std::optional<KeyValue> printed_group_edges(const Study& s, const RunParams<double>&, Printout) {
   if (s.group_edges.empty()) return std::nullopt;
   return s.group_edges;
@@ -269,7 +276,8 @@ KeyType model_kind_key() {
   };
   t.value = [](const Study& s) { return KeyValue(model_name(s)); };
   for (const auto& b : builtin) t.allowed += (t.allowed.empty() ? "`\"" : ", `\"") + b.first + "\"`";
-  t.allowed += ", the name of a user model built into the executable (docs/custom-models.md)";
+  t.allowed += ", the name of a user model built into the executable or defined by `model.source`'s header "
+               "(docs/custom-models.md)";
   return t;
 }
 
@@ -341,6 +349,14 @@ std::vector<StudyKey> declare_keys() {
       {.section = "model", .name = "kind", .type = model_kind_key(),
        .meaning = "the model; `\"penalty-pendulum\"` is the pendulum with its constraint replaced by a stiff potential "
                   "(003; below), `\"double-pendulum\"` the planar double pendulum (below)"},
+      {.section = "model", .name = "source",
+       .type = text(&S::model_source, "must be a string: the path of a C++ header defining user models"),
+       .scope = KeyScope::user_model, .printed = printed_source, .doc_default = "none",
+       .doc_allowed = "a readable file; relative to the study file (to the current directory with `--set` and for "
+                      "the built-in default study); not in `[sweep]` or `[[run]]`",
+       .meaning = "a header defining user models (docs/custom-models.md): its models are compiled on first use and "
+                  "cached, and `kind` names one of them (may be left out where the header defines one); printed "
+                  "as an absolute path"},
       {.section = "model", .name = "initial",
        .type = numbers(&S::initial, "must be an array of numbers (pendulum: [x, y, px, py]; chain: 4 * atoms numbers)",
                        "", [](double) { return true; }),
@@ -695,6 +711,9 @@ void refuse_keys_out_of_scope(const Study& s, const std::string& section) {
       case KeyScope::pendulums_chain:
         throw StudyError(k->path() + " applies to model.kind = \"pendulum\", \"penalty-pendulum\" and \"chain\" only " +
                          why);
+      case KeyScope::user_model:
+        throw StudyError(k->path() + " applies to user models only: it names the header defining the model that "
+                         "model.kind names " + why);
       case KeyScope::baumgarte:
         throw StudyError(k->path() + " is a parameter of integrator.formulation = \"baumgarte\" (formulation was \"" +
                          formulation_name(s.formulation) + "\")");
@@ -706,7 +725,7 @@ std::optional<KeyValue> printed_value(const StudyKey& key, const Study& s, const
   // A user model's [model] is its kind, its initial state and its parameters (printed by
   // to_toml and to_json after the keys of the table).
   if (is_custom(s) && std::string(key.section) == "model" && std::string(key.name) != "kind" &&
-      std::string(key.name) != "initial")
+      std::string(key.name) != "initial" && std::string(key.name) != "source")
     return std::nullopt;
   if (key.printed) return key.printed(s, rp, to);
   if (!in_scope(key.scope, s)) return std::nullopt;

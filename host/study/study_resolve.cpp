@@ -66,9 +66,18 @@ void validate_double_pendulum(const Study& s) {
 // data error no integration can repair).
 void validate_custom_model(const Study& s) {
   const CustomModelInfo& m = custom_model_of(s);
+  // What the executable has of it: chens_add_model's entries, or, for a model from a header
+  // compiled on first use, every formulation and method a user model runs (the default
+  // FORMULATIONS and METHODS of cmake/ChensAddModel.cmake).
+  std::vector<CustomEntry> entries = m.entries;
+  if (m.from_header)
+    for (FormulationId f : {FormulationId::naive, FormulationId::dirac, FormulationId::impetus, FormulationId::baumgarte,
+                            FormulationId::constrained})
+      entries.push_back({"cpu", f, nullptr, all_methods});
+  const char* origin = m.from_header ? "the formulations of a user model" : "chens_add_model's FORMULATIONS";
   std::string formulations;
   bool built = false;
-  for (const CustomEntry& e : m.entries) {
+  for (const CustomEntry& e : entries) {
     // Appended, not "\"" + name: GCC 12 warns falsely (-Wrestrict) of that insertion.
     std::string name = "\"";
     name += formulation_name(e.formulation);
@@ -78,11 +87,11 @@ void validate_custom_model(const Study& s) {
   }
   if (!built)
     throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) + "\": model.kind = \"" +
-                     m.name + "\" is built with " + formulations + " (chens_add_model's FORMULATIONS; \"constrained\" "
-                     "is method \"rattle\")");
+                     m.name + "\" is " + (m.from_header ? "compiled" : "built") + " with " + formulations + " (" +
+                     origin + "; \"constrained\" is method \"rattle\")");
   // The built methods that integrate the formulation: RATTLE the constrained equations alone.
   MethodMask methods = 0;
-  for (const CustomEntry& e : m.entries)
+  for (const CustomEntry& e : entries)
     if (e.formulation == s.formulation) methods |= e.methods;
   methods &= s.formulation == FormulationId::constrained ? method_bit(MethodId::rattle) : ~method_bit(MethodId::rattle);
   if (!has_method(methods, s.method)) {
@@ -91,7 +100,10 @@ void validate_custom_model(const Study& s) {
       if (has_method(methods, static_cast<MethodId>(i)))
         names += (names.empty() ? "\"" : ", \"") + std::string(method_name(static_cast<MethodId>(i))) + "\"";
     throw StudyError(std::string("integrator.method = \"") + method_name(s.method) + "\": model.kind = \"" + m.name +
-                     "\" is built with methods " + names + " (chens_add_model's METHODS)");
+                     "\" is " + (m.from_header ? "compiled" : "built") + " with methods " + names + " (" +
+                     (m.from_header ? "the methods that integrate integrator.formulation = \"" +
+                                          std::string(formulation_name(s.formulation)) + "\"" :
+                                      std::string("chens_add_model's METHODS")) + ")");
   }
   if (s.precision != "double")
     throw StudyError("integrator.precision = \"" + s.precision + "\": user models run in double precision only");

@@ -1,0 +1,196 @@
+// The cache of objects compiled on first use (jit_cache.hpp).
+#include "dispatch/jit_cache.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <system_error>
+
+#include "dispatch/jit_config.hpp"
+#include "dispatch/jit_systems.hpp"
+#include "study/study.hpp"
+
+namespace chens {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool writable_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) return false;
+  const fs::path probe = dir / (".probe-" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  ::close(fd);
+  fs::remove(probe, ec);
+  return true;
+}
+
+// The compiler of the command: its first word.
+std::string compiler_of(const std::string& command) { return command.substr(0, command.find(' ')); }
+
+}  // namespace
+
+std::string jit_cache_dir() {
+  static std::mutex m;
+  static std::set<std::string> told;  // each fallback is said once per process
+  std::lock_guard<std::mutex> guard(m);
+  const char* env = std::getenv("CHENS_CACHE_DIR");
+  fs::path dir;
+  if (env && *env) {
+    dir = env;
+  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    dir = fs::path(xdg) / "chens";
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    dir = fs::path(home) / ".cache" / "chens";
+  }
+  if (!dir.empty() && writable_dir(dir)) return dir.string();
+  const fs::path fallback = fs::temp_directory_path() / ("chens-cache-" + std::to_string(::getuid()));
+  if (!writable_dir(fallback)) return "";
+  if (told.insert(dir.string()).second)
+    std::cerr << "chens: the cache directory " << (dir.empty() ? std::string("(none: HOME is not set)") : dir.string())
+              << " is not writable; compiling into " << fallback.string() << " instead\n";
+  return fallback.string();
+}
+
+namespace jit {
+
+std::string build_key() {
+  return std::string("chens ") + CHENS_JIT_VERSION + "\ncompile: " + CHENS_JIT_COMPILE +
+         "\nsources: " + CHENS_JIT_SOURCES_HASH + "\nsupport: " + CHENS_JIT_SUPPORT_HASH + "\n";
+}
+
+std::string fnv_hex(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string file_stem(const std::string& label, const std::string& key) {
+  std::string stem;
+  for (char c : label) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      stem += c;
+    else if (!stem.empty() && stem.back() != '-')
+      stem += '-';
+  }
+  while (!stem.empty() && stem.back() == '-') stem.pop_back();
+  return stem + "-" + fnv_hex(key);
+}
+
+std::string shell_word(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+FileLock::FileLock(const fs::path& path, const std::string& label) {
+  fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw StudyError("cannot open the lock " + path.string() + ": " + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    std::cerr << "chens: waiting for another process compiling " << label << "\n";
+    if (::flock(fd_, LOCK_EX) != 0) {
+      const int e = errno;
+      ::close(fd_);
+      throw StudyError("cannot lock " + path.string() + ": " + std::strerror(e));
+    }
+  }
+}
+
+FileLock::~FileLock() { ::close(fd_); }
+
+void write_file(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    if (!f) throw StudyError("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+std::string head_of_file(const fs::path& path, int max_lines) {
+  std::ifstream f(path);
+  std::string line, out;
+  int n = 0;
+  while (n < max_lines && std::getline(f, line)) {
+    out += "  " + line + "\n";
+    ++n;
+  }
+  if (std::getline(f, line)) out += "  ...\n";
+  return out;
+}
+
+void compile_object(const std::string& label, const fs::path& dir, const std::string& stem, const std::string& unit,
+                    const std::string& extra_flags) {
+  const std::string compiler = compiler_of(CHENS_JIT_COMPILE);
+  std::error_code ec;
+  if (!fs::exists(compiler, ec))
+    throw StudyError("compiling " + label + " on first use needs the C++ compiler this chens was built with, " +
+                     compiler + ", which is not there: install it (Debian: apt-get install g++) or run a system "
+                     "this build has (docs/jit.md)");
+  const fs::path src = dir / (stem + ".cpp"), obj = dir / (stem + ".so"), log = dir / (stem + ".log");
+  const fs::path tmp = obj.string() + ".tmp." + std::to_string(::getpid());
+  write_file(src, unit);
+  std::cerr << "chens: compiling " << label << " ... " << std::flush;
+  const auto t0 = std::chrono::steady_clock::now();
+  // -fPIC: a build without the Python package compiles its units without it; the object
+  // needs it (position-independent code changes no arithmetic).
+  const std::string command = std::string(CHENS_JIT_COMPILE) + " -fPIC -shared" + extra_flags + " -o " +
+                              shell_word(tmp.string()) + " " + shell_word(src.string()) + " " +
+                              shell_word(CHENS_JIT_SUPPORT_LIB) + " > " + shell_word(log.string()) + " 2>&1";
+  const int rc = std::system(command.c_str());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rc != 0 || !fs::exists(tmp, ec)) {
+    fs::remove(tmp, ec);
+    std::cerr << "failed\n";
+    throw StudyError("compiling " + label + " failed (" + compiler + " exited with status " + std::to_string(rc) +
+                     "):\n" + head_of_file(log, 30) + "the unit: " + src.string() + "; the whole log: " + log.string());
+  }
+  fs::rename(tmp, obj);
+  char took[32];
+  std::snprintf(took, sizeof took, "%.1f s", seconds);
+  std::cerr << took << "; cached in " << dir.string() << "\n";
+}
+
+void* open_object(const fs::path& path, const std::string& key, std::string& why) {
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* e = ::dlerror();
+    why = e ? e : "dlopen failed";
+    return nullptr;
+  }
+  const char* k = static_cast<const char*>(::dlsym(h, "chens_jit_key"));
+  if (!k) {
+    why = "it lacks chens's entry points";
+  } else if (key != k) {
+    why = "it was compiled for another build of chens";
+  } else {
+    return h;
+  }
+  ::dlclose(h);
+  return nullptr;
+}
+
+}  // namespace jit
+}  // namespace chens

@@ -1,0 +1,58 @@
+// The cache of objects compiled on first use (docs/jit.md): where it is, how an object is
+// named, compiled, locked and loaded. Its two users: systems (dispatch/jit_systems.cpp, an
+// engine per object) and user models from a header (dispatch/source_models.cpp, a model's
+// description per object). An object carries the key it was compiled for (`chens_jit_key`)
+// and is loaded only if the key matches, so a foreign, stale or corrupt object is compiled
+// again; it is written aside and renamed, so none is ever loaded half-written.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace chens::jit {
+
+// What decides every object's machine code: chens's version, the compile command, the hash
+// of every source a unit can include and of the engine-support library.
+std::string build_key();
+
+// 64-bit FNV-1a in hex: the object's file name (the key itself is checked inside the object).
+std::string fnv_hex(const std::string& text);
+
+// Letters, digits and '-' of the label, then the key's hash: "chain-N-12-dirac-rk4-cpu-<hash>".
+std::string file_stem(const std::string& label, const std::string& key);
+
+// The text as one word of a /bin/sh command line.
+std::string shell_word(const std::string& text);
+
+// An exclusive lock on `path` (flock: released when the process ends, however it ends); says
+// "waiting for another process compiling LABEL" when another holds it.
+class FileLock {
+ public:
+  FileLock(const std::filesystem::path& path, const std::string& label);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// Writes the file under a temporary name and renames it.
+void write_file(const std::filesystem::path& path, const std::string& text);
+
+// The first `max_lines` lines of a file, indented, "  ..." after them if there are more.
+std::string head_of_file(const std::filesystem::path& path, int max_lines);
+
+// Compiles `unit` (written to DIR/STEM.cpp) into DIR/STEM.so with the CPU system units'
+// command, `extra_flags` after it, and the engine-support library; the compiler's output goes
+// to DIR/STEM.log. Says "chens: compiling LABEL ... 14.2 s; cached in DIR" on stderr. Throws
+// StudyError where the compiler is missing (naming it and how to install it) or fails (its
+// first 30 lines of output, the unit's path and the log's). The caller holds DIR/STEM.lock.
+void compile_object(const std::string& label, const std::filesystem::path& dir, const std::string& stem,
+                    const std::string& unit, const std::string& extra_flags);
+
+// The object at `path` (dlopen, never closed: engines' code and models' functions live in
+// it), if it loads and carries `key`; else nullptr, and `why` says why not.
+void* open_object(const std::filesystem::path& path, const std::string& key, std::string& why);
+
+}  // namespace chens::jit
