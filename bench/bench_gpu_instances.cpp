@@ -114,7 +114,7 @@ void measure(benchmark::State& state, const Study& s, Run run, bool gpu, const b
   }
   state.counters["instance_steps_per_s"] =
       benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsIterationInvariantRate);
-  state.counters[s.precision == "float" ? "fp32_flops_per_s" : "fp64_flops_per_s"] = benchmark::Counter(
+  state.counters[s.precision == Precision::single_precision ? "fp32_flops_per_s" : "fp64_flops_per_s"] = benchmark::Counter(
       static_cast<double>(steps) * per_step.total() + static_cast<double>(projections) * per_projection.total(),
       benchmark::Counter::kIsIterationInvariantRate);
   state.counters["projections_per_step"] = steps ? static_cast<double>(projections) / static_cast<double>(steps) : 0.0;
@@ -146,7 +146,7 @@ void BM_GpuPendulumGeneralModel(benchmark::State& st) {
 }
 Study float_pendulum_study(std::int64_t n) {
   Study s = pendulum_study(n);
-  s.precision = "float";
+  s.precision = Precision::single_precision;
   s.projection_tol = 1e-5;
   return s;
 }

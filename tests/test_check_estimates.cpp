@@ -28,7 +28,7 @@ Study study_with(const std::vector<std::string>& sets) { return load_runs(std::n
 TEST(MemoryCount, CountsEveryPerSampleAndPerRecordBuffer) {
   const auto memory = [](const std::vector<std::string>& sets) {
     const Study s = study_with(sets);
-    return cli::run_memory(s, resolve(s), false);
+    return cli::run_memory(s, resolve(s), BackendId::cpu);
   };
   const std::vector<std::string> one = {"ensemble.size=1", "integrator.h=1e-5", "output.sample_dt=1e-5"};
   std::vector<std::string> short_run = one, long_run = one;

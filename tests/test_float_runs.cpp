@@ -18,7 +18,7 @@
 namespace chens {
 namespace {
 
-Study rk4_study(double h, const char* precision) {
+Study rk4_study(double h, Precision precision) {
   Study s;
   s.formulation = FormulationId::dirac;
   s.method = MethodId::rk4;
@@ -40,8 +40,9 @@ TEST(FloatRuns, TruncationErrorAtLargeStepsAndARoundingFloorAtSmallOnes) {
   std::printf("[ float    ] pendulum Dirac + RK4, t = 10, 64 instances: max integration error / max energy error\n");
   std::printf("[ float    ] %10s %8s %12s %12s %12s %12s\n", "h", "steps", "double", "float", "double H", "float H");
   for (const double h : hs) {
-    for (const char* p : {"double", "float"}) {
-      const Study s = rk4_study(h, p);
+    for (const Precision precision : {Precision::double_precision, Precision::single_precision}) {
+      const char* p = precision_name(precision);
+      const Study s = rk4_study(h, precision);
       const RunParams<double> rp = resolve(s);
       const EnsembleResult r = run_study_cpu(s, rp, ensemble_spec(s, 2));
       ASSERT_EQ(r.lost_total(), 0u) << p << " h = " << h;
@@ -79,7 +80,7 @@ TEST(FloatRuns, TruncationErrorAtLargeStepsAndARoundingFloorAtSmallOnes) {
 
 TEST(FloatRuns, BitwiseIdenticalForAnyThreadCountOnBothModels) {
   for (const char* model : {"pendulum", "chain"}) {
-    Study s = rk4_study(0.01, "float");
+    Study s = rk4_study(0.01, Precision::single_precision);
     s.t_end = 2.0;
     s.sample_dt = 0.5;
     s.size = 200;
@@ -102,7 +103,7 @@ TEST(FloatRuns, BitwiseIdenticalForAnyThreadCountOnBothModels) {
     EXPECT_EQ(a.kept.final_state, b.kept.final_state) << model;
     // The float run is a float run: close to the double one, not equal to it.
     Study sd = s;
-    sd.precision = "double";
+    sd.precision = Precision::double_precision;
     EnsembleSpec d = ensemble_spec(sd, 2);
     d.keep_instances = 200;
     const EnsembleResult c = run_study_cpu(sd, resolve(sd), d);

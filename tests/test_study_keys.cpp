@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "study/study.hpp"
 #include "study/study_keys.hpp"
 #include "support/cli_runner.hpp"

@@ -50,7 +50,7 @@ TEST(GrowthVerdict, LimitsFollowPrecisionAndStateSize) {
   Study s;
   EXPECT_DOUBLE_EQ(growth_limits(s).rounding, 2000 * DBL_EPSILON);
   EXPECT_DOUBLE_EQ(growth_limits(s).saturation, 1.0);
-  s.precision = "float";
+  s.precision = Precision::single_precision;
   EXPECT_DOUBLE_EQ(growth_limits(s).rounding, 2000 * double(FLT_EPSILON));
 }
 

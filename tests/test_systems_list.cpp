@@ -15,7 +15,7 @@
 namespace chens {
 namespace {
 
-Study tiny(ModelKind kind, FormulationId f, const char* precision, bool wedge, int atoms) {
+Study tiny(ModelKind kind, FormulationId f, Precision precision, bool wedge, int atoms) {
   Study s;
   s.model_kind = kind;
   s.formulation = f;
@@ -32,7 +32,7 @@ Study tiny(ModelKind kind, FormulationId f, const char* precision, bool wedge, i
 }
 
 std::string describe(const Study& s) {
-  return std::string(model_kind_name(s.model_kind)) + " " + formulation_name(s.formulation) + " " + s.precision +
+  return std::string(model_kind_name(s.model_kind)) + " " + formulation_name(s.formulation) + " " + precision_name(s.precision) +
          (s.wedge ? " wedge" : "") + (s.model_kind == ModelKind::chain ? " N=" + std::to_string(s.atoms) : "");
 }
 
@@ -42,7 +42,7 @@ TEST(SystemsList, ResolveAcceptsExactlyTheStudiesTheListRunsAndEveryEntryRuns) {
   int entries = 0;
   for (int k = 0; k < model_kind_count; ++k)
     for (int f = 0; f < formulation_count; ++f)
-      for (const char* precision : {"double", "float"})
+      for (const Precision precision : {Precision::double_precision, Precision::single_precision})
         for (bool wedge : {false, true})
           for (int atoms : sizes) {
             const auto kind = static_cast<ModelKind>(k);

@@ -23,15 +23,15 @@ std::optional<int> refuse_as_run_would(const std::vector<StudyRun>& runs, const 
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const StudyRun& r = runs[i];
     RunInfo info;
-    bool gpu = false;
+    BackendId backend = BackendId::cpu;
     std::ostringstream why;
-    if (const auto code = choose_backend(r.study, ra, why, info, gpu, r.name)) {
+    if (const auto code = choose_backend(r.study, ra, why, info, backend, r.name)) {
       std::string m = why.str();
       if (m.rfind("chens run: ", 0) == 0) m = "chens check: " + m.substr(11);
       err << m;
       return code;
     }
-    if (const std::string refusal = run_refusal(r.study, rps[i], gpu); !refusal.empty()) {
+    if (const std::string refusal = run_refusal(r.study, rps[i], backend); !refusal.empty()) {
       err << "chens check: " << (r.name.empty() ? "" : "run \"" + r.name + "\": ") << refusal << "\n";
       return exit_bad_input;
     }
@@ -88,7 +88,7 @@ struct Timed {
 // The calibration run `c`, stopped at its first stop point after `deadline` seconds (stop
 // points come every ~stop_seconds: segment_plan.hpp), so that no calibration outlasts the
 // check's budget, however long a step takes.
-Timed timed_run(const Study& c, bool gpu, const RunArgs& ra, double deadline) {
+Timed timed_run(const Study& c, BackendId backend, const RunArgs& ra, double deadline) {
   Timed t;
   t.study = c;
   t.rp = resolve(c);
@@ -100,7 +100,7 @@ Timed timed_run(const Study& c, bool gpu, const RunArgs& ra, double deadline) {
     q.stop = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > deadline;
     return q;
   };
-  t.result = gpu ? run_study_cuda(c, t.rp, spec) : run_study_cpu(c, t.rp, spec);
+  t.result = run_study_on(backend, c, t.rp, spec);
   t.seconds = t.result.wall_seconds;
   t.stopped = t.result.stopped_at > 0;
   t.t_reached = t.stopped ? (t.result.stopped_at > 1 ? t.rp.sample_time(t.result.stopped_at - 1) : 0.0) : c.t_end;
@@ -120,14 +120,14 @@ Timed timed_run(const Study& c, bool gpu, const RunArgs& ra, double deadline) {
 double estimate_run_time(const Study& s, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out,
                          double budget) {
   RunInfo info;
-  bool gpu = false;
+  BackendId backend = BackendId::cpu;
   std::ostringstream ignored;
-  if (choose_backend(s, ra, ignored, info, gpu) || s.t_end <= 0) {
+  if (choose_backend(s, ra, ignored, info, backend) || s.t_end <= 0) {
     out << "# run time: not estimated (" << (s.t_end <= 0 ? "t_end = 0" : "backend not available") << ")\n";
     return 0;
   }
   // A system compiled on first use is not compiled by a check (print_dry_run said so).
-  if (!gpu && first_use_compile(s) == FirstUseCompile::needed) {
+  if (backend == BackendId::cpu && first_use_compile(s) == FirstUseCompile::needed) {
     out << "# run time: not estimated (the system is compiled on first use; chens run compiles it, then a check "
            "calibrates it)\n";
     return 0;
@@ -149,7 +149,7 @@ double estimate_run_time(const Study& s, const RunParams<double>& rp, const RunA
     };
     Timed last;
     for (;;) {
-      Timed next = timed_run(calibration_study(s, rp, size, t), gpu, ra, std::max(0.005, left() / 2));
+      Timed next = timed_run(calibration_study(s, rp, size, t), backend, ra, std::max(0.005, left() / 2));
       if (next.t_reached <= 0) {
         if (last.t_reached > 0) break;  // the last whole run is the calibration
         out << "# run time: not estimated (the calibration did not reach its first sample time, t = "
@@ -223,13 +223,13 @@ int check_runs(const std::vector<StudyRun>& runs, const std::vector<RunParams<do
     const Study& s = runs[i].study;
     if (!runs[i].name.empty()) out << "\n# ---- run \"" << runs[i].name << "\"\n";
     print_dry_run(s, rps[i], ra, out);
-    bool gpu = false;
+    BackendId backend = BackendId::cpu;
     {
       RunInfo info;
       std::ostringstream ignored;
-      choose_backend(s, ra, ignored, info, gpu);
+      choose_backend(s, ra, ignored, info, backend);
     }
-    out << "# memory: " << run_memory(s, rps[i], gpu).text() << "\n";
+    out << "# memory: " << run_memory(s, rps[i], backend).text() << "\n";
     if (rps[i].fixed_step) {
       const double n = static_cast<double>(s.only.empty() ? s.size : static_cast<std::int64_t>(s.only.size()));
       out << "# work: " << number_text(n * mean_steps(s, rps[i])) << " instance-steps\n";

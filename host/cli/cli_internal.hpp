@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend_id.hpp"
 #include "backends/ensemble_result.hpp"
 #include "output/output_lock.hpp"
 #include "output/writer.hpp"
@@ -110,7 +111,7 @@ std::string study_source(const RunArgs& ra);
 // The GPU or the CPU for this study, as --backend asks: sets `gpu` and info's backend
 // fields; exit_no_backend (with the message, naming `run` when given) when --backend cuda
 // cannot be honoured.
-std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info, bool& gpu,
+std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info, BackendId& backend,
                                   const std::string& run = "");
 
 // The resolved study as `--dry-run` and `chens check` print it, after its backend and size.
@@ -128,14 +129,14 @@ struct RunMemory {
   // "about 2.1 GB: 1.8 GB for 1000001 sample times' statistics, ..." (the parts that matter).
   std::string text() const;
 };
-RunMemory run_memory(const Study& study, const RunParams<double>& rp, bool gpu);
+RunMemory run_memory(const Study& study, const RunParams<double>& rp, BackendId backend);
 
 // The memory chens plans with: the machine's physical memory, or its cgroup's limit where
 // that is lower (a batch job's), or CHENS_MEMORY_BYTES where set (docs/study-format.md).
 double usable_memory_bytes();
 
 // Why `chens run` refuses to start this study on this machine (on the GPU when `gpu`), or "".
-std::string run_refusal(const Study& study, const RunParams<double>& rp, bool gpu);
+std::string run_refusal(const Study& study, const RunParams<double>& rp, BackendId backend);
 
 // One chens per output directory (docs/checkpoints.md): takes dir's lock into `lock` on the
 // rank that writes; exit_bad_input with the message when another chens holds it.

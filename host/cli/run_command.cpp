@@ -147,9 +147,10 @@ class SingleRun {
   }
 
   std::optional<int> choose() {
-    if (const auto code = choose_backend(study_, ra_, err_, info_, gpu_)) return code;
-    if (from_ && gpu_ != (from_->backend == "cuda")) {  // e.g. auto, and a GPU appeared or went away
-      gpu_ = from_->backend == "cuda";
+    if (const auto code = choose_backend(study_, ra_, err_, info_, backend_)) return code;
+    const BackendId saved = from_ && from_->backend == "cuda" ? BackendId::cuda : BackendId::cpu;
+    if (from_ && backend_ != saved) {  // e.g. auto, and a GPU appeared or went away
+      backend_ = saved;
       info_.backend_note = "resumed on the " + from_->backend + " backend, which wrote the checkpoint";
     }
     return std::nullopt;
@@ -164,7 +165,7 @@ class SingleRun {
       err_ << "chens run: " << e.what() << "\n";
       return exit_bad_input;
     }
-    if (const std::string why = run_refusal(study_, rp_, gpu_); !why.empty()) {
+    if (const std::string why = run_refusal(study_, rp_, backend_); !why.empty()) {
       err_ << "chens run: " << why << "\n";
       return exit_bad_input;
     }
@@ -263,9 +264,9 @@ class SingleRun {
       if (mpi_world().active) {
         ShardedSave save;
         if (save_) save = [this](const CheckpointState& c, const InstanceSource& instances) { save_(c, &instances); };
-        result = run_study_sharded(study_, rp_, spec, gpu_, save);
+        result = run_study_sharded(study_, rp_, spec, backend_, save);
       } else {
-        result = gpu_ ? run_study_cuda(study_, rp_, spec) : run_study_cpu(study_, rp_, spec);
+        result = run_study_on(backend_, study_, rp_, spec);
       }
       return std::nullopt;
     } catch (const DeviceMemoryError& e) {
@@ -412,7 +413,7 @@ class SingleRun {
   std::optional<OutputLock> lock_;
   std::optional<CheckpointState> from_;  // --resume: the checkpoint the run continues from
   RunInfo info_;
-  bool gpu_ = false;
+  BackendId backend_ = BackendId::cpu;
   bool created_dir_ = false;
   // Writes a checkpoint (attach_checkpoints); empty for a run in memory.
   std::function<void(const CheckpointState&, const InstanceSource*)> save_;

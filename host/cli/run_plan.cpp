@@ -55,16 +55,16 @@ std::string study_source(const RunArgs& ra) {
   return ra.single ? "" : builtin_default_study_name;
 }
 
-std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info, bool& gpu,
+std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info, BackendId& backend,
                                   const std::string& run) {
   info.backend_requested = ra.backend;
   // auto: the GPU where one is usable and has kernels for the study, else the CPU, and
   // summary.json says why; cuda: the GPU or a clear refusal (exit 3).
-  gpu = false;
+  backend = BackendId::cpu;
   if (ra.backend == "cpu") return std::nullopt;
   const std::string why = gpu_unusable_reason(study);
   if (why.empty()) {
-    gpu = true;
+    backend = BackendId::cuda;
     cuda_initialize();  // before the run's clock starts (cuda_backend.hpp)
     if (ra.backend == "auto") info.backend_note = "auto: ran on the GPU, " + cuda_device_info().description;
   } else if (ra.backend == "cuda") {
@@ -79,14 +79,14 @@ std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::os
 
 void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out) {
   RunInfo info;
-  bool gpu = false;
+  BackendId backend = BackendId::cpu;
   std::ostringstream ignored;
-  choose_backend(study, ra, ignored, info, gpu);
+  choose_backend(study, ra, ignored, info, backend);
   // The note summary.json keeps says what a run did; nothing has run here.
   std::string note = info.backend_note;
   if (const auto at = note.find("ran on the"); at != std::string::npos) note.replace(at, 3, "would run");
-  out << "# backend: " << (gpu ? "cuda" : "cpu") << (note.empty() ? "" : " (" + note + ")") << "\n";
-  if (!gpu) {
+  out << "# backend: " << backend_name(backend) << (note.empty() ? "" : " (" + note + ")") << "\n";
+  if (backend == BackendId::cpu) {
     const FirstUseCompile c = first_use_compile(study);
     if (c != FirstUseCompile::none)
       out << "# system: " << first_use_label(study) << ", compiled on first use: "
@@ -125,7 +125,7 @@ std::string RunMemory::text() const {
   return parts.empty() ? out : out + " (" + parts + ")";
 }
 
-RunMemory run_memory(const Study& s, const RunParams<double>& rp, bool gpu) {
+RunMemory run_memory(const Study& s, const RunParams<double>& rp, BackendId backend) {
   RunMemory m;
   const double n = static_cast<double>(s.only.empty() ? s.size : static_cast<std::int64_t>(s.only.size()));
   const double K = static_cast<double>(rp.samples + 1);  // sample times
@@ -133,7 +133,7 @@ RunMemory run_memory(const Study& s, const RunParams<double>& rp, bool gpu) {
   // Instances live in memory for the whole run (at most bytes_per_instance each, checked at
   // compile time in the dispatch); on the GPU they are the device's, which the backend
   // compares with its free memory before launch, and the host holds the kept ones.
-  m.instances = gpu ? 0 : n * static_cast<double>(bytes_per_instance(s));
+  m.instances = backend == BackendId::cuda ? 0 : n * static_cast<double>(bytes_per_instance(s));
   // The statistics of every sample time (SampleStats), each set's, twice while a checkpoint
   // is taken (checkpoint_of copies them); the first-passage tallies, an integer per slot.
   m.statistics = 2 * K * sets * (static_cast<double>(sizeof(SampleStats)) + (s.first_passage_on() ? passage_slots * 8.0 : 0.0));
@@ -169,10 +169,10 @@ double usable_memory_bytes() {
   return phys;
 }
 
-std::string run_refusal(const Study& study, const RunParams<double>& rp, bool gpu) {
+std::string run_refusal(const Study& study, const RunParams<double>& rp, BackendId backend) {
   // Everything a run holds in memory, counted before it starts: refuse what cannot fit
   // instead of being killed after hours (or swapping the machine to a halt).
-  const RunMemory m = run_memory(study, rp, gpu);
+  const RunMemory m = run_memory(study, rp, backend);
   const double usable = usable_memory_bytes();
   if (usable > 0 && m.total() > 0.8 * usable)
     return "the run needs " + m.text() + ", more than 80% of the " + number_text(usable / 1e9) +

@@ -48,8 +48,8 @@ class SeveralRuns {
     // is written, as for a single run.
     for (const StudyRun& r : runs_) {
       RunInfo info;
-      bool gpu = false;
-      if (const auto code = choose_backend(r.study, ra_, err_, info, gpu, r.name)) return *code;
+      BackendId backend = BackendId::cpu;
+      if (const auto code = choose_backend(r.study, ra_, err_, info, backend, r.name)) return *code;
     }
     // The study's lock for the whole study (its runs take none of their own); in memory
     // (RunArgs::write_files false) neither a lock nor an index.

@@ -205,7 +205,7 @@ int validate_study(const Study& study, const RunParams<double>& rp, const RunArg
   // count as 0. Chaotic studies need an explicit --rtol. Float runs: float rounding
   // (1.2e-7) a few times per step, growing linearly; not yet measured on a device.
   const double steps = std::max(1.0, static_cast<double>(cpu.totals.steps) / static_cast<double>(spec.size));
-  const bool single = study.precision == "float";
+  const bool single = study.precision == Precision::single_precision;
   const double rtol = ra.rtol >= 0 ? ra.rtol : single ? std::max(1e-4, 1e-6 * steps) : std::max(1e-8, 1e-11 * steps);
   const double atol = ra.atol >= 0 ? ra.atol : single ? std::max(1e-6, 1e-8 * steps) : std::max(1e-12, 1e-15 * steps);
   out << "chens validate: " << counted(spec.size, "instance", "instances") << " of " << formulation_name(study.formulation) << " + "

@@ -37,7 +37,7 @@ std::string formulation_enumerator(FormulationId f) {
 // The model's C++ type (model_traits.hpp has a traits entry for each; a user model's is
 // auto_model_traits.hpp's, over the spec its header defines).
 std::string model_type_of(const Study& s) {
-  const std::string real = s.precision == "float" ? "float" : "double";
+  const std::string real = s.precision == Precision::single_precision ? "float" : "double";
   switch (s.model_kind) {
     case ModelKind::pendulum: return "Pendulum<" + real + ">";
     case ModelKind::penalty_pendulum: return "PenaltyPendulum<double>";
@@ -51,7 +51,7 @@ std::string model_type_of(const Study& s) {
 std::string instantiation(const JitSystem& sys) {
   return "chens::make_engine_for<chens::CpuBackend, chens::" + sys.model_type + ", chens::FormulationId::" +
          sys.formulation + ", " + (sys.tangents ? "true" : "false") + ", " +
-         std::to_string(method_bit(static_cast<MethodId>(sys.method))) + "u>";
+         std::to_string(method_bit(sys.method)) + "u>";
 }
 
 std::string unit_text(const JitSystem& sys, const std::string& key) {
@@ -165,7 +165,7 @@ JitSystem jit_system(const Study& s) {
   sys.model_type = model_type_of(s);
   sys.formulation = formulation_enumerator(s.formulation);
   sys.tangents = s.wedge;
-  sys.method = static_cast<int>(s.method);
+  sys.method = s.method;
   std::string model = model_name(s);
   if (s.model_kind == ModelKind::chain) model += " N = " + std::to_string(s.atoms);
   if (s.model_kind == ModelKind::custom) {  // a user model from its header (source_models.hpp)
@@ -174,7 +174,7 @@ JitSystem jit_system(const Study& s) {
     sys.header_hash = m.source_hash;
     model += " (" + fs::path(m.header).filename().string() + ")";
   }
-  if (s.precision == "float") model += " (float)";
+  if (s.precision == Precision::single_precision) model += " (float)";
   sys.label = model + ", " + formulation_name(s.formulation) + (s.wedge ? " with tangents" : "") + ", " +
               method_name(s.method) + ", cpu";
   return sys;

@@ -34,7 +34,7 @@ struct JitSystem {
   std::string header_hash;  // and the SHA-256 of it and of every file it includes (source_models.hpp)
   std::string formulation;  // FormulationId's enumerator, e.g. "dirac"
   bool tangents = false;    // output.wedge
-  int method = 0;           // int(MethodId): the one method the unit instantiates
+  MethodId method = MethodId::rk4;  // the one method the unit instantiates
   std::string label;        // for messages: "chain N = 12, dirac, rk4, cpu"
 };
 

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "backends/backend.hpp"
+#include "backends/backend_id.hpp"
+#include "backends/cuda_backend.hpp"
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
 #include "study/study.hpp"
@@ -25,6 +27,14 @@ extern template EnsembleResult run_study<CpuBackend>(const Study&, const RunPara
 
 inline EnsembleResult run_study_cpu(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
   return run_study<CpuBackend>(s, rp, spec);
+}
+
+// The study's ensemble on the chosen backend: run_study_cpu or run_study_cuda (inline: the
+// GPU backend's library comes after the host library, and only the command line and MPI,
+// which link both, choose).
+inline EnsembleResult run_study_on(BackendId backend, const Study& s, const RunParams<double>& rp,
+                                   const EnsembleSpec& spec) {
+  return backend == BackendId::cuda ? run_study_cuda(s, rp, spec) : run_study_cpu(s, rp, spec);
 }
 
 // Whether the study's system is compiled on first use on the CPU (dispatch/jit_systems.hpp):

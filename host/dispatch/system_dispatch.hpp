@@ -70,11 +70,11 @@ bool jit_possible(const Study& s) {
   } else {
     if (s.model_kind == ModelKind::custom) {
       const CustomModelInfo* m = find_custom_model(s.custom_model);
-      return m && m->from_header && !s.wedge && s.precision == "double";
+      return m && m->from_header && !s.wedge && s.precision == Precision::double_precision;
     }
     if (s.model_kind != ModelKind::chain) return has_built_in_system<Backend>(s);
     if (s.atoms < 2 || s.atoms > max_jit_chain_atoms) return false;
-    if (s.precision == "float" && s.atoms != float_chain_atoms) return false;
+    if (s.precision == Precision::single_precision && s.atoms != float_chain_atoms) return false;
     Study other = s;
     for (int n : compiled_chain_sizes()) {
       other.atoms = n;
@@ -121,7 +121,7 @@ EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const Ense
     throw std::runtime_error(std::string("this build has no ") + Backend::name + " unit for model.kind = \"" +
                              model_name(s) +
                              "\", integrator.formulation = \"" +
-                             formulation_name(s.formulation) + "\", integrator.precision = \"" + s.precision +
+                             formulation_name(s.formulation) + "\", integrator.precision = \"" + precision_name(s.precision) +
                              "\" and output.wedge = " + (s.wedge ? "true" : "false") +
                              " (the systems list, CMakeLists.txt)");
   EnsembleResult r = drive_segments(*engine, spec);

@@ -242,7 +242,7 @@ Shard shard_of(std::uint64_t n, int rank, int ranks) {
   return {first, std::min(n, b1 * cpu_block_size) - first};
 }
 
-EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, const EnsembleSpec& whole, bool gpu,
+EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, const EnsembleSpec& whole, BackendId backend,
                                  const ShardedSave& save) {
   const std::uint64_t n = whole.size;
   const std::uint64_t blocks = (n + cpu_block_size - 1) / cpu_block_size;
@@ -273,7 +273,7 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
 
   EnsembleResult r;
   try {
-    r = gpu ? run_study_cuda(s, rp, spec) : run_study_cpu(s, rp, spec);
+    r = run_study_on(backend, s, rp, spec);
   } catch (const std::exception& e) {
     fail(e.what());
   }
@@ -325,7 +325,7 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
                                                                           std::min(lost_examples.size(), lost_examples_max)));
   r.lost_example_reasons.assign(lost_reasons.begin(), lost_reasons.begin() + static_cast<std::ptrdiff_t>(r.lost_examples.size()));
   r.recorded = std::move(recorded);
-  r.device = std::to_string(world.size) + " MPI ranks (" + (gpu ? "GPU" : "CPU") + " each); rank 0: " + r.device;
+  r.device = std::to_string(world.size) + " MPI ranks (" + (backend == BackendId::cuda ? "GPU" : "CPU") + " each); rank 0: " + r.device;
   return r;
 }
 

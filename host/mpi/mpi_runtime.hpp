@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "backends/backend_id.hpp"
 #include "backends/checkpoint.hpp"
 #include "backends/ensemble_result.hpp"
 #include "backends/ensemble_spec.hpp"
@@ -73,10 +74,10 @@ struct Shard {
 };
 Shard shard_of(std::uint64_t n, int rank, int ranks);
 
-// Every rank calls it with the same study: runs the rank's shard (gpu: on its device) and
-// returns, on rank 0, the ensemble's result as one process would compute it (statistics
-// bitwise; counters, lost instances, kept and recorded instances gathered); other ranks
-// get their local result. A failing rank prints "chens: rank r of R failed: ..." and aborts
+// Every rank calls it with the same study: runs the rank's shard (on its GPU with
+// BackendId::cuda) and returns, on rank 0, the ensemble's result as one process would
+// compute it (statistics bitwise; counters, lost instances, kept and recorded instances
+// gathered); other ranks get their local result. A failing rank prints "chens: rank r of R failed: ..." and aborts
 // the job (MPI_Abort), so that no rank writes anything.
 //
 // Checkpoints (docs/checkpoints.md, "Under mpirun"): spec.resume_from is this rank's shard
@@ -85,7 +86,7 @@ Shard shard_of(std::uint64_t n, int rank, int ranks);
 // `instances` hands over in the file's order as the ranks send them (write them with
 // write_checkpoint(path, key, state, instances)).
 using ShardedSave = std::function<void(const CheckpointState& state, const InstanceSource& instances)>;
-EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec, bool gpu,
+EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec, BackendId backend,
                                  const ShardedSave& save = {});
 
 }  // namespace chens

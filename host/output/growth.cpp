@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include <chens/diagnostics/metrics.hpp>
 
 #include "output/number_text.hpp"
@@ -53,7 +55,7 @@ GrowthLimits growth_limits(double epsilon, double state_size) {
 GrowthLimits growth_limits(const Study& s) {
   double size = 0;
   for (double z : initial_state(s)) size = std::max(size, std::fabs(z));
-  return growth_limits(s.precision == "float" ? double(FLT_EPSILON) : DBL_EPSILON, size);
+  return growth_limits(s.precision == Precision::single_precision ? double(FLT_EPSILON) : DBL_EPSILON, size);
 }
 
 GrowthVerdict assess_growth(const std::vector<double>& t, const std::vector<double>& v, double t0, double t1,

@@ -4,6 +4,8 @@
 #include <complex>
 #include <numbers>
 
+#include <nlohmann/json.hpp>
+
 namespace chens {
 
 Periodogram periodogram(const std::vector<double>& y, double dt) {

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "backends/live_fraction.hpp"
 #include "backends/step_cost.hpp"
 #include "output/growth.hpp"
@@ -354,7 +356,7 @@ nlohmann::json run_digest(const std::string& name, const Study& s, const RunPara
   d["method"] = method_name(s.method);
   d["h"] = rp.h;  // resolved (the penalty model derives it from steps_per_oscillation)
   d["t_end"] = rp.t_end;
-  d["precision"] = s.precision;
+  d["precision"] = precision_name(s.precision);
   d["instances"] = r.instances;
   d["lost"] = r.lost_total();
   d["steps"] = r.totals.steps;

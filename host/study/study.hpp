@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <chens/ensemble/run_params.hpp>
 #include <chens/formulations/formulation.hpp>
@@ -31,6 +31,13 @@ class StudyError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// integrator.precision: the integration's arithmetic; float for throughput studies
+// (docs/numerics.md, "Float runs"). A unit is told by SystemArgs's ModelKey::single.
+enum class Precision { double_precision, single_precision };
+inline constexpr int precision_count = 2;
+// The study's name: "double", "float".
+inline constexpr const char* precision_name(Precision p) { return p == Precision::single_precision ? "float" : "double"; }
 
 struct Study;
 // model.kind as the study gave it: a built-in kind's name or a user model's.
@@ -67,7 +74,7 @@ struct Study {
   double baumgarte_alpha = 1.0;              // formulation baumgarte: phi'' + 2 alpha phi' + beta^2 phi = 0
   double baumgarte_beta = 1.0;
   std::int64_t steps_per_oscillation = 50;   // penalty-pendulum: h = (2 pi / omega_fast) / this, unless h is given
-  std::string precision = "double";  // "double" | "float" (throughput studies)
+  Precision precision = Precision::double_precision;
   // [projection]
   bool momentum = false;
   bool position = false;

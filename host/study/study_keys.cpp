@@ -431,7 +431,7 @@ std::vector<StudyKey> declare_keys() {
       {.section = "integrator", .name = "impetus_reset", .type = real(&S::impetus_reset, zero_is_never),
        .doc_allowed = "> 0 only with impetus formulations",
        .meaning = "reset p* to p when max\\|p* − p\\| exceeds this (000 §8); 0 = never"},
-      {.section = "integrator", .name = "precision", .type = strings_one_of(&S::precision, {"double", "float"}),
+      {.section = "integrator", .name = "precision", .type = one_of(&S::precision, every_id<Precision>(precision_count, precision_name)),
        .doc_allowed = "`\"float\"` only with `euler`, `rk2`, `rk4` and the formulations `naive`, `dirac`, for the "
                       "pendulum and chains of 7 atoms (`output.reference = \"none\"`)",
        .meaning = "arithmetic of the integration. `\"float\"` runs the same per-instance code with float states, for "

@@ -47,7 +47,7 @@ DoublePendulum<double> double_pendulum_model(const Study& s) {
 ModelKey model_key(const Study& s) {
   ModelKey k;
   k.kind = s.model_kind;
-  k.single = s.precision == "float";
+  k.single = s.precision == Precision::single_precision;
   if (s.model_kind == ModelKind::chain) k.atoms = static_cast<int>(s.atoms);
   if (s.model_kind == ModelKind::custom) k.custom_name = s.custom_model;
   return k;

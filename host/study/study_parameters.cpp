@@ -131,7 +131,7 @@ void validate_parameters(const Study& s, const RunParams<double>& rp) {
                      "[parameters] varying the model, instance 0 has its own: remove output.phase_error");
   if (varied(ParameterId::h)) {
     const ParameterLaw& l = s.law(ParameterId::h);
-    if (s.precision == "float")
+    if (s.precision == Precision::single_precision)
       throw StudyError("parameters.h: integrator.precision = \"float\" runs one step grid; vary h in double precision");
     if (rp.fixed_step) {
       if (!s.sample_dt)

@@ -105,8 +105,9 @@ void validate_custom_model(const Study& s) {
                                           std::string(formulation_name(s.formulation)) + "\"" :
                                       std::string("chens_add_model's METHODS")) + ")");
   }
-  if (s.precision != "double")
-    throw StudyError("integrator.precision = \"" + s.precision + "\": user models run in double precision only");
+  if (s.precision != Precision::double_precision)
+    throw StudyError(std::string("integrator.precision = \"") + precision_name(s.precision) +
+                     "\": user models run in double precision only");
   if (s.initial.empty() && !m.has_initial)
     throw StudyError("model.initial is missing: model.kind = \"" + m.name + "\" (" + m.header +
                      ") has no default initial state; give " + std::to_string(2 * m.dof) + " numbers (q, then p)");
@@ -185,7 +186,7 @@ void validate_model(const Study& s) {
     if (s.method == MethodId::dopri5)
       throw StudyError("output.wedge propagates tangents through fixed-step maps (004 §3.2); integrator.method = "
                        "\"dopri5\" chooses its steps from the state: use a fixed-step method");
-    if (s.precision == "float")
+    if (s.precision == Precision::single_precision)
       throw StudyError("output.wedge runs in double precision only (integrator.precision = \"float\")");
   }
   if (s.method == MethodId::rattle && s.formulation != FormulationId::constrained)
@@ -200,7 +201,7 @@ void validate_model(const Study& s) {
   // Dirac equations (the throughput studies'; every float instantiation costs build time);
   // the pendulum with its closed-form reference, chains of float_chain_atoms atoms without a
   // reference (the numerical reference's 1e-12 tolerance is below float's resolution).
-  if (s.precision == "float") {
+  if (s.precision == Precision::single_precision) {
     if (s.method != MethodId::euler && s.method != MethodId::rk2 && s.method != MethodId::rk4)
       throw StudyError(std::string("integrator.precision = \"float\" runs the explicit fixed-step methods \"euler\", "
                        "\"rk2\" and \"rk4\" only (method was \"") + method_name(s.method) +

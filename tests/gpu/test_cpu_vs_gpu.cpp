@@ -631,7 +631,7 @@ INSTANTIATE_TEST_SUITE_P(Models, EnsembleCpuVsGpu, ::testing::Values(std::string
 // over the 200 steps; the GPU is bitwise reproducible from run to run.
 TEST_P(EnsembleCpuVsGpu, FloatRunsAgreeToFloatRounding) {
   Study s = ensemble_study(GetParam());
-  s.precision = "float";
+  s.precision = Precision::single_precision;
   s.projection_tol = 1e-5;
   if (GetParam() == "chain") s.reference = "none";
   const RunParams<double> rp = resolve(s);

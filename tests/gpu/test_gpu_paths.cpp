@@ -187,12 +187,13 @@ TEST_F(GpuPaths, LeanKernelIsTheGeneralKernel) {
 // m = l = g = 1: the unit model in the lean kernel, bit for bit the general model's, in
 // double and float, with projections firing.
 TEST_F(GpuPaths, UnitPendulumIsTheGeneralPendulum) {
-  for (const char* precision : {"double", "float"}) {
+  for (const Precision p : {Precision::double_precision, Precision::single_precision}) {
+    const char* precision = precision_name(p);
     Study s = pendulum(FormulationId::dirac, MethodId::rk4);
-    s.precision = precision;
+    s.precision = p;
     // RK4 keeps |psi| under 1e-9 (double) and 1e-5 (float) here: tolerances near rounding,
     // so that the projection fires.
-    s.projection_tol = s.precision == "float" ? 1e-7 : 1e-12;
+    s.projection_tol = p == Precision::single_precision ? 1e-7 : 1e-12;
     const Paths unit = both_paths(s, true);
     EXPECT_EQ(compare(unit, 4, std::string("unit vs general model, ") + precision), 0.0);
     EXPECT_TRUE(same_statistics(unit)) << precision;
