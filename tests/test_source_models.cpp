@@ -188,6 +188,9 @@ TEST(SourceModels, BadHeadersAreRefusedWithTheReason) {
   const TempDir dir("bad");
   EXPECT_NE(refusal([&] { load_source_models((dir.path() / "missing.hpp").string()); }).find("missing.hpp\": no such file"),
             std::string::npos);
+  EXPECT_NE(refusal([&] { load_source_models(dir.write("quo\"te.hpp", "#pragma once\nstruct A {};\n")); })
+                .find("may not contain a double quote"),
+            std::string::npos);
   EXPECT_NE(refusal([&] { load_source_models(dir.write("none.hpp", "#pragma once\nint f();\n")); })
                 .find("defines no struct at namespace scope"),
             std::string::npos);

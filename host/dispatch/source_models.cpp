@@ -187,15 +187,17 @@ std::vector<std::string> dependencies(const std::string& rule) {
   return words;
 }
 
-// "<sha256>  <path>" per user file the unit included (the header and what it includes,
-// outside chens's and its dependencies' include directories), sorted.
-std::string sources_text(const std::vector<std::string>& files, const fs::path& unit) {
+// "<sha256>  <path>" per user file the unit included: the header, and what it includes
+// outside chens's and its dependencies' include directories (whose files every key covers);
+// sorted.
+std::string sources_text(const std::vector<std::string>& files, const fs::path& unit, const fs::path& header) {
   const std::vector<std::string> dirs = include_dirs();
-  std::vector<std::string> lines;
+  std::error_code ec;
+  const fs::path unit_path = fs::weakly_canonical(unit, ec), header_path = fs::weakly_canonical(header, ec);
+  std::vector<std::string> lines = {sha256_hex(read_text(header_path)) + "  " + header_path.string()};
   for (const std::string& f : files) {
-    std::error_code ec;
     const fs::path p = fs::weakly_canonical(fs::absolute(f), ec);
-    if (ec || p == fs::weakly_canonical(unit, ec)) continue;
+    if (ec || p == unit_path || p == header_path) continue;
     const std::string ps = p.string();
     if (std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return under(ps, d); })) continue;
     lines.push_back(sha256_hex(read_text(p)) + "  " + ps);
@@ -294,7 +296,7 @@ Description description(const std::string& header) {
   }
   const fs::path deps = dir / (stem + ".d");
   jit::compile_object(label, dir, stem, unit_text(header, candidates, key), " -MMD -MF " + jit::shell_word(deps.string()));
-  const std::string sources = sources_text(dependencies(read_text(deps)), dir / (stem + ".cpp"));
+  const std::string sources = sources_text(dependencies(read_text(deps)), dir / (stem + ".cpp"), header);
   // Each compile of the header's files gets an object of its own name: a process that loaded
   // the one before (Python) loads the new one, not its own copy of the old.
   const std::string object = stem + "-" + sha256_hex(sources).substr(0, 16) + ".so";
@@ -309,6 +311,10 @@ Description description(const std::string& header) {
 }  // namespace
 
 std::vector<std::string> load_source_models(const std::string& header) {
+  // The generated units include it by its path, in quotes.
+  if (header.find_first_of("\"\n\r") != std::string::npos)
+    throw StudyError("model.source = \"" + header + "\": a header's path may not contain a double quote or a line "
+                     "break (the units compiled on first use #include it by its path); rename or move it");
   std::error_code ec;
   if (!fs::is_regular_file(header, ec))
     throw StudyError("model.source = \"" + header + "\": " + (fs::exists(header, ec) ? "not a regular file" : "no such file") +
