@@ -373,7 +373,8 @@ const toml::node* last_set(const std::vector<std::string>& sets, const std::stri
   return nullptr;
 }
 
-// Whether a [sweep] or a [[run]] of the study gives `section.key`.
+// The value a [sweep] or a [[run]] of the study gives `section.key` (the first found), or
+// nullptr.
 const toml::node* varied_in_runs(const toml::table& root, const std::string& section, const std::string& key) {
   if (const toml::node* n = root["sweep"][section][key].node()) return n;
   if (const auto* runs = root["run"].as_array())
