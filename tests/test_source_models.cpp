@@ -171,6 +171,15 @@ struct Swing2 : Swing { static constexpr const char* name = "source-test-swing2"
   EXPECT_NE(refusal([&] { load_runs(study, {"model.kind=pendulum"}); })
                 .find("model.kind = \"pendulum\" is not a model of model.source"),
             std::string::npos);
+  // The formulations a user model runs.
+  const std::string total = refusal([&] {
+    const std::vector<StudyRun> runs = load_runs(study, {"model.kind=source-test-swing", "integrator.formulation=total"});
+    resolve(runs.at(0).study);
+  });
+  EXPECT_NE(total.find("integrator.formulation = \"total\": model.kind = \"source-test-swing\" is compiled with "
+                       "\"naive\", \"dirac\", \"impetus\", \"baumgarte\", \"constrained\""),
+            std::string::npos)
+      << total;
   // Sweeping the header's models is a study; sweeping headers is not.
   EXPECT_EQ(load_runs(dir.write("kinds.toml", "[model]\nsource = \"models.hpp\"\n[sweep]\nmodel.kind = "
                                               "[\"source-test-swing\", \"source-test-swing2\"]\n"),

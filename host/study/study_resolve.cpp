@@ -99,11 +99,9 @@ void validate_custom_model(const Study& s) {
     for (int i = 0; i < method_count; ++i)
       if (has_method(methods, static_cast<MethodId>(i)))
         names += (names.empty() ? "\"" : ", \"") + std::string(method_name(static_cast<MethodId>(i))) + "\"";
+    // (A model from a header has every method: only chens_add_model's METHODS leave some out.)
     throw StudyError(std::string("integrator.method = \"") + method_name(s.method) + "\": model.kind = \"" + m.name +
-                     "\" is " + (m.from_header ? "compiled" : "built") + " with methods " + names + " (" +
-                     (m.from_header ? "the methods that integrate integrator.formulation = \"" +
-                                          std::string(formulation_name(s.formulation)) + "\"" :
-                                      std::string("chens_add_model's METHODS")) + ")");
+                     "\" is built with methods " + names + " (chens_add_model's METHODS)");
   }
   if (s.precision != Precision::double_precision)
     throw StudyError(std::string("integrator.precision = \"") + precision_name(s.precision) +
