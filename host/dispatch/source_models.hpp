@@ -25,10 +25,11 @@ std::vector<std::string> spec_candidates(const std::string& text);
 // Registers the user models the header defines, compiling its description first where the
 // cache lacks it (under the object's lock: MPI ranks and parallel processes compile it once);
 // a model an earlier call registered from a header under the same name is replaced. Returns
-// their names (model.kind), in the header's order. Throws StudyError where the header is not
-// a readable file, does not compile (the compiler's message, which names the header's file
-// and line), defines no spec, or names a model as a built-in model or a model built into the
-// executable (chens_add_model) is named.
+// their names (model.kind), in the header's order. Throws StudyError where the path holds a
+// double quote or a line break, the header is not a readable file, does not compile (the
+// compiler's message, which names the header's file and line) or defines no spec, or where
+// a spec has the name of a built-in model or of a model built into the executable
+// (chens_add_model).
 std::vector<std::string> load_source_models(const std::string& header);
 
 }  // namespace chens
