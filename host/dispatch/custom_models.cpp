@@ -74,7 +74,7 @@ CustomRunFn find_custom_entry(const Study& s, const char* backend) {
   if (!m) return nullptr;
   for (const CustomEntry& e : m->entries)
     if (e.formulation == s.formulation && has_method(e.methods, s.method) && std::strcmp(e.backend, backend) == 0)
-      return e.run;
+      return e.run;  // nullptr for a model from a header: compiled on first use
   return nullptr;
 }
 

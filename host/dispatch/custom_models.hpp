@@ -27,6 +27,7 @@ struct Study;
 
 // One entry of a user model on one backend: make_engine_for<Backend, AutoModel<Spec, double>,
 // F, false, methods>, the methods chens_add_model's METHODS named (every method by default).
+// A model from a header has entries without `run`: its systems are compiled on first use.
 using CustomRunFn = std::unique_ptr<Engine> (*)(const SystemArgs&, const EnsembleSpec&);
 struct CustomEntry {
   const char* backend;  // "cpu" or "cuda" (Backend::name)
@@ -53,7 +54,8 @@ struct CustomModelInfo {
   std::string header;  // the spec's header (for messages and summary.json)
   // A model from a header compiled on first use (model.source, dispatch/source_models.hpp):
   // its systems too are compiled on first use, from the spec's C++ type ("::ns::Spec"), and
-  // keyed by the SHA-256 of the header's files. Such a model has no entries.
+  // keyed by the SHA-256 of the header's files. Its entries (CPU, every formulation of
+  // chens_add_model's default, every method) have no `run`.
   bool from_header = false;
   std::string spec_type;
   std::string source_hash;

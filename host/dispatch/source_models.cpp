@@ -254,7 +254,8 @@ std::string unit_text(const std::string& header, const std::vector<std::string>&
 
 struct Description {
   SourceModelsFn models = nullptr;
-  std::string sources;  // sources_text at its compile
+  std::string sources;                  // sources_text at its compile
+  std::vector<std::string> candidates;  // spec_candidates of the header's text
 };
 
 // The header's description object, from the cache where its sidecar's files are unchanged,
@@ -287,7 +288,8 @@ Description description(const std::string& header) {
       const fs::path obj = dir / side.substr(7, eol - 7);
       if (sources_unchanged(sources) && fs::exists(obj, ec)) {
         if (void* h = jit::open_object(obj, key, why)) {
-          if (auto fn = reinterpret_cast<SourceModelsFn>(::dlsym(h, "chens_jit_source_models"))) return {fn, sources};
+          if (auto fn = reinterpret_cast<SourceModelsFn>(::dlsym(h, "chens_jit_source_models")))
+            return {fn, sources, candidates};
           why = "it lacks chens's entry points";
         }
         std::cerr << "chens: the cached object " << obj.string() << " does not load (" << why << "); compiling it again\n";
@@ -305,7 +307,7 @@ Description description(const std::string& header) {
   void* h = jit::open_object(dir / object, key, why);
   auto fn = h ? reinterpret_cast<SourceModelsFn>(::dlsym(h, "chens_jit_source_models")) : nullptr;
   if (!fn) throw StudyError("the object just compiled for " + label + " does not load: " + (h ? "no entry point" : why));
-  return {fn, sources};
+  return {fn, sources, candidates};
 }
 
 }  // namespace
@@ -325,7 +327,7 @@ std::vector<std::string> load_source_models(const std::string& header) {
   d.models(&models);
   if (models.empty()) {
     std::string structs;
-    for (const std::string& c : spec_candidates(read_text(header))) structs += (structs.empty() ? "" : ", ") + c.substr(2);
+    for (const std::string& c : d.candidates) structs += (structs.empty() ? "" : ", ") + c.substr(2);
     throw StudyError("model.source = \"" + header + "\" defines no user model: none of its structs (" + structs +
                      ") has the members name, dof, constraints and coordinates of a spec (docs/custom-models.md, "
                      "section 1)");
@@ -335,6 +337,11 @@ std::vector<std::string> load_source_models(const std::string& header) {
   for (CustomModelInfo& m : models) {
     m.from_header = true;
     m.source_hash = hash;
+    // What it runs: the CPU, chens_add_model's default FORMULATIONS and every method
+    // (cmake/ChensAddModel.cmake), each system compiled on first use.
+    for (FormulationId f : {FormulationId::naive, FormulationId::dirac, FormulationId::impetus, FormulationId::baumgarte,
+                            FormulationId::constrained})
+      m.entries.push_back({"cpu", f, nullptr, all_methods});
     names.push_back(m.name);
     register_header_model(std::move(m));
   }

@@ -66,18 +66,10 @@ void validate_double_pendulum(const Study& s) {
 // data error no integration can repair).
 void validate_custom_model(const Study& s) {
   const CustomModelInfo& m = custom_model_of(s);
-  // What the executable has of it: chens_add_model's entries, or, for a model from a header
-  // compiled on first use, every formulation and method a user model runs (the default
-  // FORMULATIONS and METHODS of cmake/ChensAddModel.cmake).
-  std::vector<CustomEntry> entries = m.entries;
-  if (m.from_header)
-    for (FormulationId f : {FormulationId::naive, FormulationId::dirac, FormulationId::impetus, FormulationId::baumgarte,
-                            FormulationId::constrained})
-      entries.push_back({"cpu", f, nullptr, all_methods});
   const char* origin = m.from_header ? "the formulations of a user model" : "chens_add_model's FORMULATIONS";
   std::string formulations;
   bool built = false;
-  for (const CustomEntry& e : entries) {
+  for (const CustomEntry& e : m.entries) {
     // Appended, not "\"" + name: GCC 12 warns falsely (-Wrestrict) of that insertion.
     std::string name = "\"";
     name += formulation_name(e.formulation);
@@ -91,7 +83,7 @@ void validate_custom_model(const Study& s) {
                      origin + "; \"constrained\" is method \"rattle\")");
   // The built methods that integrate the formulation: RATTLE the constrained equations alone.
   MethodMask methods = 0;
-  for (const CustomEntry& e : entries)
+  for (const CustomEntry& e : m.entries)
     if (e.formulation == s.formulation) methods |= e.methods;
   methods &= s.formulation == FormulationId::constrained ? method_bit(MethodId::rattle) : ~method_bit(MethodId::rattle);
   if (!has_method(methods, s.method)) {
