@@ -38,7 +38,7 @@ flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 rm -rf "$out/obj" && mkdir -p "$out/obj"
 # model.source (study_files.cpp) loads user models from a header: source_models.cpp and the
 # cache it compiles into (a fuzzed path that names no header is refused before any compile).
-printf '%s\n' tests/fuzz/fuzz_study.cpp host/study/*.cpp host/dispatch/custom_models.cpp host/dispatch/method_id.cpp \
+printf '%s\n' tests/fuzz/fuzz_study.cpp host/study/*.cpp host/models/*.cpp host/dispatch/custom_models.cpp host/dispatch/method_id.cpp \
   host/dispatch/source_models.cpp host/dispatch/jit_cache.cpp host/dispatch/sha256.cpp \
   host/backends/parameter_laws.cpp host/backends/step_grid.cpp |
   xargs -P "$(nproc)" -I{} sh -c 'f="$1"; shift; "$@" -c "$f" -o "'"$out"'/obj/$(basename "$f" .cpp).o"' _ {} \

@@ -252,13 +252,17 @@ TEST(CustomModels, BadInputIsRefusedWithItsReasonAndNothingIsWritten) {
       {{"model.kind=planar-pendulum", "model.initial=[1, 0, 0]"}, "model.initial has 3 numbers; model.kind = "
                                                                    "\"planar-pendulum\" needs 4"},
       {{"model.kind=planar-pendulum", "integrator.formulation=total"}, "integrator.formulation = \"total\": model.kind = "
-                                                                       "\"planar-pendulum\" is built with \"naive\""},
+                                                                       "\"planar-pendulum\" has \"naive\""},
+      {{"model.kind=planar-pendulum", "integrator.formulation=total"}, "is method \"rattle\"; chens_add_model's "
+                                                                       "FORMULATIONS)"},
       // tests/CMakeLists.txt builds the example models with METHODS rk4 rattle.
       {{"model.kind=planar-pendulum", "integrator.method=gauss2"},
        "integrator.method = \"gauss2\": model.kind = \"planar-pendulum\" is built with methods \"rk4\" "
        "(chens_add_model's METHODS)"},
-      {{"model.kind=planar-pendulum", "integrator.precision=float"}, "user models run in double precision only"},
-      {{"model.kind=planar-pendulum", "output.wedge=true"}, "output.wedge is written for the pendulum models"},
+      {{"model.kind=planar-pendulum", "integrator.precision=float"}, "integrator.precision = \"float\" is built for model.kind = "
+                                                                     "\"pendulum\" and \"chain\" only (model.kind = \"planar-pendulum\")"},
+      {{"model.kind=planar-pendulum", "output.wedge=true"}, "output.wedge is written for model.kind = \"pendulum\" and "
+                                                         "\"penalty-pendulum\""},
   };
   for (const auto& [sets, message] : bad) {
     for (const char* command : {"check", "run"}) {

@@ -520,10 +520,10 @@ TEST(DoublePendulumCli, CheckValidatesAndBadInputIsRefused) {
       {{"model.lengths=[1, 2]", "model.length=1"}, "model.length and model.lengths are both given"},
       {{"model.masses=[1, 2]", "model.mass=1"}, "model.mass and model.masses are both given"},
       {{"model.initial=[0, 0, 1, 0, 0, 0, 0, 0]"}, "model.initial: link 1 (pivot to bob 1) has length 0, but l1 = 1"},
-      {{"integrator.formulation=impetus-modified"}, "integrator.formulation = \"impetus-modified\" is written for the "
-                                                     "pendulum only"},
+      {{"integrator.formulation=impetus-modified"}, "integrator.formulation = \"impetus-modified\": model.kind "
+                                                     "= \"double-pendulum\" has \"naive\""},
       {{"integrator.precision=float", "integrator.formulation=naive"}, "integrator.precision = \"float\" is built for"},
-      {{"output.wedge=true"}, "output.wedge is written for the pendulum models"},
+      {{"output.wedge=true"}, "output.wedge is written for model.kind = \"pendulum\" and \"penalty-pendulum\""},
       {{"model.atoms=7"}, "model.atoms applies to model.kind = \"chain\" only"},
       {{"output.phase_error=[1]"}, "output.phase_error measures the pendulum's phase"},
   };

@@ -64,13 +64,7 @@ std::size_t chain_bytes_per_instance(const Study& s) {
 
 }  // namespace
 
-int physical_state_size(const Study& s) {
-  if (s.model_kind == ModelKind::custom) return 2 * custom_model_of(s).dof;
-  if (s.model_kind == ModelKind::chain) return 4 * static_cast<int>(s.atoms);  // x, y, px, py per atom
-  int size = 0;
-  with_model_of(s, [&](auto m) { size = decltype(m)::type::state_size; });
-  return size;
-}
+int physical_state_size(const Study& s) { return static_cast<int>(physical_state_names(s).size()); }
 
 std::size_t bytes_per_instance(const Study& s) {
   // output.states keeps each instance's initial and final states (formulation and physical

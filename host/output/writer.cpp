@@ -67,7 +67,7 @@ Instance0Series instance0_series(const EnsembleResult& r, const std::string& com
 
 nlohmann::json phase_error_table(const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
   nlohmann::json rows = nlohmann::json::array();
-  const double T = pendulum_nominal_period(s);
+  const double T = nominal_period(s);
   const Instance0Series y = instance0_series(r, "y", rp.sample_dt);
   for (std::int64_t k : s.phase_error) {
     const auto m = static_cast<std::size_t>(std::llround(static_cast<double>(k) * T / rp.sample_dt));

@@ -14,8 +14,6 @@
 
 #include <chens/ensemble/run_params.hpp>
 #include <chens/formulations/formulation.hpp>
-#include <chens/models/double_pendulum.hpp>
-#include <chens/models/penalty_pendulum.hpp>
 
 #include "backends/parameter_laws.hpp"
 #include "backends/step_grid.hpp"
@@ -163,35 +161,23 @@ inline constexpr int float_chain_atoms = CHENS_FLOAT_CHAIN_ATOMS;
 // Chain sizes this build has instantiated (CMake: CHENS_CHAIN_ATOMS).
 const std::vector<int>& compiled_chain_sizes();
 
-// The initial state the study runs from: model.initial, or the model's default
-// ([1, 0, 0, -2] for the pendulum; chain_default_initial for chains;
-// DoublePendulum::default_initial for the double pendulum).
+// The initial state the study runs from: model.initial, or its model's default
+// (models/model_description.hpp: ModelDescription::default_initial).
 std::vector<double> initial_state(const Study& s);
-// The penalty pendulum of a study (model.kind = "penalty-pendulum": model.penalty,
-// model.constraint, mass, length, gravity).
-PenaltyPendulum<double> penalty_model(const Study& s);
 // The key of the study's model in the systems list (kind, precision, chain size, user model).
 ModelKey model_key(const Study& s);
 // What a system unit runs the study from (dispatch/system_args.hpp): rp and the study's
 // method, initial state, model and formulation parameters.
 SystemArgs system_args(const Study& s, const RunParams<double>& rp);
-// Inverse masses of the chain's atoms.
-std::vector<double> chain_inverse_masses(const Study& s);
-// The double pendulum of a study (model.kind = "double-pendulum": mass or masses, length or
-// lengths, gravity).
-DoublePendulum<double> double_pendulum_model(const Study& s);
-// Column names of the double pendulum's state: x1, y1, x2, y2, px1, py1, px2, py2.
-std::vector<std::string> double_pendulum_state_names();
 // Whether the run computes a reference solution (output.reference resolved).
 bool reference_on(const Study& s);
-// Column names of a chain's state: x0, y0, ..., then px0, py0, ...
-std::vector<std::string> chain_state_names(int atoms);
 // Names of the physical state's components (pendulum x, y, px, py; chain x0, y0, ..., px0, ...;
-// double pendulum x1, y1, x2, y2, px1, ...).
+// a user model's coordinates, then p and their names).
 std::vector<std::string> physical_state_names(const Study& s);
-// The exact period of the pendulum's nominal instance (after projection onto the manifold):
-// the T of output.phase_error. Throws StudyError for a chain or where there is no period.
-double pendulum_nominal_period(const Study& s);
+// The exact period of the nominal instance of a model with a closed-form period (the pendulum,
+// after projection onto the manifold): the T of output.phase_error. Throws StudyError for
+// other models or where there is no period.
+double nominal_period(const Study& s);
 // Instances whose trajectories the run records (output.record, plus instance 0 when
 // trajectory.csv, the phase error or the periodogram need it), ascending and unique.
 std::vector<std::uint64_t> recorded_instances(const Study& s);

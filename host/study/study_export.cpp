@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dispatch/custom_models.hpp"
+#include "models/model_description.hpp"
 #include "study/study_key_table.hpp"
 #include "study/study_keys.hpp"
 
@@ -84,20 +85,18 @@ nlohmann::json to_json(const Study& s, const RunParams<double>& rp) {
 
 namespace {
 
-const char* scope_name(KeyScope scope) {
-  switch (scope) {
-    case KeyScope::every_study: return "";
-    case KeyScope::pendulum_models: return " pendulum";
-    case KeyScope::penalty_pendulum: return " penalty-pendulum";
-    case KeyScope::chain: return " chain";
-    case KeyScope::bodies: return " chain double-pendulum";
-    case KeyScope::double_pendulum: return " double-pendulum";
-    case KeyScope::baumgarte: return " baumgarte";
-    case KeyScope::pendulums: return " pendulum penalty-pendulum";
-    case KeyScope::pendulums_chain: return " pendulum penalty-pendulum chain";
-    case KeyScope::user_model: return " user-model";
+// The docs' marker of a key's table: the models that take it (none where every built-in model
+// does), or the formulation it belongs to.
+std::string scope_name(const StudyKey& k) {
+  if (k.scope == KeyScope::baumgarte) return " baumgarte";
+  if (k.scope != KeyScope::model) return "";
+  std::string names;
+  bool every = true;
+  for (const ModelDescription* m : model_descriptions()) {
+    if (m->takes(k.path())) names.append(" ").append(m->name);
+    else every = every && m->kind == ModelKind::custom;
   }
-  return "";
+  return every ? "" : names;
 }
 
 std::string markdown_row(const StudyKey& k) {
@@ -112,7 +111,7 @@ std::string markdown_row(const StudyKey& k) {
 std::vector<KeyTable> key_tables() {
   std::vector<KeyTable> tables;
   for (const StudyKey& k : study_keys()) {
-    const std::string marker = "<!-- keys [" + std::string(k.section) + "]" + scope_name(k.scope) + " -->";
+    const std::string marker = "<!-- keys [" + std::string(k.section) + "]" + scope_name(k) + " -->";
     auto table = std::find_if(tables.begin(), tables.end(), [&](const KeyTable& t) { return t.marker == marker; });
     if (table == tables.end())
       table = tables.insert(tables.end(), {marker, "| key | default | allowed | meaning |\n| --- | --- | --- | --- |\n"});

@@ -12,6 +12,7 @@
 #include "study/default_study.hpp"
 #include "dispatch/custom_models.hpp"
 #include "dispatch/source_models.hpp"
+#include "models/model_description.hpp"
 #include "study/study_key_table.hpp"
 #include "output/number_text.hpp"
 
@@ -473,10 +474,13 @@ Study study_from_root(const toml::table& root) {
       throw StudyError(where(v) + ": model." + shown_name(key) + " is a parameter of a user model; this study's "
                        "model.kind is \"" + model_name(st) + "\"");
     }
-  // RATTLE integrates the constrained equations themselves: that is its formulation.
-  if (st.method == MethodId::rattle && !st.has("integrator.formulation")) st.formulation = FormulationId::constrained;
-  // The penalty model has one set of equations, its own.
-  if (is_penalty_pendulum(st) && !st.has("integrator.formulation")) st.formulation = FormulationId::penalty;
+  // RATTLE integrates the constrained equations themselves: that is its formulation; a model
+  // whose equations are its own (the penalty pendulum) has no other.
+  if (!st.has("integrator.formulation")) {
+    const ModelDescription& model = model_of(st);
+    st.formulation = st.method == MethodId::rattle && model.constrained ? FormulationId::constrained
+                                                                        : model.default_formulation;
+  }
   return st;
 }
 

@@ -17,29 +17,18 @@
 
 namespace chens {
 
-// The one place the study code looks at model.kind (a string today; an enum later).
-bool is_chain(const Study& s);
-bool is_penalty_pendulum(const Study& s);
-// The pendulum itself, not the penalty pendulum: the model with a closed-form period.
-bool is_rigid_pendulum(const Study& s);
-bool is_double_pendulum(const Study& s);
-bool is_custom(const Study& s);  // a user model (model.kind names one registered by chens_add_model)
+// Whether the study's model is a user model (its [model] entries are its spec's parameters).
+bool is_custom(const Study& s);
 
 // Which studies a key belongs to: given in any other it is refused, and it is printed
 // (to_toml, to_json) only in its own.
 enum class KeyScope {
   every_study,
-  pendulum_models,   // "pendulum", "penalty-pendulum" and "double-pendulum" (length, gravity)
-  penalty_pendulum,  // model.kind = "penalty-pendulum"
-  chain,             // model.kind = "chain"
-  bodies,            // models of several masses: "chain" and "double-pendulum" (masses)
-  double_pendulum,   // model.kind = "double-pendulum"
-  baumgarte,         // integrator.formulation = "baumgarte"
-  pendulums,         // "pendulum" and "penalty-pendulum" ([parameters] length, gravity)
-  pendulums_chain,   // "pendulum", "penalty-pendulum" and "chain" ([parameters] mass)
-  user_model,        // a user model (model.kind names one; model.source)
+  model,      // the models whose description lists the key (models/model_description.hpp)
+  baumgarte,  // integrator.formulation = "baumgarte"
 };
-bool in_scope(KeyScope scope, const Study& s);
+struct StudyKey;
+bool in_scope(const StudyKey& key, const Study& s);
 
 // [parameters]: whether a parameter's values may be 0 (gravity, the Lennard-Jones epsilon:
 // the rules of model.gravity and model.lj_epsilon) or must be > 0 (the other keys'). The keys'

@@ -9,32 +9,22 @@
 
 #include "dispatch/custom_models.hpp"
 #include "dispatch/jit_systems.hpp"
+#include "models/model_description.hpp"
 #include "study/study_key_table.hpp"
 
 namespace chens {
 
-bool is_chain(const Study& s) { return s.model_kind == ModelKind::chain; }
-bool is_penalty_pendulum(const Study& s) { return s.model_kind == ModelKind::penalty_pendulum; }
-bool is_rigid_pendulum(const Study& s) { return s.model_kind == ModelKind::pendulum; }
-bool is_double_pendulum(const Study& s) { return s.model_kind == ModelKind::double_pendulum; }
 bool is_custom(const Study& s) { return s.model_kind == ModelKind::custom; }
 
 bool parameter_may_be_zero(ParameterId p) { return p == ParameterId::gravity || p == ParameterId::lj_epsilon; }
 
 std::string model_name(const Study& s) { return is_custom(s) ? s.custom_model : model_kind_name(s.model_kind); }
 
-bool in_scope(KeyScope scope, const Study& s) {
-  switch (scope) {
+bool in_scope(const StudyKey& key, const Study& s) {
+  switch (key.scope) {
     case KeyScope::every_study: return true;
-    case KeyScope::pendulum_models: return !is_chain(s) && !is_custom(s);
-    case KeyScope::penalty_pendulum: return is_penalty_pendulum(s);
-    case KeyScope::chain: return is_chain(s);
-    case KeyScope::bodies: return is_chain(s) || is_double_pendulum(s);
-    case KeyScope::double_pendulum: return is_double_pendulum(s);
+    case KeyScope::model: return model_of(s).takes(key.path());
     case KeyScope::baumgarte: return s.formulation == FormulationId::baumgarte;
-    case KeyScope::pendulums: return is_rigid_pendulum(s) || is_penalty_pendulum(s);
-    case KeyScope::pendulums_chain: return is_rigid_pendulum(s) || is_penalty_pendulum(s) || is_chain(s);
-    case KeyScope::user_model: return is_custom(s);
   }
   return false;
 }
@@ -255,27 +245,26 @@ std::vector<std::string> parameter_names() {
 // dispatch/custom_models.hpp), whose parameters then start at their defaults.
 KeyType model_kind_key() {
   KeyType t;
-  std::vector<std::pair<std::string, ModelKind>> builtin = every_id<ModelKind>(model_kind_count, model_kind_name);
-  t.parse = [builtin](const toml::node& n, const std::string& k, Study& st) {
+  t.parse = [](const toml::node& n, const std::string& k, Study& st) {
     std::vector<std::pair<std::string, std::string>> names;  // every model.kind this executable knows
-    for (const auto& b : builtin) names.emplace_back(b.first, b.first);
+    for (const ModelDescription* m : model_descriptions())
+      if (m->kind != ModelKind::custom) names.emplace_back(m->name, m->name);
     for (const CustomModelInfo& m : custom_models()) names.emplace_back(m.name, m.name);
     const std::string name = choice<std::string>(n, k, names);
-    for (const auto& b : builtin)
-      if (b.first == name) {
-        st.model_kind = b.second;
-        st.custom_model.clear();
-        st.parameters.clear();
-        return;
-      }
+    st.custom_model.clear();
+    st.parameters.clear();
+    if (const ModelDescription* built_in = find_built_in_model(name)) {
+      st.model_kind = built_in->kind;
+      return;
+    }
     const CustomModelInfo* m = find_custom_model(name);
     st.model_kind = ModelKind::custom;
     st.custom_model = name;
-    st.parameters.clear();
     for (const CustomModelParameter& p : m->parameters) st.parameters.push_back(p.value);
   };
   t.value = [](const Study& s) { return KeyValue(model_name(s)); };
-  for (const auto& b : builtin) t.allowed += (t.allowed.empty() ? "`\"" : ", `\"") + b.first + "\"`";
+  for (const ModelDescription* m : model_descriptions())
+    if (m->kind != ModelKind::custom) t.allowed += (t.allowed.empty() ? "`\"" : ", `\"") + std::string(m->name) + "\"`";
   t.allowed += ", the name of a user model built into the executable or defined by `model.source`'s header "
                "(docs/custom-models.md)";
   return t;
@@ -315,31 +304,32 @@ std::optional<KeyValue> printed_passage_lost(const Study& s, const RunParams<dou
   return std::nullopt;
 }
 
+// A model of several bodies (one that takes model.masses: a chain, the double pendulum)
+// prints its masses as given (mass or masses) in TOML and one mass per body in JSON; a model
+// with several links (model.lengths) its link lengths alike (length or lengths).
 std::optional<KeyValue> printed_mass(const Study& s, const RunParams<double>&, Printout to) {
-  if (!in_scope(KeyScope::bodies, s) || (to == Printout::toml && s.masses.empty())) return s.mass;
+  const ModelDescription& model = model_of(s);
+  if (!model.takes("model.mass")) return std::nullopt;
+  if (!model.takes("model.masses") || (to == Printout::toml && s.masses.empty())) return s.mass;
   return std::nullopt;
 }
 std::optional<KeyValue> printed_masses(const Study& s, const RunParams<double>&, Printout to) {
-  if (!in_scope(KeyScope::bodies, s) || (to == Printout::toml && s.masses.empty())) return std::nullopt;
+  const ModelDescription& model = model_of(s);
+  if (!model.takes("model.masses") || (to == Printout::toml && s.masses.empty())) return std::nullopt;
   if (to == Printout::toml) return s.masses;
-  if (is_double_pendulum(s)) {
-    const DoublePendulum<double> m = double_pendulum_model(s);
-    return std::vector<double>{m.m1, m.m2};
-  }
-  std::vector<double> m;
-  for (double w : chain_inverse_masses(s)) m.push_back(1.0 / w);
-  return m;
+  return model.body_masses(s);
 }
 std::optional<KeyValue> printed_length(const Study& s, const RunParams<double>&, Printout to) {
-  if (!in_scope(KeyScope::pendulum_models, s)) return std::nullopt;
-  if (!is_double_pendulum(s) || (to == Printout::toml && s.lengths.empty())) return s.length;
+  const ModelDescription& model = model_of(s);
+  if (!model.takes("model.length")) return std::nullopt;
+  if (!model.takes("model.lengths") || (to == Printout::toml && s.lengths.empty())) return s.length;
   return std::nullopt;
 }
 std::optional<KeyValue> printed_lengths(const Study& s, const RunParams<double>&, Printout to) {
-  if (!is_double_pendulum(s) || (to == Printout::toml && s.lengths.empty())) return std::nullopt;
+  const ModelDescription& model = model_of(s);
+  if (!model.takes("model.lengths") || (to == Printout::toml && s.lengths.empty())) return std::nullopt;
   if (to == Printout::toml) return s.lengths;
-  const DoublePendulum<double> m = double_pendulum_model(s);
-  return std::vector<double>{m.l1, m.l2};
+  return model.link_lengths(s);
 }
 
 std::vector<StudyKey> declare_keys() {
@@ -351,7 +341,8 @@ std::vector<StudyKey> declare_keys() {
                   "(003; below), `\"double-pendulum\"` the planar double pendulum (below)"},
       {.section = "model", .name = "source",
        .type = text(&S::model_source, "must be a string: the path of a C++ header defining user models"),
-       .scope = KeyScope::user_model, .printed = printed_source, .doc_default = "none",
+       .scope = KeyScope::model, .scope_note = "it names the header defining the user model that model.kind names",
+       .printed = printed_source, .doc_default = "none",
        .doc_allowed = "a readable file; relative to the study file (to the current directory with `--set` and for "
                       "the built-in default study); not in `[sweep]` or `[[run]]`",
        .meaning = "a header defining user models (docs/custom-models.md): its models are compiled on first use and "
@@ -367,33 +358,33 @@ std::vector<StudyKey> declare_keys() {
        .meaning = "nominal initial state; for the pendulum (x, y, px, py), which need not lie on the constraint "
                   "manifold; for chains (x0, y0, x1, y1, …, px0, py0, px1, py1, …); for the double pendulum (x1, y1, "
                   "x2, y2, px1, py1, px2, py2)"},
-      {.section = "model", .name = "mass", .type = real(&S::mass, positive), .printed = printed_mass,
+      {.section = "model", .name = "mass", .type = real(&S::mass, positive), .scope = KeyScope::model, .printed = printed_mass,
        .print_after = "lj_epsilon", .meaning = "pendulum: m; chain: the mass of every atom; double pendulum: the mass of "
                                                      "both bobs"},
       {.section = "model", .name = "masses",
        .type = numbers(&S::masses, "must be an array of one mass per atom", " > 0", [](double x) { return x > 0; }),
-       .scope = KeyScope::bodies, .printed = printed_masses, .print_after = "lj_epsilon", .doc_default = "all `mass`",
+       .scope = KeyScope::model, .printed = printed_masses, .print_after = "lj_epsilon", .doc_default = "all `mass`",
        .doc_allowed = "chain: one per atom; double pendulum: two, [m1, m2]; not together with `mass`",
        .meaning = "one mass per atom (chain) or bob (double pendulum)"},
-      {.section = "model", .name = "length", .type = real(&S::length, positive), .scope = KeyScope::pendulum_models,
+      {.section = "model", .name = "length", .type = real(&S::length, positive), .scope = KeyScope::model,
        .printed = printed_length, .meaning = "l; double pendulum: the length of both links"},
-      {.section = "model", .name = "gravity", .type = real(&S::gravity, non_negative), .scope = KeyScope::pendulum_models,
+      {.section = "model", .name = "gravity", .type = real(&S::gravity, non_negative), .scope = KeyScope::model,
        .meaning = "g (gravity acts along −y)"},
-      {.section = "model", .name = "atoms", .type = integer_in(&S::atoms, 2, max_jit_chain_atoms), .scope = KeyScope::chain,
+      {.section = "model", .name = "atoms", .type = integer_in(&S::atoms, 2, max_jit_chain_atoms), .scope = KeyScope::model,
        .doc_allowed = "the build's sizes (default 7, 16, 32, 64) and, on the CPU, any other compiled on first use (docs/jit.md)", .meaning = "N"},
-      {.section = "model", .name = "bond_length", .type = real(&S::bond_length, positive), .scope = KeyScope::chain,
+      {.section = "model", .name = "bond_length", .type = real(&S::bond_length, positive), .scope = KeyScope::model,
        .meaning = "L"},
-      {.section = "model", .name = "lj_epsilon", .type = real(&S::lj_epsilon, non_negative), .scope = KeyScope::chain,
+      {.section = "model", .name = "lj_epsilon", .type = real(&S::lj_epsilon, non_negative), .scope = KeyScope::model,
        .meaning = "ε of the Lennard-Jones potential"},
-      {.section = "model", .name = "penalty", .type = real(&S::penalty, positive), .scope = KeyScope::penalty_pendulum,
+      {.section = "model", .name = "penalty", .type = real(&S::penalty, positive), .scope = KeyScope::model,
        .meaning = "μ"},
       {.section = "model", .name = "constraint", .type = strings_one_of(&S::penalty_constraint, {"G", "G1"}),
-       .scope = KeyScope::penalty_pendulum,
+       .scope = KeyScope::model,
        .meaning = "C = G = x² + y² − l², or C = G1 = e^(x/l) G (003 §5: the same zero set)"},
       {.section = "model", .name = "lengths",
        .type = numbers(&S::lengths, "must be an array of the two link lengths [l1, l2]", " > 0",
                        [](double x) { return x > 0; }),
-       .scope = KeyScope::double_pendulum, .printed = printed_lengths, .doc_default = "both `length`",
+       .scope = KeyScope::model, .printed = printed_lengths, .doc_default = "both `length`",
        .doc_allowed = "two, [l1, l2]; not together with `length`",
        .meaning = "l1 (pivot to bob 1) and l2 (bob 1 to bob 2)"},
       // [integrator]
@@ -444,7 +435,7 @@ std::vector<StudyKey> declare_keys() {
       {.section = "integrator", .name = "baumgarte_beta", .type = real(&S::baumgarte_beta, non_negative),
        .scope = KeyScope::baumgarte, .meaning = "β of φ'' + 2α φ' + β² φ = 0"},
       {.section = "integrator", .name = "steps_per_oscillation", .type = integer_in(&S::steps_per_oscillation, 4, 1000000),
-       .scope = KeyScope::penalty_pendulum, .scope_note = "it sets h from the penalty's fast frequency",
+       .scope = KeyScope::model, .scope_note = "it sets h from the penalty's fast frequency",
        .printed = never_printed, .doc_allowed = "not together with `h`",
        .meaning = "fixed-step methods: h is the largest step ≤ (2π/ω)/`steps_per_oscillation` that divides "
                   "`output.sample_dt` (when given), ω = l √(8μ/m) · (e for G1) the fastest normal oscillation on the "
@@ -589,7 +580,7 @@ std::vector<StudyKey> declare_keys() {
        .printed = printed_level<&Study::passage_psi>,
        .meaning = "the same for the momentum constraint residual max \\|ψ\\|, checked after every step"},
       {.section = "first_passage", .name = "linear_momentum_error",
-       .type = real(&S::passage_linear_momentum_error, not_checked), .scope = KeyScope::chain,
+       .type = real(&S::passage_linear_momentum_error, not_checked), .scope = KeyScope::model,
        .scope_note = "only chains conserve the total linear momentum",
        .printed = printed_level<&Study::passage_linear_momentum_error>,
        .meaning = "the same for the linear momentum error, checked after every step"},
@@ -607,8 +598,7 @@ std::vector<StudyKey> declare_keys() {
                   "the one before); every other level counts a loss before its crossing as `lost_first`"},
       // [parameters]: the keys are the parameter names (parameter_laws.hpp), in ParameterId's order.
       {.section = "parameters", .name = "mass", .type = law_key(ParameterId::mass),
-       .scope = KeyScope::pendulums_chain, .scope_note = "the double pendulum and user models have no varied parameters yet",
-       .printed = printed_law<ParameterId::mass>, .doc_default = "not varied",
+       .scope = KeyScope::model, .printed = printed_law<ParameterId::mass>, .doc_default = "not varied",
        .doc_allowed = "the pendulum, the penalty pendulum, chains (every atom's mass; not with `model.masses`)",
        .meaning = "vary `model.mass` over the instances: each instance draws its own value from this law (or takes "
                   "the list's value at its index modulo the list's length), from the ensemble's seed and its index "
@@ -617,21 +607,19 @@ std::vector<StudyKey> declare_keys() {
                   "`states.h5`, a summary of the drawn values to `summary.json` (docs/parameter_ensembles.md). A study "
                   "with `[parameters]` runs on the CPU backend only, for now"},
       {.section = "parameters", .name = "length", .type = law_key(ParameterId::length),
-       .scope = KeyScope::pendulums, .scope_note = "chains vary parameters.bond_length; the double pendulum has no varied parameters yet",
-       .printed = printed_law<ParameterId::length>, .doc_default = "not varied",
+       .scope = KeyScope::model, .printed = printed_law<ParameterId::length>, .doc_default = "not varied",
        .meaning = "vary `model.length`; each instance's nominal positions are scaled by its length over `model.length` "
                   "(the same angle) before they are put on its constraint manifold"},
       {.section = "parameters", .name = "gravity", .type = law_key(ParameterId::gravity),
-       .scope = KeyScope::pendulums, .scope_note = "chains have no gravity; the double pendulum has no varied parameters yet",
-       .printed = printed_law<ParameterId::gravity>, .doc_default = "not varied", .meaning = "vary `model.gravity`"},
+       .scope = KeyScope::model, .printed = printed_law<ParameterId::gravity>, .doc_default = "not varied", .meaning = "vary `model.gravity`"},
       {.section = "parameters", .name = "bond_length", .type = law_key(ParameterId::bond_length),
-       .scope = KeyScope::chain, .printed = printed_law<ParameterId::bond_length>, .doc_default = "not varied",
+       .scope = KeyScope::model, .printed = printed_law<ParameterId::bond_length>, .doc_default = "not varied",
        .meaning = "vary `model.bond_length`; each instance's nominal positions are scaled by its bond length over "
                   "`model.bond_length`"},
       {.section = "parameters", .name = "lj_epsilon", .type = law_key(ParameterId::lj_epsilon),
-       .scope = KeyScope::chain, .printed = printed_law<ParameterId::lj_epsilon>, .doc_default = "not varied", .meaning = "vary `model.lj_epsilon`"},
+       .scope = KeyScope::model, .printed = printed_law<ParameterId::lj_epsilon>, .doc_default = "not varied", .meaning = "vary `model.lj_epsilon`"},
       {.section = "parameters", .name = "penalty", .type = law_key(ParameterId::penalty),
-       .scope = KeyScope::penalty_pendulum, .printed = printed_law<ParameterId::penalty>, .doc_default = "not varied",
+       .scope = KeyScope::model, .printed = printed_law<ParameterId::penalty>, .doc_default = "not varied",
        .meaning = "vary `model.penalty` (μ); the step size stays the study's (from the nominal μ unless "
                   "`integrator.h` or `parameters.h` is given)"},
       {.section = "parameters", .name = "h", .type = law_key(ParameterId::h), .printed = printed_law<ParameterId::h>, .doc_default = "not varied",
@@ -691,29 +679,11 @@ void refuse_keys_out_of_scope(const Study& s, const std::string& section) {
   // (study_files.cpp); the built-in keys of the same names do not apply to it.
   if (is_custom(s) && section == "model") return;
   for (const StudyKey* k : section_keys(section)) {
-    if (!s.has(k->path().c_str()) || in_scope(k->scope, s)) continue;
-    std::string why = k->scope_note ? k->scope_note : "this study's model.kind is \"" + model_name(s) + "\"";
-    why = "(" + why + ")";
+    if (!s.has(k->path().c_str()) || in_scope(*k, s)) continue;
+    const std::string why = k->scope_note ? k->scope_note : "this study's model.kind is \"" + model_name(s) + "\"";
     switch (k->scope) {
       case KeyScope::every_study: break;
-      case KeyScope::pendulum_models:
-        throw StudyError(k->path() + " applies to the pendulum models (model.kind = \"pendulum\", \"penalty-pendulum\", "
-                         "\"double-pendulum\") only; a chain has model.bond_length and no gravity");
-      case KeyScope::penalty_pendulum:
-        throw StudyError(k->path() + " applies to model.kind = \"penalty-pendulum\" only " + why);
-      case KeyScope::chain: throw StudyError(k->path() + " applies to model.kind = \"chain\" only " + why);
-      case KeyScope::bodies:
-        throw StudyError(k->path() + " applies to model.kind = \"chain\" and \"double-pendulum\" only " + why);
-      case KeyScope::double_pendulum:
-        throw StudyError(k->path() + " applies to model.kind = \"double-pendulum\" only " + why);
-      case KeyScope::pendulums:
-        throw StudyError(k->path() + " applies to model.kind = \"pendulum\" and \"penalty-pendulum\" only " + why);
-      case KeyScope::pendulums_chain:
-        throw StudyError(k->path() + " applies to model.kind = \"pendulum\", \"penalty-pendulum\" and \"chain\" only " +
-                         why);
-      case KeyScope::user_model:
-        throw StudyError(k->path() + " applies to user models only: it names the header defining the model that "
-                         "model.kind names " + why);
+      case KeyScope::model: throw StudyError(k->path() + " applies to " + models_taking(k->path()) + " only (" + why + ")");
       case KeyScope::baumgarte:
         throw StudyError(k->path() + " is a parameter of integrator.formulation = \"baumgarte\" (formulation was \"" +
                          formulation_name(s.formulation) + "\")");
@@ -728,7 +698,7 @@ std::optional<KeyValue> printed_value(const StudyKey& key, const Study& s, const
       std::string(key.name) != "initial" && std::string(key.name) != "source")
     return std::nullopt;
   if (key.printed) return key.printed(s, rp, to);
-  if (!in_scope(key.scope, s)) return std::nullopt;
+  if (!in_scope(key, s)) return std::nullopt;
   return key.type.value(s);
 }
 

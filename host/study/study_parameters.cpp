@@ -121,9 +121,6 @@ void validate_parameters(const Study& s, const RunParams<double>& rp) {
   }
   const auto varied = [&](ParameterId p) { return s.law(p).varies(); };
   const auto key = [](ParameterId p) { return std::string("parameters.") + parameter_name(p); };
-  if (varied(ParameterId::mass) && is_chain(s) && !s.masses.empty())
-    throw StudyError("parameters.mass varies every atom's mass alike; this chain gives model.masses (one per atom): "
-                     "remove one of them");
   bool model_varied = false;
   for (int p = 0; p < parameter_count; ++p) model_varied = model_varied || (ParameterId(p) != ParameterId::h && varied(ParameterId(p)));
   if (model_varied && !s.phase_error.empty())

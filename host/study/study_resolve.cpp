@@ -6,8 +6,7 @@
 
 #include <chens/diagnostics/metrics.hpp>
 
-#include "dispatch/custom_models.hpp"
-#include "dispatch/jit_systems.hpp"
+#include "models/model_description.hpp"
 #include "study/study_key_table.hpp"
 #include "study/study_parameters.hpp"
 
@@ -15,142 +14,56 @@ namespace chens {
 
 namespace {
 
-std::string list(const std::vector<int>& v) {
-  std::string out;
-  for (int x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
+// "model.kind = \"pendulum\" and \"chain\"": the built-in models with a property.
+std::string models_with(bool ModelDescription::*property) {
+  std::vector<std::string> names;
+  for (const ModelDescription* m : model_descriptions())
+    if (m->kind != ModelKind::custom && m->*property) names.push_back(quoted(m->name));
+  std::string out = "model.kind = ";
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
   return out;
-}
-
-// The double pendulum's keys and initial data (docs/adding-a-model.md): two masses, two
-// lengths, 8 numbers whose links have their lengths.
-void validate_double_pendulum(const Study& s) {
-  if (s.formulation != FormulationId::naive && s.formulation != FormulationId::dirac &&
-      s.formulation != FormulationId::impetus && s.formulation != FormulationId::baumgarte &&
-      s.formulation != FormulationId::constrained)
-    throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) +
-                     "\" is written for the pendulum only; the double pendulum has \"naive\", \"dirac\", \"impetus\", "
-                     "\"baumgarte\" and method \"rattle\"");
-  if (s.has("model.masses") && s.has("model.mass"))
-    throw StudyError("model.mass and model.masses are both given: use one (mass sets both bobs)");
-  if (!s.masses.empty() && s.masses.size() != 2)
-    throw StudyError("model.masses has " + std::to_string(s.masses.size()) +
-                     " entries; model.kind = \"double-pendulum\" needs two masses [m1, m2]");
-  if (s.has("model.lengths") && s.has("model.length"))
-    throw StudyError("model.length and model.lengths are both given: use one (length sets both links)");
-  if (!s.lengths.empty() && s.lengths.size() != 2)
-    throw StudyError("model.lengths has " + std::to_string(s.lengths.size()) +
-                     " entries; model.kind = \"double-pendulum\" needs two link lengths [l1, l2]");
-  const std::vector<double> z = initial_state(s);
-  if (z.size() != 8)
-    throw StudyError("model.initial has " + std::to_string(z.size()) +
-                     " numbers: the double pendulum needs an array of 8 numbers [x1, y1, x2, y2, px1, py1, px2, py2]");
-  // The links must have their lengths (as a chain's bonds): the constraint manifold is the
-  // point of the model, and the numerical reference keeps the level set it starts on. The
-  // tolerance admits coordinates typed to about 7 digits.
-  constexpr double link_rel_tol = 1e-6;
-  const DoublePendulum<double> m = double_pendulum_model(s);
-  const double r1 = std::hypot(z[0], z[1]), r2 = std::hypot(z[2] - z[0], z[3] - z[1]);
-  if (!(std::fabs(r1 - m.l1) <= link_rel_tol * m.l1))
-    throw StudyError("model.initial: link 1 (pivot to bob 1) has length " + shortest(r1) + ", but l1 = " +
-                     shortest(m.l1) + " (model.length or model.lengths; allowed relative deviation " +
-                     shortest(link_rel_tol) + ")");
-  if (!(std::fabs(r2 - m.l2) <= link_rel_tol * m.l2))
-    throw StudyError("model.initial: link 2 (bob 1 to bob 2) has length " + shortest(r2) + ", but l2 = " +
-                     shortest(m.l2) + " (model.length or model.lengths; allowed relative deviation " +
-                     shortest(link_rel_tol) + ")");
-}
-
-// A user model (docs/custom-models.md): the formulations its executable built, its initial
-// data's size, finite V and phi there, and independent constraints (Q = J M^-1 J^T of 002
-// eq. 28 well conditioned: every formulation solves with it, and a singular Q is a model or
-// data error no integration can repair).
-void validate_custom_model(const Study& s) {
-  const CustomModelInfo& m = custom_model_of(s);
-  const char* origin = m.from_header ? "the formulations of a user model" : "chens_add_model's FORMULATIONS";
-  std::string formulations;
-  bool built = false;
-  for (const CustomEntry& e : m.entries) {
-    // Appended, not "\"" + name: GCC 12 warns falsely (-Wrestrict) of that insertion.
-    std::string name = "\"";
-    name += formulation_name(e.formulation);
-    name += '"';
-    if (formulations.find(name) == std::string::npos) formulations += (formulations.empty() ? "" : ", ") + name;
-    built = built || e.formulation == s.formulation;
-  }
-  if (!built)
-    throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) + "\": model.kind = \"" +
-                     m.name + "\" is " + (m.from_header ? "compiled" : "built") + " with " + formulations + " (" +
-                     origin + "; \"constrained\" is method \"rattle\")");
-  // The built methods that integrate the formulation: RATTLE the constrained equations alone.
-  MethodMask methods = 0;
-  for (const CustomEntry& e : m.entries)
-    if (e.formulation == s.formulation) methods |= e.methods;
-  methods &= s.formulation == FormulationId::constrained ? method_bit(MethodId::rattle) : ~method_bit(MethodId::rattle);
-  if (!has_method(methods, s.method)) {
-    std::string names;
-    for (int i = 0; i < method_count; ++i)
-      if (has_method(methods, static_cast<MethodId>(i)))
-        names += (names.empty() ? "\"" : ", \"") + std::string(method_name(static_cast<MethodId>(i))) + "\"";
-    // (A model from a header has every method: only chens_add_model's METHODS leave some out.)
-    throw StudyError(std::string("integrator.method = \"") + method_name(s.method) + "\": model.kind = \"" + m.name +
-                     "\" is built with methods " + names + " (chens_add_model's METHODS)");
-  }
-  if (s.precision != Precision::double_precision)
-    throw StudyError(std::string("integrator.precision = \"") + precision_name(s.precision) +
-                     "\": user models run in double precision only");
-  if (s.initial.empty() && !m.has_initial)
-    throw StudyError("model.initial is missing: model.kind = \"" + m.name + "\" (" + m.header +
-                     ") has no default initial state; give " + std::to_string(2 * m.dof) + " numbers (q, then p)");
-  const std::vector<double> z = initial_state(s);
-  if (z.size() != static_cast<std::size_t>(2 * m.dof))
-    throw StudyError("model.initial has " + std::to_string(z.size()) + " numbers; model.kind = \"" + m.name + "\" needs " +
-                     std::to_string(2 * m.dof) + " (q, then p: " + std::to_string(m.dof) + " each)");
-  for (std::size_t i = 0; i < z.size(); ++i)
-    if (!std::isfinite(z[i]))
-      throw StudyError("the initial state of model.kind = \"" + m.name + "\" has a non-finite component " +
-                       physical_state_names(s)[i] + " = " + shortest(z[i]));
-  const InitialCheck c = m.check(s.parameters.data(), z.data());
-  if (!std::isfinite(c.potential))
-    throw StudyError("the potential V of model.kind = \"" + m.name + "\" is not finite at the initial state (V = " +
-                     shortest(c.potential) + "; " + m.header + ", parameters as given)");
-  for (std::size_t a = 0; a < c.phi.size(); ++a)
-    if (!std::isfinite(c.phi[a]))
-      throw StudyError("constraint " + std::to_string(a) + " of model.kind = \"" + m.name +
-                       "\" is not finite at the initial state (phi = " + shortest(c.phi[a]) + ")");
-  constexpr double max_condition = 1e12;
-  if (!(c.gram_condition <= max_condition))
-    throw StudyError("the constraints of model.kind = \"" + m.name + "\" are dependent at the initial state: Q = J M^-1 J^T "
-                     "has condition number " + shortest(c.gram_condition) + " (> " + shortest(max_condition) +
-                     "; infinite: singular or not positive definite, e.g. a mass <= 0). Choose initial data where the "
-                     "constraint gradients are independent");
 }
 
 // Model-specific keys and values: which keys apply to which model, and whether the
 // initial data make sense for it.
 void validate_model(const Study& s) {
   refuse_keys_out_of_scope(s, "model");
-  const bool chain = is_chain(s);
-  const bool penalty = is_penalty_pendulum(s);
-  if (penalty) {
-    if (s.formulation != FormulationId::penalty)
-      throw StudyError(std::string("model.kind = \"penalty-pendulum\" has no constraint to formulate: its equations are "
-                       "the penalty ODE itself; remove integrator.formulation (it was \"") +
+  const ModelDescription& model = model_of(s);
+  const std::vector<FormulationId> formulations = model.formulations(s);
+  if (std::find(formulations.begin(), formulations.end(), s.formulation) == formulations.end()) {
+    if (!model.constrained)
+      throw StudyError(std::string("model.kind = \"") + model_name(s) + "\" has no constraint to formulate: its "
+                       "equations are an ODE of their own; remove integrator.formulation (it was \"" +
                        formulation_name(s.formulation) + "\")");
-    if (s.method == MethodId::rattle)
-      throw StudyError("integrator.method = \"rattle\" integrates constrained equations; model.kind = "
-                       "\"penalty-pendulum\" has none: use \"verlet\" (Stormer-Verlet) or another ODE method");
-    if (s.momentum || s.position)
-      throw StudyError(std::string("projection.") + (s.position ? "position" : "momentum") +
-                       " = true: model.kind = \"penalty-pendulum\" replaces the constraint by a potential and is not "
-                       "projected (003); set it to false");
-  } else if (s.formulation == FormulationId::penalty) {
-    throw StudyError(std::string("integrator.formulation = \"penalty\" is the equations of model.kind = \"penalty-pendulum\" "
-                                 "(this study's model.kind is \"") + model_name(s) + "\")");
+    std::string names;
+    for (std::size_t i = 0; i < formulations.size(); ++i)
+      names += std::string(i == 0 ? "" : i + 1 == formulations.size() ? " and " : ", ") + "\"" +
+               formulation_name(formulations[i]) + "\"";
+    const char* note = model.formulations_note ? model.formulations_note(s) : nullptr;
+    std::string elsewhere;  // the built-in models that have it
+    for (const ModelDescription* m : model_descriptions()) {
+      if (m->kind == ModelKind::custom) continue;
+      const std::vector<FormulationId> theirs = m->formulations(s);
+      if (std::find(theirs.begin(), theirs.end(), s.formulation) != theirs.end())
+        elsewhere += (elsewhere.empty() ? "" : ", ") + quoted(m->name);
+    }
+    throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) + "\": model.kind = \"" +
+                     model_name(s) + "\" has " + names + " (\"constrained\" is method \"rattle\"" +
+                     (note ? std::string("; ") + note : std::string()) + ")" +
+                     (elsewhere.empty() ? std::string() : "; it is a formulation of model.kind = " + elsewhere));
   }
-  if (s.method == MethodId::verlet && !penalty)
-    throw StudyError("integrator.method = \"verlet\" (Stormer-Verlet) needs a separable Hamiltonian: model.kind = "
-                     "\"penalty-pendulum\"; for the constrained pendulum and chains \"rattle\" is Stormer-Verlet with "
-                     "the constraints");
+  if (!model.constrained) {
+    if (s.method == MethodId::rattle)
+      throw StudyError("integrator.method = \"rattle\" integrates constrained equations; model.kind = \"" + model_name(s) +
+                       "\" has none: use \"verlet\" (Stormer-Verlet) or another ODE method");
+    if (s.momentum || s.position)
+      throw StudyError(std::string("projection.") + (s.position ? "position" : "momentum") + " = true: model.kind = \"" +
+                       model_name(s) + "\" has no constraint to project onto; set it to false");
+  }
+  if (s.method == MethodId::verlet && !model.separable)
+    throw StudyError("integrator.method = \"verlet\" (Stormer-Verlet) needs a separable Hamiltonian without "
+                     "constraints: " + models_with(&ModelDescription::separable) + " (this study's model.kind is \"" +
+                     model_name(s) + "\"); for constrained models \"rattle\" is Stormer-Verlet with the constraints");
   refuse_keys_out_of_scope(s, "integrator");
   if (s.has("integrator.steps_per_oscillation") && s.has("integrator.h"))
     throw StudyError("integrator.h and integrator.steps_per_oscillation are both given: use one (steps_per_oscillation "
@@ -170,9 +83,9 @@ void validate_model(const Study& s) {
     throw StudyError("projection.every = " + std::to_string(s.projection_every) + " but no projection is enabled: set "
                      "projection.position and/or projection.momentum = true");
   if (s.wedge) {
-    if (s.model_kind != ModelKind::pendulum && !penalty)
-      throw StudyError("output.wedge is written for the pendulum models (its consistent initial tangents, 004 §3.2); "
-                       "model.kind is \"" + model_name(s) + "\"");
+    if (!model.wedge)
+      throw StudyError("output.wedge is written for " + models_with(&ModelDescription::wedge) + " (their consistent "
+                       "initial tangents, 004 §3.2); model.kind is \"" + model_name(s) + "\"");
     if (s.method == MethodId::dopri5)
       throw StudyError("output.wedge propagates tangents through fixed-step maps (004 §3.2); integrator.method = "
                        "\"dopri5\" chooses its steps from the state: use a fixed-step method");
@@ -189,8 +102,7 @@ void validate_model(const Study& s) {
   // Float runs (docs/numerics.md, "Float runs"): the explicit fixed-step methods, whose
   // steps have no tolerance that float rounding could make unreachable; the naive and
   // Dirac equations (the throughput studies'; every float instantiation costs build time);
-  // the pendulum with its closed-form reference, chains of float_chain_atoms atoms without a
-  // reference (the numerical reference's 1e-12 tolerance is below float's resolution).
+  // the models with float units (the rest of their rule is theirs: a chain's size).
   if (s.precision == Precision::single_precision) {
     if (s.method != MethodId::euler && s.method != MethodId::rk2 && s.method != MethodId::rk4)
       throw StudyError(std::string("integrator.precision = \"float\" runs the explicit fixed-step methods \"euler\", "
@@ -200,86 +112,11 @@ void validate_model(const Study& s) {
       throw StudyError(std::string("integrator.precision = \"float\" is built for the formulations \"naive\" and "
                        "\"dirac\" only (formulation was \"") + formulation_name(s.formulation) +
                        "\"); use precision = \"double\"");
-    if (is_double_pendulum(s))
-      throw StudyError("integrator.precision = \"float\" is built for the pendulum and chains only (model.kind = "
-                       "\"double-pendulum\"); use precision = \"double\"");
-    if (chain && s.atoms != float_chain_atoms)
-      throw StudyError("integrator.precision = \"float\" is built for chains of " + std::to_string(float_chain_atoms) +
-                       " atoms only (model.atoms = " + std::to_string(s.atoms) + "); use precision = \"double\"");
-    if (chain && s.reference && *s.reference == "auto")
-      throw StudyError("output.reference = \"auto\" with integrator.precision = \"float\": the chain's numerical "
-                       "reference runs at reference_tol = 1e-12, below float's resolution; use output.reference = "
-                       "\"none\" or precision = \"double\"");
+    if (!model.single_precision)
+      throw StudyError("integrator.precision = \"float\" is built for " + models_with(&ModelDescription::single_precision) +
+                       " only (model.kind = \"" + model_name(s) + "\"); use precision = \"double\"");
   }
-  if (is_double_pendulum(s)) {
-    validate_double_pendulum(s);
-    return;
-  }
-  if (is_custom(s)) {
-    validate_custom_model(s);
-    return;
-  }
-  if (!chain) {
-    const std::vector<double> z = initial_state(s);
-    if (z.size() != 4)
-      throw StudyError("model.initial has " + std::to_string(z.size()) +
-                       " numbers: the pendulum needs an array of 4 numbers [x, y, px, py]");
-    const double r2 = z[0] * z[0] + z[1] * z[1];
-    const double p2 = z[2] * z[2] + z[3] * z[3];
-    // The initial position is projected onto the circle of radius l, and the energy is
-    // p^2 / 2m + m g y: both must be finite numbers, which a huge entry (1e200) overflows.
-    if (!std::isfinite(r2) || !std::isfinite(p2))
-      throw StudyError("model.initial = [" + shortest(z[0]) + ", " + shortest(z[1]) + ", " + shortest(z[2]) + ", " +
-                       shortest(z[3]) + "]: " + (std::isfinite(r2) ? "px^2 + py^2" : "x^2 + y^2") +
-                       " overflows a double; give a state of ordinary size (the position is projected onto the "
-                       "circle of radius model.length)");
-    if (!(r2 > 0))
-      throw StudyError("model.initial: the position (x, y) = (0, 0) has no constraint gradient; the pendulum needs "
-                       "x^2 + y^2 > 0");
-    return;
-  }
-  // Sizes the build has are its units; any other up to max_jit_chain_atoms is compiled on
-  // first use (dispatch/jit_systems.hpp, docs/jit.md).
-  const auto& sizes = compiled_chain_sizes();
-  if (std::find(sizes.begin(), sizes.end(), static_cast<int>(s.atoms)) == sizes.end() &&
-      (s.atoms < 2 || s.atoms > max_jit_chain_atoms))
-    throw StudyError("model.atoms = " + std::to_string(s.atoms) + ": chains have 2 to " +
-                     std::to_string(max_jit_chain_atoms) + " atoms (this build has units for " + list(sizes) +
-                     "; other sizes are compiled on first use, docs/jit.md)");
-  if (s.formulation != FormulationId::naive && s.formulation != FormulationId::dirac &&
-      s.formulation != FormulationId::impetus && s.formulation != FormulationId::constrained)
-    throw StudyError(std::string("integrator.formulation = \"") + formulation_name(s.formulation) +
-                     "\" is written for the pendulum only; chains have \"naive\", \"dirac\", \"impetus\" and "
-                     "method \"rattle\"");
-  if (!s.masses.empty() && s.masses.size() != static_cast<std::size_t>(s.atoms))
-    throw StudyError("model.masses has " + std::to_string(s.masses.size()) + " entries; model.atoms = " +
-                     std::to_string(s.atoms) + " needs one mass per atom");
-  if (s.has("model.masses") && s.has("model.mass"))
-    throw StudyError("model.mass and model.masses are both given: use one (mass sets every atom)");
-  const std::vector<double> z = initial_state(s);
-  if (z.size() != static_cast<std::size_t>(4 * s.atoms))
-    throw StudyError("model.initial has " + std::to_string(z.size()) + " numbers; model.atoms = " +
-                     std::to_string(s.atoms) + " needs 4 * atoms = " + std::to_string(4 * s.atoms) +
-                     " (x0, y0, ..., x" + std::to_string(s.atoms - 1) + ", y" + std::to_string(s.atoms - 1) +
-                     ", then px0, py0, ...)");
-  // Bonds must have the bond length: the constraint manifold is the whole point. The
-  // tolerance admits coordinates typed to about 7 digits.
-  constexpr double bond_rel_tol = 1e-6;
-  for (std::int64_t a = 0; a + 1 < s.atoms; ++a) {
-    const double dx = z[2 * a + 2] - z[2 * a], dy = z[2 * a + 3] - z[2 * a + 1];
-    const double r = std::sqrt(dx * dx + dy * dy);
-    if (!(std::fabs(r - s.bond_length) <= bond_rel_tol * s.bond_length))
-      throw StudyError("model.initial: bond " + std::to_string(a) + " (atoms " + std::to_string(a) + " and " +
-                       std::to_string(a + 1) + ") has length " + shortest(r) + ", but model.bond_length = " +
-                       shortest(s.bond_length) + " (allowed relative deviation " + shortest(bond_rel_tol) + ")");
-  }
-  // Atoms on top of each other make the Lennard-Jones potential infinite.
-  if (s.lj_epsilon > 0)
-    for (std::int64_t i = 0; i < s.atoms; ++i)
-      for (std::int64_t j = i + 1; j < s.atoms; ++j)
-        if (z[2 * i] == z[2 * j] && z[2 * i + 1] == z[2 * j + 1])
-          throw StudyError("model.initial: atoms " + std::to_string(i) + " and " + std::to_string(j) +
-                           " are at the same position; the Lennard-Jones potential is infinite there");
+  model.validate(s);
 }
 
 // The [output] keys that depend on the time grid: recorded instances, states.h5, the phase
@@ -322,7 +159,7 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
                      shortest(rec_bytes / 1e9) + " GB of host memory (at most 8); record fewer instances or raise "
                      "output.sample_dt");
   if (!s.phase_error.empty()) {
-    const double T = pendulum_nominal_period(s);
+    const double T = nominal_period(s);
     if (!rp.reference)
       throw StudyError("output.phase_error compares y(kT) with the closed-form solution; it needs output.reference = \"auto\"");
     for (std::int64_t k : s.phase_error) {
@@ -357,14 +194,9 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
 // integrator.h, or for the penalty pendulum with a fixed-step method and no h the step
 // from integrator.steps_per_oscillation (docs/study-format.md).
 double resolved_step(const Study& s) {
-  if (!is_penalty_pendulum(s) || s.has("integrator.h") || s.method == MethodId::dopri5) return s.h;
-  const PenaltyPendulum<double> m = penalty_model(s);
-  const double omega = PenaltyPendulum<double>::fast_frequency(m.m, m.l, m.mu, m.constraint);
-  const double h_max = 2.0 * 3.14159265358979323846 / omega / static_cast<double>(s.steps_per_oscillation);
-  if (!s.sample_dt) return h_max;
-  // The largest step <= h_max that divides output.sample_dt: samples fall on the step grid.
-  const double n = std::ceil(*s.sample_dt / h_max * (1.0 - 1e-12));
-  return *s.sample_dt / std::max(1.0, n);
+  const ModelDescription& model = model_of(s);
+  if (!model.default_step || s.has("integrator.h") || s.method == MethodId::dopri5) return s.h;
+  return model.default_step(s);
 }
 
 // [first_passage]: the levels, each on a metric this run reports (EnsembleResult::
@@ -374,7 +206,7 @@ PassageLevels passage_levels(const Study& s) {
   static_assert(std::size(passage_level_members) == metric_count, "one [first_passage] level per metric");
   double levels[metric_count];
   for (int m = 0; m < metric_count; ++m) levels[m] = s.*passage_level_members[m];
-  const bool angular = is_chain(s) || (is_custom(s) && custom_model_of(s).angular_momentum);
+  const bool angular = model_of(s).conserves_angular_momentum(s);
   PassageLevels out;
   for (int m = 0; m < metric_count; ++m) {
     if (!(levels[m] > 0)) continue;
@@ -409,10 +241,6 @@ RunParams<double> resolve(const Study& s) {
     throw StudyError("integrator.rtol and integrator.atol are both 0: dopri5 needs at least one > 0");
   validate_model(s);
   const double h = resolved_step(s);
-  if (!(h > 0) || !std::isfinite(h))
-    throw StudyError("integrator.steps_per_oscillation = " + std::to_string(s.steps_per_oscillation) +
-                     " with model.penalty = " + shortest(s.penalty) + " gives the step h = " + shortest(h) +
-                     ": not a usable step; choose a smaller penalty or give integrator.h");
   rp.h = h;
   rp.t_end = s.t_end;
   rp.fixed_step = !adaptive;

@@ -1,0 +1,71 @@
+// The one list of models the study layer asks (model_description.hpp). A built-in model adds
+// its description's line here.
+#include "models/model_description.hpp"
+
+#include <algorithm>
+
+#include "dispatch/custom_models.hpp"
+
+namespace chens {
+
+bool ModelDescription::takes(const std::string& key) const {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// Each model's description (host/models/<model>.cpp), the user models' last.
+const ModelDescription& pendulum_description();
+const ModelDescription& chain_description();
+const ModelDescription& penalty_pendulum_description();
+const ModelDescription& double_pendulum_description();
+const ModelDescription& user_model_description();
+
+const std::vector<const ModelDescription*>& model_descriptions() {
+  static const std::vector<const ModelDescription*> models = {
+      &pendulum_description(), &chain_description(), &penalty_pendulum_description(),
+      &double_pendulum_description(), &user_model_description()};
+  return models;
+}
+
+const ModelDescription* find_built_in_model(const std::string& name) {
+  for (const ModelDescription* m : model_descriptions())
+    if (m->kind != ModelKind::custom && name == m->name) return m;
+  return nullptr;
+}
+
+const ModelDescription& model_of(const Study& s) {
+  for (const ModelDescription* m : model_descriptions())
+    if (m->kind == s.model_kind) return *m;
+  throw StudyError("model.kind: no description of model kind " + std::to_string(static_cast<int>(s.model_kind)));
+}
+
+std::string quoted(const char* name) {
+  // Appended, not "\"" + name: GCC 12 warns falsely (-Wrestrict) of that insertion.
+  std::string out = "\"";
+  out.append(name).push_back('"');
+  return out;
+}
+
+std::string models_taking(const std::string& key) {
+  std::vector<std::string> names;
+  bool users = false;
+  for (const ModelDescription* m : model_descriptions())
+    if (m->takes(key)) {
+      if (m->kind == ModelKind::custom) users = true;
+      else names.push_back(quoted(m->name));
+    }
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  if (!names.empty()) out = "model.kind = " + out;
+  if (users) out += out.empty() ? "user models" : " and user models";
+  return out;
+}
+
+std::vector<FormulationId> formulations_without_penalty() {
+  std::vector<FormulationId> out;
+  for (int f = 0; f < formulation_count; ++f)
+    if (FormulationId(f) != FormulationId::penalty) out.push_back(FormulationId(f));
+  return out;
+}
+
+}  // namespace chens

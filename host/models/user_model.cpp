@@ -1,0 +1,110 @@
+// User models (docs/custom-models.md: chens_add_model's, and model.source's compiled on first
+// use) as the study layer sees them: one description for all of them, which reads the spec's
+// registration (dispatch/custom_models.hpp) of the model model.kind names. Their [model]
+// entries are their own parameters (read by study_files.cpp from the registration).
+#include <algorithm>
+#include <cmath>
+
+#include "dispatch/custom_models.hpp"
+#include "models/model_description.hpp"
+#include "study/study_values.hpp"
+
+namespace chens {
+
+namespace {
+
+std::vector<FormulationId> formulations(const Study& s) {
+  std::vector<FormulationId> out;
+  for (const CustomEntry& e : custom_model_of(s).entries)
+    if (std::find(out.begin(), out.end(), e.formulation) == out.end()) out.push_back(e.formulation);
+  return out;
+}
+
+const char* formulations_note(const Study& s) {
+  return custom_model_of(s).from_header ? "the formulations of a user model from its header"
+                                        : "chens_add_model's FORMULATIONS";
+}
+
+std::vector<std::string> state_names(const Study& s) {  // q by the spec's names, then p<name>
+  std::vector<std::string> names = custom_model_of(s).coordinates;
+  for (const std::string& c : custom_model_of(s).coordinates) names.push_back("p" + c);
+  return names;
+}
+
+std::vector<double> default_initial(const Study& s) {
+  const CustomModelInfo& m = custom_model_of(s);
+  std::vector<double> z(static_cast<std::size_t>(2 * m.dof), std::nan(""));
+  if (m.has_initial) m.initial(s.parameters.data(), z.data());
+  return z;
+}
+
+// The methods its executable built, its initial data's size, finite V and phi there, and
+// independent constraints (Q = J M^-1 J^T of 002 eq. 28 well conditioned: every formulation
+// solves with it, and a singular Q is a model or data error no integration can repair).
+void validate(const Study& s) {
+  const CustomModelInfo& m = custom_model_of(s);
+  // The built methods that integrate the formulation: RATTLE the constrained equations alone.
+  MethodMask methods = 0;
+  for (const CustomEntry& e : m.entries)
+    if (e.formulation == s.formulation) methods |= e.methods;
+  methods &= s.formulation == FormulationId::constrained ? method_bit(MethodId::rattle) : ~method_bit(MethodId::rattle);
+  if (!has_method(methods, s.method)) {
+    std::string names;
+    for (int i = 0; i < method_count; ++i)
+      if (has_method(methods, static_cast<MethodId>(i)))
+        names += (names.empty() ? "\"" : ", \"") + std::string(method_name(static_cast<MethodId>(i))) + "\"";
+    // (A model from a header has every method: only chens_add_model's METHODS leave some out.)
+    throw StudyError(std::string("integrator.method = \"") + method_name(s.method) + "\": model.kind = \"" + m.name +
+                     "\" is built with methods " + names + " (chens_add_model's METHODS)");
+  }
+  if (s.initial.empty() && !m.has_initial)
+    throw StudyError("model.initial is missing: model.kind = \"" + m.name + "\" (" + m.header +
+                     ") has no default initial state; give " + std::to_string(2 * m.dof) + " numbers (q, then p)");
+  const std::vector<double> z = initial_state(s);
+  if (z.size() != static_cast<std::size_t>(2 * m.dof))
+    throw StudyError("model.initial has " + std::to_string(z.size()) + " numbers; model.kind = \"" + m.name + "\" needs " +
+                     std::to_string(2 * m.dof) + " (q, then p: " + std::to_string(m.dof) + " each)");
+  for (std::size_t i = 0; i < z.size(); ++i)
+    if (!std::isfinite(z[i]))
+      throw StudyError("the initial state of model.kind = \"" + m.name + "\" has a non-finite component " +
+                       physical_state_names(s)[i] + " = " + shortest(z[i]));
+  const InitialCheck c = m.check(s.parameters.data(), z.data());
+  if (!std::isfinite(c.potential))
+    throw StudyError("the potential V of model.kind = \"" + m.name + "\" is not finite at the initial state (V = " +
+                     shortest(c.potential) + "; " + m.header + ", parameters as given)");
+  for (std::size_t a = 0; a < c.phi.size(); ++a)
+    if (!std::isfinite(c.phi[a]))
+      throw StudyError("constraint " + std::to_string(a) + " of model.kind = \"" + m.name +
+                       "\" is not finite at the initial state (phi = " + shortest(c.phi[a]) + ")");
+  constexpr double max_condition = 1e12;
+  if (!(c.gram_condition <= max_condition))
+    throw StudyError("the constraints of model.kind = \"" + m.name + "\" are dependent at the initial state: Q = J M^-1 J^T "
+                     "has condition number " + shortest(c.gram_condition) + " (> " + shortest(max_condition) +
+                     "; infinite: singular or not positive definite, e.g. a mass <= 0). Choose initial data where the "
+                     "constraint gradients are independent");
+}
+
+void system_args(const Study& s, SystemArgs& a) { a.custom = s.parameters; }
+void system_key(const Study& s, ModelKey& k) { k.custom_name = s.custom_model; }
+bool angular_momentum(const Study& s) { return custom_model_of(s).angular_momentum; }
+
+}  // namespace
+
+const ModelDescription& user_model_description() {
+  static const ModelDescription d{
+      .kind = ModelKind::custom,
+      .name = "user-model",
+      .keys = {"model.source"},
+      .formulations = formulations,
+      .formulations_note = formulations_note,
+      .state_names = state_names,
+      .default_initial = default_initial,
+      .validate = validate,
+      .system_args = system_args,
+      .conserves_angular_momentum = angular_momentum,
+      .system_key = system_key,
+  };
+  return d;
+}
+
+}  // namespace chens

@@ -1,0 +1,129 @@
+// The model registry (host/models, issue 42 item 2) against what it describes: the keys it
+// says a model takes are the key table's model keys, the state it names has the size of the
+// model's own state (include/chens/models), its default initial state is a state the study
+// accepts, its reference default is the one its traits compute, and what it refuses elsewhere
+// it names. tests/test_systems_list.cpp checks its formulations against the systems list.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <type_traits>
+
+#include <chens/models/chain.hpp>
+#include <chens/models/double_pendulum.hpp>
+#include <chens/models/pendulum.hpp>
+#include <chens/models/penalty_pendulum.hpp>
+
+#include "dispatch/model_traits.hpp"
+#include "models/model_description.hpp"
+#include "study/study_key_table.hpp"
+
+namespace chens {
+namespace {
+
+std::vector<const ModelDescription*> built_in_models() {
+  std::vector<const ModelDescription*> out;
+  for (const ModelDescription* m : model_descriptions())
+    if (m->kind != ModelKind::custom) out.push_back(m);
+  return out;
+}
+
+Study study_of(const ModelDescription& m) {
+  Study s;
+  s.model_kind = m.kind;
+  s.formulation = m.default_formulation;
+  s.size = 8;
+  s.t_end = 0.1;
+  s.h = 0.01;
+  return s;
+}
+
+// The compiled model's state size and whether its traits' reference is a closed form (the
+// rigid pendulum's Jacobi elliptic functions), by ModelKind: from the model headers, not
+// from the registry.
+struct Compiled {
+  int state_size;
+  bool closed_form;
+};
+Compiled compiled(ModelKind kind) {
+  constexpr bool pendulum_exact = std::is_same_v<ModelTraits<Pendulum<double>>::Reference, PendulumExact<double>>;
+  constexpr bool penalty_exact = std::is_same_v<ModelTraits<PenaltyPendulum<double>>::Reference, PendulumExact<double>>;
+  constexpr bool chain_exact = std::is_same_v<ModelTraits<Chain<double, 7>>::Reference, PendulumExact<double>>;
+  constexpr bool double_exact = std::is_same_v<ModelTraits<DoublePendulum<double>>::Reference, PendulumExact<double>>;
+  switch (kind) {
+    case ModelKind::pendulum: return {Pendulum<double>::state_size, pendulum_exact};
+    case ModelKind::penalty_pendulum: return {PenaltyPendulum<double>::state_size, penalty_exact};
+    case ModelKind::chain: return {Chain<double, 7>::state_size, chain_exact};  // Study{}'s atoms = 7
+    case ModelKind::double_pendulum: return {DoublePendulum<double>::state_size, double_exact};
+    case ModelKind::custom: break;
+  }
+  return {0, false};
+}
+
+TEST(ModelRegistry, EveryModelKindHasOneDescriptionOfItsName) {
+  std::set<ModelKind> kinds;
+  for (const ModelDescription* m : model_descriptions()) {
+    EXPECT_TRUE(kinds.insert(m->kind).second) << m->name << " described twice";
+    if (m->kind != ModelKind::custom) {
+      EXPECT_STREQ(m->name, model_kind_name(m->kind));
+      EXPECT_EQ(find_built_in_model(m->name), m);
+    }
+  }
+  EXPECT_EQ(kinds.size(), static_cast<std::size_t>(model_kind_count) + 1);  // and the user models'
+  EXPECT_EQ(find_built_in_model("user-model"), nullptr);
+}
+
+TEST(ModelRegistry, TheKeysAModelTakesAreTheKeyTablesModelKeys) {
+  std::set<std::string> model_keys;
+  for (const StudyKey& k : study_keys())
+    if (k.scope == KeyScope::model) model_keys.insert(k.path());
+  std::set<std::string> taken;
+  for (const ModelDescription* m : model_descriptions())
+    for (const std::string& key : m->keys) {
+      EXPECT_EQ(model_keys.count(key), 1u) << m->name << " lists " << key << ", which is not a model key of the table";
+      taken.insert(key);
+    }
+  for (const std::string& key : model_keys) EXPECT_EQ(taken.count(key), 1u) << key << ": no model takes it";
+}
+
+TEST(ModelRegistry, StateNamesAndDefaultInitialStateHaveTheModelsSize) {
+  for (const ModelDescription* m : built_in_models()) {
+    const Study s = study_of(*m);
+    const std::vector<std::string> names = m->state_names(s);
+    EXPECT_EQ(static_cast<int>(names.size()), compiled(m->kind).state_size) << m->name;
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << m->name << ": a name twice";
+    EXPECT_EQ(static_cast<int>(initial_state(s).size()), compiled(m->kind).state_size) << m->name;
+    // The default study of every model resolves: its default initial state passes its own rules.
+    EXPECT_NO_THROW(resolve(s)) << m->name;
+  }
+}
+
+TEST(ModelRegistry, TheReferenceDefaultIsTheTraitsClosedForm) {
+  for (const ModelDescription* m : built_in_models()) {
+    EXPECT_EQ(m->closed_form_reference, compiled(m->kind).closed_form) << m->name;
+    EXPECT_EQ(reference_on(study_of(*m)), compiled(m->kind).closed_form) << m->name;
+  }
+}
+
+TEST(ModelRegistry, AKeyGivenToAModelThatDoesNotTakeItIsRefusedNamingThoseThatDo) {
+  for (const ModelDescription* m : built_in_models())
+    for (const StudyKey& k : study_keys()) {
+      if (k.scope != KeyScope::model || m->takes(k.path())) continue;
+      Study s = study_of(*m);
+      s.given.insert(k.path());
+      try {
+        refuse_keys_out_of_scope(s, k.section);
+        ADD_FAILURE() << k.path() << " accepted for " << m->name;
+      } catch (const StudyError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find(k.path() + " applies to " + models_taking(k.path()) + " only"), std::string::npos) << message;
+        const std::string why = k.scope_note ? k.scope_note : std::string("model.kind is \"") + m->name + "\"";
+        EXPECT_NE(message.find(why + ")"), std::string::npos) << message;
+      }
+    }
+  EXPECT_EQ(models_taking("model.masses"), "model.kind = \"chain\" and \"double-pendulum\"");
+  EXPECT_EQ(models_taking("model.source"), "user models");
+}
+
+}  // namespace
+}  // namespace chens
