@@ -5,8 +5,12 @@
 # directories), the engine-support library it links, chens's version, and a hash of every
 # source a unit can include, which keys the cache. The file is rewritten only when it changes.
 #
+# An installed chens (cmake --install, cmake/ChensInstall.cmake) compiles with the installed
+# copies of the headers and the library instead of the build tree's: the directories below
+# say where each is in both layouts (dispatch/jit_cache.cpp, jit::toolchain()).
+#
 # In: COMMANDS (compile_commands.json), OUT, SUPPORT_LIB, VERSION, COMPILER_ID (CMAKE_CXX_COMPILER_ID),
-# SOURCE_DIR, GENERATED_DIR.
+# SOURCE_DIR, GENERATED_DIR, BINARY_DIR, INSTALL_INCLUDEDIR, INSTALL_LIBDIR (relative to the prefix).
 file(READ "${COMMANDS}" commands)
 string(JSON count LENGTH "${commands}")
 math(EXPR last "${count} - 1")
@@ -50,6 +54,11 @@ set(text "// Generated at build time by cmake/ChensJitConfig.cmake: what dispatc
 #define CHENS_JIT_COMPILER_ID \"${COMPILER_ID}\"
 #define CHENS_JIT_SOURCES_HASH \"${sources_hash}\"
 #define CHENS_JIT_SUPPORT_HASH \"${support_hash}\"
+#define CHENS_JIT_SOURCE_DIR R\"chens(${SOURCE_DIR})chens\"
+#define CHENS_JIT_GENERATED_DIR R\"chens(${GENERATED_DIR})chens\"
+#define CHENS_JIT_BINARY_DIR R\"chens(${BINARY_DIR})chens\"
+#define CHENS_JIT_INSTALL_INCLUDEDIR R\"chens(${INSTALL_INCLUDEDIR})chens\"
+#define CHENS_JIT_INSTALL_LIBDIR R\"chens(${INSTALL_LIBDIR})chens\"
 ")
 set(old "")
 if(EXISTS "${OUT}")

@@ -34,5 +34,5 @@ cmake --build "$build"
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:exitcode=66:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=66"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
-ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" -LE gpu
+ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" -LE "gpu|install"
 echo "sanitize-tests: no AddressSanitizer, LeakSanitizer or UndefinedBehaviorSanitizer report"

@@ -44,7 +44,85 @@ bool writable_dir(const fs::path& dir) {
 // The compiler of the command: its first word.
 std::string compiler_of(const std::string& command) { return command.substr(0, command.find(' ')); }
 
+// The file the running chens is: the Python module (a shared object holding this code) or the
+// executable.
+fs::path running_binary() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&running_binary), &info) != 0 && info.dli_fname && *info.dli_fname) {
+    const fs::path p(info.dli_fname);
+    if (p.extension() == ".so") return p;
+  }
+  std::error_code ec;
+  return fs::read_symlink("/proc/self/exe", ec);
+}
+
+bool inside(const fs::path& path, const fs::path& dir) {
+  const std::string p = path.lexically_normal().string(), d = dir.lexically_normal().string();
+  return p.size() > d.size() && p.compare(0, d.size(), d) == 0 && (d.back() == '/' || p[d.size()] == '/');
+}
+
+// The command with each word "-I" + `from` replaced by "-I" + `to`.
+std::string with_include_dir(std::string command, const std::string& from, const std::string& to) {
+  const std::string word = " -I" + from;
+  std::size_t at = 0;
+  while ((at = command.find(word, at)) != std::string::npos) {
+    const std::size_t end = at + word.size();
+    if (end < command.size() && command[end] != ' ') {  // a longer directory
+      at = end;
+      continue;
+    }
+    command.replace(at, word.size(), " -I" + to);
+    at += 3 + to.size();
+  }
+  return command;
+}
+
+bool has_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
 }  // namespace
+
+namespace jit {
+
+const Toolchain& toolchain() {
+  static const Toolchain t = [] {
+    Toolchain out;
+    const fs::path binary = fs::weakly_canonical(running_binary());
+    const fs::path source(CHENS_JIT_SOURCE_DIR), support(CHENS_JIT_SUPPORT_LIB);
+    const bool build_tree = has_file(source / "host/dispatch/make_engine.hpp") && has_file(support);
+    // A chens run from its build tree compiles with the build tree's files; one installed
+    // elsewhere (cmake --install, moved or not) with the installation's: the prefix is the
+    // nearest directory above the binary that holds the installed headers and library.
+    if (!inside(binary, CHENS_JIT_BINARY_DIR) || !build_tree) {
+      for (fs::path dir = binary.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+        const fs::path include = dir / CHENS_JIT_INSTALL_INCLUDEDIR, lib = dir / CHENS_JIT_INSTALL_LIBDIR / support.filename();
+        if (!has_file(include / "chens/host/dispatch/make_engine.hpp") || !has_file(lib)) continue;
+        std::string command = with_include_dir(CHENS_JIT_COMPILE, (source / "host").string(), (include / "chens/host").string());
+        command = with_include_dir(command, CHENS_JIT_GENERATED_DIR, (include / "chens/host").string());
+        out.compile = with_include_dir(command, (source / "include").string(), include.string());
+        out.support_lib = lib.string();
+        out.origin = "the installation at " + dir.string();
+        return out;
+      }
+    }
+    if (build_tree) {
+      out.compile = CHENS_JIT_COMPILE;
+      out.support_lib = support.string();
+      out.origin = "the build tree " + source.string();
+    } else {
+      out.missing = "chens's headers and " + support.filename().string() + " are neither in the build tree it was built in (" +
+                    source.string() + ", " + support.string() + ") nor installed around " + binary.string() + " (PREFIX/" +
+                    CHENS_JIT_INSTALL_INCLUDEDIR + "/chens/host and PREFIX/" + CHENS_JIT_INSTALL_LIBDIR + ", as cmake --install "
+                    "lays them out)";
+    }
+    return out;
+  }();
+  return t;
+}
+
+}  // namespace jit
 
 std::string jit_cache_dir() {
   static std::mutex m;
@@ -71,7 +149,7 @@ std::string jit_cache_dir() {
 namespace jit {
 
 std::string build_key() {
-  return std::string("chens ") + CHENS_JIT_VERSION + "\ncompile: " + CHENS_JIT_COMPILE +
+  return std::string("chens ") + CHENS_JIT_VERSION + "\ncompile: " + toolchain().compile +
          "\nsources: " + CHENS_JIT_SOURCES_HASH + "\nsupport: " + CHENS_JIT_SUPPORT_HASH + "\n";
 }
 
@@ -143,7 +221,11 @@ std::string head_of_file(const fs::path& path, int max_lines) {
 
 void compile_object(const std::string& label, const fs::path& dir, const std::string& stem, const std::string& unit,
                     const std::string& extra_flags) {
-  const std::string compiler = compiler_of(CHENS_JIT_COMPILE);
+  const Toolchain& tools = toolchain();
+  if (!tools.missing.empty())
+    throw StudyError("compiling " + label + " on first use needs " + tools.missing + ": run a system this build has, "
+                     "or install chens with cmake --install (docs/jit.md)");
+  const std::string compiler = compiler_of(tools.compile);
   std::error_code ec;
   if (!fs::exists(compiler, ec))
     throw StudyError("compiling " + label + " on first use needs the C++ compiler this chens was built with, " +
@@ -156,9 +238,9 @@ void compile_object(const std::string& label, const fs::path& dir, const std::st
   const auto t0 = std::chrono::steady_clock::now();
   // -fPIC: a build without the Python package compiles its units without it; the object
   // needs it (position-independent code changes no arithmetic).
-  const std::string command = std::string(CHENS_JIT_COMPILE) + " -fPIC -shared" + extra_flags + " -o " +
+  const std::string command = tools.compile + " -fPIC -shared" + extra_flags + " -o " +
                               shell_word(tmp.string()) + " " + shell_word(src.string()) + " " +
-                              shell_word(CHENS_JIT_SUPPORT_LIB) + " > " + shell_word(log.string()) + " 2>&1";
+                              shell_word(tools.support_lib) + " > " + shell_word(log.string()) + " 2>&1";
   const int rc = std::system(command.c_str());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc != 0 || !fs::exists(tmp, ec)) {

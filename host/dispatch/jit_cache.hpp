@@ -11,6 +11,18 @@
 
 namespace chens::jit {
 
+// What an object is compiled with: the CPU system units' command and the engine-support
+// library, from the build tree for a chens run in it, else from the installation around the
+// running binary (the executable, or the Python module): PREFIX/include/chens/host,
+// PREFIX/include and PREFIX/lib (cmake/ChensInstall.cmake's layout; the prefix may have moved).
+struct Toolchain {
+  std::string compile;      // the command, without its output, input and the library
+  std::string support_lib;  // libchens_engine_support.a
+  std::string origin;       // "the build tree DIR" or "the installation at PREFIX"
+  std::string missing;      // non-empty where neither has the files: what is missing
+};
+const Toolchain& toolchain();
+
 // What decides every object's machine code: chens's version, the compile command, the hash
 // of every source a unit can include and of the engine-support library.
 std::string build_key();

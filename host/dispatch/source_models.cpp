@@ -145,7 +145,7 @@ std::string read_text(const fs::path& path) {
 // dependencies', whose files every object's key covers already.
 std::vector<std::string> include_dirs() {
   std::vector<std::string> dirs;
-  std::istringstream words(CHENS_JIT_COMPILE);
+  std::istringstream words(jit::toolchain().compile);
   std::string w;
   while (words >> w) {
     if (w.rfind("-I", 0) == 0 && w.size() > 2) dirs.push_back(w.substr(2));
