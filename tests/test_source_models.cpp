@@ -58,6 +58,23 @@ std::string refusal(F&& f) {
   return "";
 }
 
+// A spec of a point on the unit circle under gravity: struct `type` in namespace mine, called
+// `kind`.
+std::string unit_circle_spec(const std::string& type, const std::string& kind) {
+  return "#include <chens/models/auto_model.hpp>\nnamespace mine {\nstruct " + type + " {\n" +
+         "  static constexpr const char* name = \"" + kind + "\";\n" + R"cpp(  static constexpr int dof = 2;
+  static constexpr int constraints = 1;
+  static constexpr const char* coordinates[] = {"x", "y"};
+  template <class K> CHENS_HD static auto mass(const K&, int) { return 1.0; }
+  template <class T, class K> CHENS_HD static T potential(const K&, const chens::Vec<T, 2>& q) { return q[1]; }
+  template <class T, class K> CHENS_HD static chens::Vec<T, 1> constraint(const K&, const chens::Vec<T, 2>& q) {
+    return chens::Vec<T, 1>{{(q[0] * q[0] + q[1] * q[1] - 1) / 2}};
+  }
+};
+}  // namespace mine
+)cpp";
+}
+
 TEST(Sha256, FipsTestVectors) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -194,6 +211,24 @@ struct Swing2 : Swing { static constexpr const char* name = "source-test-swing2"
             std::string::npos);
 }
 
+// A spec in a file the header includes in quotes, beside it or through another included file,
+// is found; a file named in a comment is not read (its struct would not compile: the unit would
+// name a type the header never declares).
+TEST(SourceModels, SpecsInFilesTheHeaderIncludesAreFound) {
+  const TempDir dir("included");
+  fs::create_directories(dir.path() / "specs");
+  dir.write("specs/deeper.hpp", "#pragma once\n" + unit_circle_spec("Deeper", "source-test-deeper"));
+  dir.write("specs/swing.hpp", "#pragma once\n#include \"deeper.hpp\"\n" + unit_circle_spec("Included", "source-test-included"));
+  dir.write("decoy.hpp", "#pragma once\nstruct Decoy { int x; };\n");
+  const std::string header = dir.write("models.hpp", "#pragma once\n"
+                                                     "// #include \"decoy.hpp\"\n"
+                                                     "/* a block\n#include \"decoy.hpp\"\n*/\n"
+                                                     "  #  include \"specs/swing.hpp\"  // beside the header\n");
+  EXPECT_EQ(load_source_models(header), (std::vector<std::string>{"source-test-included", "source-test-deeper"}));
+  ASSERT_NE(find_custom_model("source-test-deeper"), nullptr);
+  EXPECT_EQ(find_custom_model("source-test-deeper")->spec_type, "::mine::Deeper");
+}
+
 TEST(SourceModels, BadHeadersAreRefusedWithTheReason) {
   const TempDir dir("bad");
   EXPECT_NE(refusal([&] { load_source_models((dir.path() / "missing.hpp").string()); }).find("missing.hpp\": no such file"),
@@ -202,7 +237,7 @@ TEST(SourceModels, BadHeadersAreRefusedWithTheReason) {
                 .find("may not contain a double quote"),
             std::string::npos);
   EXPECT_NE(refusal([&] { load_source_models(dir.write("none.hpp", "#pragma once\nint f();\n")); })
-                .find("defines no struct at namespace scope"),
+                .find("defines no struct at namespace scope, nor do the files it includes in quotes"),
             std::string::npos);
   EXPECT_NE(refusal([&] { load_source_models(dir.write("other.hpp", "#pragma once\nstruct Point { double x, y; };\n")); })
                 .find("defines no user model: none of its structs (Point) has the members"),
@@ -215,20 +250,7 @@ TEST(SourceModels, BadHeadersAreRefusedWithTheReason) {
   EXPECT_NE(broken.find("broken.hpp:3:"), std::string::npos) << broken;
   // A model named as a built-in model.kind would shadow it.
   const std::string clash = refusal([&] {
-    load_source_models(dir.write("clash.hpp", R"cpp(#pragma once
-#include <chens/models/auto_model.hpp>
-struct Clash {
-  static constexpr const char* name = "chain";
-  static constexpr int dof = 2;
-  static constexpr int constraints = 1;
-  static constexpr const char* coordinates[] = {"x", "y"};
-  template <class K> CHENS_HD static auto mass(const K&, int) { return 1.0; }
-  template <class T, class K> CHENS_HD static T potential(const K&, const chens::Vec<T, 2>& q) { return q[1]; }
-  template <class T, class K> CHENS_HD static chens::Vec<T, 1> constraint(const K&, const chens::Vec<T, 2>& q) {
-    return chens::Vec<T, 1>{{(q[0] * q[0] + q[1] * q[1] - 1) / 2}};
-  }
-};
-)cpp"));
+    load_source_models(dir.write("clash.hpp", "#pragma once\n" + unit_circle_spec("Clash", "chain")));
   });
   EXPECT_NE(clash.find("defines a model called \"chain\", the name of a built-in model.kind"), std::string::npos) << clash;
 }

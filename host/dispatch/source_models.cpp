@@ -252,6 +252,68 @@ std::string unit_text(const std::string& header, const std::vector<std::string>&
          "void chens_jit_source_models(std::vector<chens::CustomModelInfo>* out) {\n" + adds + "}\n}\n";
 }
 
+// The names of the files the text includes in quotes (#include "name"), in order; lines in
+// comments are not read.
+std::vector<std::string> quoted_includes(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream lines(text);
+  std::string line;
+  bool in_comment = false;
+  while (std::getline(lines, line)) {
+    std::size_t i = 0;
+    if (in_comment) {
+      const std::size_t end = line.find("*/");
+      if (end == std::string::npos) continue;
+      in_comment = false;
+      i = end + 2;
+    }
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (line.compare(i, 1, "#") == 0) {
+      ++i;
+      while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+      if (line.compare(i, 7, "include") == 0) {
+        i += 7;
+        while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+        const std::size_t close = line.find('"', i + 1);
+        if (line.compare(i, 1, "\"") == 0 && close != std::string::npos) out.push_back(line.substr(i + 1, close - i - 1));
+      }
+      continue;
+    }
+    // A block comment this line opens and leaves open (strings are not told apart: good enough
+    // for the lines that matter here, which are preprocessor lines).
+    while (i < line.size()) {
+      const std::size_t open = line.find("/*", i);
+      if (open == std::string::npos || line.find("//", i) < open) break;
+      const std::size_t end = line.find("*/", open + 2);
+      if (end == std::string::npos) {
+        in_comment = true;
+        break;
+      }
+      i = end + 2;
+    }
+  }
+  return out;
+}
+
+// The header and the files it includes in quotes, directly or through others, each once: a
+// quoted name is looked up beside the file that names it, as the compiler first does; files
+// in chens's include directories and those not found are left to the compiler.
+std::vector<fs::path> header_files(const fs::path& header) {
+  std::vector<fs::path> files = {fs::weakly_canonical(header)};
+  const std::vector<std::string> chens_dirs = include_dirs();
+  constexpr std::size_t max_files = 256;
+  for (std::size_t k = 0; k < files.size() && files.size() < max_files; ++k)
+    for (const std::string& name : quoted_includes(read_text(files[k]))) {
+      std::error_code ec;
+      const fs::path p = fs::weakly_canonical(files[k].parent_path() / name, ec);
+      if (ec || !fs::is_regular_file(p, ec) || std::find(files.begin(), files.end(), p) != files.end()) continue;
+      if (std::any_of(chens_dirs.begin(), chens_dirs.end(), [&](const std::string& d) { return under(p.string(), d); }))
+        continue;
+      files.push_back(p);
+    }
+  return files;
+}
+
 struct Description {
   SourceModelsFn models = nullptr;
   std::string sources;                  // sources_text at its compile
@@ -264,11 +326,16 @@ Description description(const std::string& header) {
   static std::mutex m;
   std::lock_guard<std::mutex> guard(m);
   const std::string text = read_text(header);
-  const std::vector<std::string> candidates = spec_candidates(text);
+  // The header's structs, then those of the files it includes in quotes (a spec may live in
+  // one of them).
+  std::vector<std::string> candidates;
+  for (const fs::path& file : header_files(header))
+    for (const std::string& c : spec_candidates(read_text(file)))
+      if (std::find(candidates.begin(), candidates.end(), c) == candidates.end()) candidates.push_back(c);
   if (candidates.empty())
-    throw StudyError("model.source = \"" + header + "\" defines no struct at namespace scope; a user model is a struct "
-                     "with name, dof, constraints, parameters, coordinates, mass, potential and constraint "
-                     "(docs/custom-models.md, section 1)");
+    throw StudyError("model.source = \"" + header + "\" defines no struct at namespace scope, nor do the files it "
+                     "includes in quotes; a user model is a struct with name, dof, constraints, parameters, "
+                     "coordinates, mass, potential and constraint (docs/custom-models.md, section 1)");
   const std::string key = jit::build_key() + "model header: " + header + "\nits text: " + sha256_hex(text) + "\n";
   const std::string dir_text = jit_cache_dir();
   if (dir_text.empty()) throw StudyError("no writable cache directory for user models compiled on first use (CHENS_CACHE_DIR)");
