@@ -14,9 +14,11 @@
 #include <chens/models/pendulum.hpp>
 #include <chens/models/penalty_pendulum.hpp>
 
+#include "cli/cli.hpp"
 #include "dispatch/model_traits.hpp"
 #include "models/model_description.hpp"
 #include "study/study_key_table.hpp"
+#include "support/cli_runner.hpp"
 
 namespace chens {
 namespace {
@@ -123,6 +125,41 @@ TEST(ModelRegistry, AKeyGivenToAModelThatDoesNotTakeItIsRefusedNamingThoseThatDo
     }
   EXPECT_EQ(models_taking("model.masses"), "model.kind = \"chain\" and \"double-pendulum\"");
   EXPECT_EQ(models_taking("model.source"), "user models");
+}
+
+// The block `chens models` prints for one model (from its title line to the blank line).
+std::string block_of(const std::string& out, const std::string& title) {
+  const std::size_t at = out.find(title + "\n");
+  if (at == std::string::npos) return "";
+  return out.substr(at, out.find("\n\n", at) - at);
+}
+
+TEST(ModelRegistry, ChensModelsListsEveryModelWithWhatItTakes) {
+  const test::CliResult r = test::run_cli({"models"});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  for (const ModelDescription* m : built_in_models()) {
+    const std::string block = block_of(r.out, std::string("model.kind = \"") + m->name + "\"");
+    ASSERT_FALSE(block.empty()) << m->name << " is not listed:\n" << r.out;
+    for (const std::string& key : m->keys) EXPECT_NE(block.find(key), std::string::npos) << m->name << ": " << key;
+  }
+  // The states at the keys' defaults: the models' own sizes (a chain of Study{}'s 7 atoms).
+  EXPECT_NE(block_of(r.out, "model.kind = \"pendulum\"").find("  state         x, y, px, py\n"), std::string::npos);
+  EXPECT_NE(block_of(r.out, "model.kind = \"chain\"").find("x0, y0, x1, y1, ..., py6 (28 numbers)"), std::string::npos);
+  EXPECT_NE(block_of(r.out, "model.kind = \"double-pendulum\"").find("x1, y1, x2, y2, px1, py1, px2, py2"),
+            std::string::npos);
+  EXPECT_NE(block_of(r.out, "model.kind = \"penalty-pendulum\"").find("integrator.method = \"verlet\""), std::string::npos);
+  // The user models this suite builds in (tests/CMakeLists.txt: planar pendulum with naive,
+  // dirac, constrained; parameters m, l, g of examples/custom_model/models/planar_pendulum.hpp).
+  const std::string planar = block_of(r.out, "model.kind = \"planar-pendulum\" (a user model: " CHENS_SOURCE_DIR
+                                             "/examples/custom_model/models/planar_pendulum.hpp, chens_add_model)");
+  ASSERT_FALSE(planar.empty()) << r.out;
+  EXPECT_NE(planar.find("  formulations  naive, dirac, constrained (method rattle)\n"), std::string::npos) << planar;
+  EXPECT_EQ(planar.find("model.source"), std::string::npos) << planar;
+  EXPECT_EQ(test::run_cli({"models", "--bogus"}).code, exit_bad_input);
+  EXPECT_EQ(test::run_cli({"models", "--help"}).code, exit_ok);
+  const test::CliResult missing = test::run_cli({"models", "--source", "/nonexistent/x.hpp"});
+  EXPECT_EQ(missing.code, exit_bad_input);
+  EXPECT_NE(missing.err.find("model.source = \"/nonexistent/x.hpp\": no such file"), std::string::npos) << missing.err;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // chens COMMAND ...: the entry point of the command line. It answers --help, --version and
 // `help COMMAND` itself and hands each command its arguments; run, check and validate parse
-// theirs with CLI11 (cli_args.cpp), plot passes them to its script, keys takes one flag.
+// theirs with CLI11 (cli_args.cpp), plot passes them to its script, keys and models take one
+// option.
 #include "cli/cli.hpp"
 
 #include <algorithm>
@@ -61,6 +62,7 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
   const std::vector<std::string> rest(args.begin() + 2, args.end());
   if (command == "keys") return keys_command(rest, out, err);
   if (command == "plot") return cli::plot_command(rest, out, err);
+  if (command == "models") return cli::models_command(rest, out, err);
   if (command == "run" || command == "check" || command == "validate") {
     // --help anywhere among the options asks for this command's help, not a run: also as an
     // option's value (`--set --help`) and after a bad option, which CLI11 would read as the

@@ -13,6 +13,7 @@ const char* const overview_text =
     "       chens validate [STUDY.toml] [--set SECTION.KEY=VALUE]... [--threads N] [--rtol R] [--atol A]\n"
     "       chens plot DIR [--out PLOTDIR] [OPTIONS]\n"
     "       chens keys --markdown\n"
+    "       chens models [--source HEADER]\n"
     "       chens --version | --help | COMMAND --help\n"
     "\n"
     "  run       integrate the ensemble a study describes and write its results into DIR\n"
@@ -22,6 +23,7 @@ const char* const overview_text =
     "  validate  run one study on the CPU and on the GPU and compare the results\n"
     "  plot      draw the figures of a run or study directory into DIR/plots/\n"
     "  keys      print every study key (default, allowed values, meaning) as markdown tables\n"
+    "  models    list the models this chens runs: keys, formulations, state, reference\n"
     "\n"
     "  'chens COMMAND --help' lists the command's options. Study keys: docs/study-format.md.\n"
     "  Exit codes: 0 ok, 1 the run failed, 2 bad input, 3 backend not available,\n"
@@ -131,6 +133,15 @@ const char* const keys_help =
     "  what it means, as the markdown tables of docs/study-format.md (each after the comment\n"
     "  line that marks it there), generated from the keys' declarations.\n";
 
+const char* const models_help =
+    "usage: chens models [--source HEADER]\n"
+    "\n"
+    "  Lists every model this chens runs (model.kind): the built-in models, the user models\n"
+    "  built into the executable (chens_add_model) and, with --source, those HEADER defines\n"
+    "  (model.source: compiled on first use, docs/custom-models.md). For each: the keys it\n"
+    "  takes beyond every study's, its formulations, its state's components (at the keys'\n"
+    "  defaults), its reference solution's default, and the options only some models have.\n";
+
 }  // namespace
 
 const char* help_text(const std::string& command) {
@@ -139,6 +150,7 @@ const char* help_text(const std::string& command) {
   if (command == "validate") return validate_help;
   if (command == "plot") return plot_help;
   if (command == "keys") return keys_help;
+  if (command == "models") return models_help;
   return nullptr;
 }
 

@@ -86,6 +86,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
 int check_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int validate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int models_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // ---- What `run` and `check` share (run_plan.cpp) ----
 

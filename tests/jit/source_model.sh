@@ -2,7 +2,8 @@
 # A user model from its header, end to end through the command line (docs/custom-models.md,
 # section 2b): a study file names the header by a path relative to itself and is checked
 # from another directory (the header's description compiled, the system said to be compiled
-# by chens run); bad headers and paths exit 2 with the reason and write nothing.
+# by chens run); `chens models --source` lists it from the cache; bad headers and paths exit 2
+# with the reason and write nothing.
 # Usage: source_model.sh CHENS EXAMPLES_DIR
 set -euo pipefail
 chens=$1
@@ -25,6 +26,13 @@ grep -q "^source = \"$d/study/models/planar_pendulum.hpp\"" check.out && grep -q
   { echo "FAIL: the printed study lacks the absolute source or the given length"; cat check.out; exit 1; }
 "$chens" check ../study/pendulum.toml > /dev/null 2> again.err
 grep -q "compiling" again.err && { echo "FAIL: the cached description was compiled again"; cat again.err; exit 1; }
+# chens models --source: a relative path, the cached description, the model and its parameters
+"$chens" models --source ../study/models/planar_pendulum.hpp > models.out 2> models.err ||
+  { echo "FAIL: chens models --source exited $?"; cat models.err; exit 1; }
+grep -q "compiling" models.err && { echo "FAIL: chens models compiled the cached description again"; cat models.err; exit 1; }
+grep -q "^model.kind = \"planar-pendulum\" (a user model: $d/study/models/planar_pendulum.hpp, model.source)" models.out &&
+  grep -q "^  keys          model.mass (1), model.length (1), model.gravity (1)$" models.out ||
+  { echo "FAIL: chens models did not list the header's model and its parameters"; cat models.out; exit 1; }
 # refused: exit 2, the reason, no output directory
 refused() {  # refused NAME EXPECTED ARGS...: chens run ARGS --out NAME exits 2, says EXPECTED, writes nothing
   local name=$1 expected=$2
