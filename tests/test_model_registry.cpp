@@ -86,6 +86,12 @@ TEST(ModelRegistry, TheKeysAModelTakesAreTheKeyTablesModelKeys) {
       taken.insert(key);
     }
   for (const std::string& key : model_keys) EXPECT_EQ(taken.count(key), 1u) << key << ": no model takes it";
+  // summary.json prints one mass per body and one length per link of the models that take
+  // the array keys: each has its function for them.
+  for (const ModelDescription* m : model_descriptions()) {
+    EXPECT_EQ(m->takes("model.masses"), m->body_masses != nullptr) << m->name;
+    EXPECT_EQ(m->takes("model.lengths"), m->link_lengths != nullptr) << m->name;
+  }
 }
 
 TEST(ModelRegistry, StateNamesAndDefaultInitialStateHaveTheModelsSize) {

@@ -316,7 +316,7 @@ std::optional<KeyValue> printed_mass(const Study& s, const RunParams<double>&, P
 std::optional<KeyValue> printed_masses(const Study& s, const RunParams<double>&, Printout to) {
   const ModelDescription& model = model_of(s);
   if (!model.takes("model.masses") || (to == Printout::toml && s.masses.empty())) return std::nullopt;
-  if (to == Printout::toml) return s.masses;
+  if (to == Printout::toml || !model.body_masses) return s.masses;
   return model.body_masses(s);
 }
 std::optional<KeyValue> printed_length(const Study& s, const RunParams<double>&, Printout to) {
@@ -328,7 +328,7 @@ std::optional<KeyValue> printed_length(const Study& s, const RunParams<double>&,
 std::optional<KeyValue> printed_lengths(const Study& s, const RunParams<double>&, Printout to) {
   const ModelDescription& model = model_of(s);
   if (!model.takes("model.lengths") || (to == Printout::toml && s.lengths.empty())) return std::nullopt;
-  if (to == Printout::toml) return s.lengths;
+  if (to == Printout::toml || !model.link_lengths) return s.lengths;
   return model.link_lengths(s);
 }
 
