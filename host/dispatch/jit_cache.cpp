@@ -86,27 +86,47 @@ bool has_file(const fs::path& p) {
 
 namespace jit {
 
+namespace {
+
+std::string& installation_hint() {
+  static std::string prefix;
+  return prefix;
+}
+
+// The toolchain of an installation at `dir`, where it holds the installed headers and library.
+bool installed_toolchain(const fs::path& dir, Toolchain& out) {
+  const fs::path source(CHENS_JIT_SOURCE_DIR), support(CHENS_JIT_SUPPORT_LIB);
+  const fs::path include = dir / CHENS_JIT_INSTALL_INCLUDEDIR, lib = dir / CHENS_JIT_INSTALL_LIBDIR / support.filename();
+  if (!has_file(include / "chens/host/dispatch/make_engine.hpp") || !has_file(lib)) return false;
+  std::string command = with_include_dir(CHENS_JIT_COMPILE, (source / "host").string(), (include / "chens/host").string());
+  command = with_include_dir(command, CHENS_JIT_GENERATED_DIR, (include / "chens/host").string());
+  out.compile = with_include_dir(command, (source / "include").string(), include.string());
+  out.support_lib = lib.string();
+  out.origin = "the installation at " + dir.string();
+  return true;
+}
+
+}  // namespace
+
+bool installation_at(const char* prefix) {
+  installation_hint() = prefix ? prefix : "";
+  return true;
+}
+
 const Toolchain& toolchain() {
   static const Toolchain t = [] {
     Toolchain out;
+    // An executable built against an installed chens (chens_add_executable) says where it is.
+    if (!installation_hint().empty() && installed_toolchain(installation_hint(), out)) return out;
     const fs::path binary = fs::weakly_canonical(running_binary());
     const fs::path source(CHENS_JIT_SOURCE_DIR), support(CHENS_JIT_SUPPORT_LIB);
     const bool build_tree = has_file(source / "host/dispatch/make_engine.hpp") && has_file(support);
     // A chens run from its build tree compiles with the build tree's files; one installed
     // elsewhere (cmake --install, moved or not) with the installation's: the prefix is the
     // nearest directory above the binary that holds the installed headers and library.
-    if (!inside(binary, CHENS_JIT_BINARY_DIR) || !build_tree) {
-      for (fs::path dir = binary.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
-        const fs::path include = dir / CHENS_JIT_INSTALL_INCLUDEDIR, lib = dir / CHENS_JIT_INSTALL_LIBDIR / support.filename();
-        if (!has_file(include / "chens/host/dispatch/make_engine.hpp") || !has_file(lib)) continue;
-        std::string command = with_include_dir(CHENS_JIT_COMPILE, (source / "host").string(), (include / "chens/host").string());
-        command = with_include_dir(command, CHENS_JIT_GENERATED_DIR, (include / "chens/host").string());
-        out.compile = with_include_dir(command, (source / "include").string(), include.string());
-        out.support_lib = lib.string();
-        out.origin = "the installation at " + dir.string();
-        return out;
-      }
-    }
+    if (!inside(binary, CHENS_JIT_BINARY_DIR) || !build_tree)
+      for (fs::path dir = binary.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
+        if (installed_toolchain(dir, out)) return out;
     if (build_tree) {
       out.compile = CHENS_JIT_COMPILE;
       out.support_lib = support.string();

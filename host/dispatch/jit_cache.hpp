@@ -12,8 +12,9 @@
 namespace chens::jit {
 
 // What an object is compiled with: the CPU system units' command and the engine-support
-// library, from the build tree for a chens run in it, else from the installation around the
-// running binary (the executable, or the Python module): PREFIX/include/chens/host,
+// library: from the installation an executable built against an installed chens names
+// (installation_at), from the build tree for a chens run in it, else from the installation
+// around the running binary (the executable, or the Python module): PREFIX/include/chens/host,
 // PREFIX/include and PREFIX/lib (cmake/ChensInstall.cmake's layout; the prefix may have moved).
 struct Toolchain {
   std::string compile;      // the command, without its output, input and the library
@@ -22,6 +23,10 @@ struct Toolchain {
   std::string missing;      // non-empty where neither has the files: what is missing
 };
 const Toolchain& toolchain();
+// Says where the installation an executable was built against is (chens_add_executable's
+// generated unit, at start-up, before any toolchain() call): toolchain() then takes its files
+// first. Returns true (for the static initialiser that calls it).
+bool installation_at(const char* prefix);
 
 // What decides every object's machine code: chens's version, the compile command, the hash
 // of every source a unit can include and of the engine-support library.
