@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include <mutex>
 #include <set>
 #include <system_error>
+#include <vector>
 
 #include "dispatch/jit_config.hpp"
 #include "dispatch/jit_systems.hpp"
@@ -61,8 +63,13 @@ bool inside(const fs::path& path, const fs::path& dir) {
   return p.size() > d.size() && p.compare(0, d.size(), d) == 0 && (d.back() == '/' || p[d.size()] == '/');
 }
 
-// The command with each word "-I" + `from` replaced by "-I" + `to`.
-std::string with_include_dir(std::string command, const std::string& from, const std::string& to) {
+// The command with each word "-I" + `from` replaced by "-I" + `to` (quoted for the shell where
+// it holds anything but letters, digits and / . _ + -: an installation under "My Tools").
+std::string with_include_dir(std::string command, const std::string& from, const std::string& to_path) {
+  const bool plain = std::all_of(to_path.begin(), to_path.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._+-", c) != nullptr;
+  });
+  const std::string to = plain ? to_path : jit::shell_word(to_path);
   const std::string word = " -I" + from;
   std::size_t at = 0;
   while ((at = command.find(word, at)) != std::string::npos) {
@@ -194,6 +201,27 @@ std::string file_stem(const std::string& label, const std::string& key) {
   }
   while (!stem.empty() && stem.back() == '-') stem.pop_back();
   return stem + "-" + fnv_hex(key);
+}
+
+std::vector<std::string> command_words(const std::string& command) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false, quoted = false;
+  for (char c : command) {
+    if (c == '\'' ) {
+      quoted = !quoted;
+      in_word = true;
+    } else if (!quoted && std::isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(word);
+  return words;
 }
 
 std::string shell_word(const std::string& text) {

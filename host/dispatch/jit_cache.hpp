@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace chens::jit {
 
@@ -40,6 +41,9 @@ std::string file_stem(const std::string& label, const std::string& key);
 
 // The text as one word of a /bin/sh command line.
 std::string shell_word(const std::string& text);
+// The words of a command as /bin/sh splits it where only single quotes quote (the compile
+// command's form: its paths are plain or shell_word-quoted).
+std::vector<std::string> command_words(const std::string& command);
 
 // An exclusive lock on `path` (flock: released when the process ends, however it ends); says
 // "waiting for another process compiling LABEL" when another holds it.

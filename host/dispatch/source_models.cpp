@@ -145,11 +145,10 @@ std::string read_text(const fs::path& path) {
 // dependencies', whose files every object's key covers already.
 std::vector<std::string> include_dirs() {
   std::vector<std::string> dirs;
-  std::istringstream words(jit::toolchain().compile);
-  std::string w;
-  while (words >> w) {
-    if (w.rfind("-I", 0) == 0 && w.size() > 2) dirs.push_back(w.substr(2));
-    if (w == "-isystem" && (words >> w)) dirs.push_back(w);
+  const std::vector<std::string> words = jit::command_words(jit::toolchain().compile);
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i].rfind("-I", 0) == 0 && words[i].size() > 2) dirs.push_back(words[i].substr(2));
+    if (words[i] == "-isystem" && i + 1 < words.size()) dirs.push_back(words[++i]);
   }
   return dirs;
 }

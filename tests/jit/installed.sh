@@ -3,7 +3,8 @@
 # `cmake --install` into a prefix, the prefix moved elsewhere, and a chain of a size no build
 # has (N = 3) run from it, by the executable and by the Python package where it is built:
 # each compiles with the moved installation's headers (the object's key names its include
-# directories) and none of the build tree's, and gives the same numbers.
+# directories, quoted: the new name has a space) and none of the build tree's, and gives the
+# same numbers.
 # Usage: installed.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -11,14 +12,15 @@ source_dir=$2
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 cmake --install "$build" --prefix "$d/installed" > "$d/install.log"
-mv "$d/installed" "$d/moved"
-prefix=$d/moved
+# moved under a name with a space, which the compile command quotes
+mv "$d/installed" "$d/moved prefix"
+prefix="$d/moved prefix"
 sets=(--set model.kind=chain --set model.atoms=3 --set ensemble.size=8 --set integrator.t_end=1
       --set integrator.h=0.05 --set output.sample_dt=0.5)
 compiled_from_prefix() {  # compiled_from_prefix CACHE WHO: the object's key names the moved prefix only
   local unit
-  unit=$(ls "$1"/chain-N-3-*.cpp)
-  grep -q -- "-I$prefix/include/chens/host " "$unit" && grep -q -- "-I$prefix/include " "$unit" ||
+  unit=$(echo "$1"/chain-N-3-*.cpp)
+  grep -qF -- "-I'$prefix/include/chens/host' " "$unit" && grep -qF -- "-I'$prefix/include' " "$unit" ||
     { echo "FAIL: $2 did not compile with the installation's headers:"; grep -o -- "-I[^ ]*" "$unit"; exit 1; }
   if grep -q -- "-I$source_dir/" "$unit" || grep -q -- "-I$build/" "$unit"; then
     echo "FAIL: $2 compiled with the build tree's headers:"; grep -o -- "-I[^ ]*" "$unit"; exit 1
