@@ -2,13 +2,15 @@
 // model, registered in one list (model_registry.cpp), which reading, checking, resolving and
 // printing a study ask instead of naming a model. A built-in model is its header under
 // include/chens/models, its description here (host/models/<model>.cpp), its line in the
-// registry and its line in the systems list; user models (chens_add_model, model.source) share
-// one description (user_model.cpp) that reads their spec's registration (custom_models.hpp).
+// registry and its line in the systems list, and for now its ModelKind and ModelTraits
+// (docs/adding-a-model.md); user models (chens_add_model, model.source) share one description
+// (user_model.cpp) that reads their spec's registration (custom_models.hpp).
 //
 // The description says which of the key table's model-dependent keys the model takes (a key
 // declared with KeyScope::model is refused for every other model, with the names of those that
-// take it), which formulations and methods it has, its state's names, its default initial
-// state, its own rules for the study's values, and what its system units are given.
+// take it), which formulations it has and which methods its kind of equations allow, its
+// state's names, its default initial state, its own rules for the study's values, and what its
+// system units are given.
 #pragma once
 
 #include <optional>
