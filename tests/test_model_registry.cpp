@@ -5,9 +5,13 @@
 // it names. tests/test_systems_list.cpp checks its formulations against the systems list.
 #include <gtest/gtest.h>
 
+#include <cxxabi.h>
+
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 
 #include <chens/models/chain.hpp>
 #include <chens/models/double_pendulum.hpp>
@@ -16,6 +20,7 @@
 
 #include "cli/cli.hpp"
 #include "dispatch/model_traits.hpp"
+#include "dispatch/system_dispatch.hpp"
 #include "models/model_description.hpp"
 #include "study/study_key_table.hpp"
 #include "support/cli_runner.hpp"
@@ -110,6 +115,34 @@ TEST(ModelRegistry, TheReferenceDefaultIsTheTraitsClosedForm) {
   for (const ModelDescription* m : built_in_models()) {
     EXPECT_EQ(m->closed_form_reference, compiled(m->kind).closed_form) << m->name;
     EXPECT_EQ(reference_on(study_of(*m)), compiled(m->kind).closed_form) << m->name;
+  }
+}
+
+// The compiler's name of a type ("chens::Chain<double, 7>").
+template <class T>
+std::string type_name() {
+  int status = 0;
+  char* name = abi::__cxa_demangle(typeid(T).name(), nullptr, nullptr, &status);
+  std::string out = name ? name : "";
+  std::free(name);
+  return out;
+}
+
+// The C++ type a unit compiled on first use instantiates for a model is the type of its
+// entries in the systems list, by the compiler's own name of those types.
+TEST(ModelRegistry, TheTypeCompiledOnFirstUseIsTheSystemsListsModelType) {
+  std::set<std::string> listed;
+  for_each_system<CpuBackend>([&](auto e) {
+    listed.insert(type_name<typename decltype(e)::Model>());
+    return false;
+  });
+  for (const ModelDescription* m : built_in_models()) {
+    Study s = study_of(*m);
+    EXPECT_EQ(listed.count("chens::" + m->cpp_type(s)), 1u) << m->cpp_type(s) << " is not a model of the systems list";
+    if (!m->single_precision) continue;
+    s.precision = Precision::single_precision;
+    s.atoms = float_chain_atoms;
+    EXPECT_EQ(listed.count("chens::" + m->cpp_type(s)), 1u) << m->cpp_type(s) << " is not a model of the systems list";
   }
 }
 

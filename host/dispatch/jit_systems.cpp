@@ -15,6 +15,7 @@
 #include "dispatch/custom_models.hpp"
 #include "dispatch/jit_cache.hpp"
 #include "dispatch/jit_config.hpp"
+#include "models/model_description.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -32,20 +33,6 @@ std::string formulation_enumerator(FormulationId f) {
   std::string name = formulation_name(f);
   std::replace(name.begin(), name.end(), '-', '_');
   return name;
-}
-
-// The model's C++ type (model_traits.hpp has a traits entry for each; a user model's is
-// auto_model_traits.hpp's, over the spec its header defines).
-std::string model_type_of(const Study& s) {
-  const std::string real = s.precision == Precision::single_precision ? "float" : "double";
-  switch (s.model_kind) {
-    case ModelKind::pendulum: return "Pendulum<" + real + ">";
-    case ModelKind::penalty_pendulum: return "PenaltyPendulum<double>";
-    case ModelKind::double_pendulum: return "DoublePendulum<double>";
-    case ModelKind::chain: return "Chain<" + real + ", " + std::to_string(s.atoms) + ">";
-    case ModelKind::custom: return "AutoModel<" + custom_model_of(s).spec_type + ", double>";
-  }
-  return "";
 }
 
 std::string instantiation(const JitSystem& sys) {
@@ -162,17 +149,18 @@ bool jit_forced() {
 
 JitSystem jit_system(const Study& s) {
   JitSystem sys;
-  sys.model_type = model_type_of(s);
+  const ModelDescription& description = model_of(s);
+  // (model_traits.hpp has a traits entry for each built-in type; a user model's is
+  // auto_model_traits.hpp's)
+  sys.model_type = description.cpp_type(s);
   sys.formulation = formulation_enumerator(s.formulation);
   sys.tangents = s.wedge;
   sys.method = s.method;
-  std::string model = model_name(s);
-  if (s.model_kind == ModelKind::chain) model += " N = " + std::to_string(s.atoms);
+  std::string model = description.label ? description.label(s) : model_name(s);
   if (s.model_kind == ModelKind::custom) {  // a user model from its header (source_models.hpp)
     const CustomModelInfo& m = custom_model_of(s);
     sys.header = m.header;
     sys.header_hash = m.source_hash;
-    model += " (" + fs::path(m.header).filename().string() + ")";
   }
   if (s.precision == Precision::single_precision) model += " (float)";
   sys.label = model + ", " + formulation_name(s.formulation) + (s.wedge ? " with tangents" : "") + ", " +

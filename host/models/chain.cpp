@@ -102,6 +102,12 @@ void validate(const Study& s) {
                            " are at the same position; the Lennard-Jones potential is infinite there");
 }
 
+std::string cpp_type(const Study& s) {
+  return std::string(s.precision == Precision::single_precision ? "Chain<float, " : "Chain<double, ") +
+         std::to_string(s.atoms) + ">";
+}
+std::string label(const Study& s) { return "chain N = " + std::to_string(s.atoms); }
+
 void system_args(const Study& s, SystemArgs& a) { a.inverse_masses = inverse_masses(s); }
 void system_key(const Study& s, ModelKey& k) { k.atoms = static_cast<int>(s.atoms); }
 bool free_molecule(const Study&) { return true; }  // no gravity, no pivot: both momenta are conserved
@@ -121,6 +127,7 @@ const ModelDescription& chain_description() {
                                               FormulationId::constrained};
           },
       .single_precision = true,
+      .cpp_type = cpp_type,
       .state_names = state_names,
       .default_initial = default_initial,
       .validate = validate,
@@ -128,6 +135,7 @@ const ModelDescription& chain_description() {
       .conserves_angular_momentum = free_molecule,
       .system_key = system_key,
       .body_masses = masses,
+      .label = label,
   };
   return d;
 }

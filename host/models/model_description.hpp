@@ -46,6 +46,10 @@ struct ModelDescription {
   // integrator.precision = "float" has units for it (the rest of the rule in `validate`).
   bool single_precision = false;
 
+  // The C++ type of its model in the systems list, under namespace chens, spelt as the
+  // compiler names it ("Chain<double, 12>", default template arguments written out): what a
+  // unit compiled on first use instantiates (dispatch/jit_systems.cpp).
+  std::string (*cpp_type)(const Study&);
   // The physical state's component names (state columns, output.periodogram's values).
   std::vector<std::string> (*state_names)(const Study&);
   // The initial state where model.initial is not given.
@@ -70,6 +74,8 @@ struct ModelDescription {
   // resolved); nullptr: the model prints model.mass and model.length alone.
   std::vector<double> (*body_masses)(const Study&) = nullptr;
   std::vector<double> (*link_lengths)(const Study&) = nullptr;
+  // How messages name the study's model beyond model.kind ("chain N = 12"); nullptr: model.kind.
+  std::string (*label)(const Study&) = nullptr;
 
   bool takes(const std::string& key) const;
 };

@@ -49,6 +49,12 @@ double period_of_nominal_instance(const Study& s) {
   return T;
 }
 
+// Spelt in full, as the compiler names the systems list's type (Unit = false: the run-time
+// parameters).
+std::string cpp_type(const Study& s) {
+  return s.precision == Precision::single_precision ? "Pendulum<float, false>" : "Pendulum<double, false>";
+}
+
 void no_more_arguments(const Study&, SystemArgs&) {}  // mass, length and gravity are every model's
 
 }  // namespace
@@ -63,6 +69,7 @@ const ModelDescription& pendulum_description() {
       .closed_form_reference = true,
       .wedge = true,
       .single_precision = true,
+      .cpp_type = cpp_type,
       .state_names = pendulum_state_names,
       .default_initial = pendulum_default_initial,
       .validate = validate_pendulum_initial,

@@ -84,6 +84,16 @@ void validate(const Study& s) {
                      "constraint gradients are independent");
 }
 
+// Its spec's AutoModel (auto_model_traits.hpp), over the spec its header defines.
+std::string cpp_type(const Study& s) { return "AutoModel<" + custom_model_of(s).spec_type + ", double>"; }
+// A model from a header is named with its header's file name.
+std::string label(const Study& s) {
+  const CustomModelInfo& m = custom_model_of(s);
+  if (m.header.empty()) return m.name;
+  const std::size_t slash = m.header.find_last_of('/');
+  return m.name + " (" + m.header.substr(slash == std::string::npos ? 0 : slash + 1) + ")";
+}
+
 void system_args(const Study& s, SystemArgs& a) { a.custom = s.parameters; }
 void system_key(const Study& s, ModelKey& k) { k.custom_name = s.custom_model; }
 bool angular_momentum(const Study& s) { return custom_model_of(s).angular_momentum; }
@@ -97,12 +107,14 @@ const ModelDescription& user_model_description() {
       .keys = {"model.source"},
       .formulations = formulations,
       .formulations_note = formulations_note,
+      .cpp_type = cpp_type,
       .state_names = state_names,
       .default_initial = default_initial,
       .validate = validate,
       .system_args = system_args,
       .conserves_angular_momentum = angular_momentum,
       .system_key = system_key,
+      .label = label,
   };
   return d;
 }
