@@ -58,10 +58,6 @@ fs::path running_binary() {
   return fs::read_symlink("/proc/self/exe", ec);
 }
 
-bool inside(const fs::path& path, const fs::path& dir) {
-  const std::string p = path.lexically_normal().string(), d = dir.lexically_normal().string();
-  return p.size() > d.size() && p.compare(0, d.size(), d) == 0 && (d.back() == '/' || p[d.size()] == '/');
-}
 
 // The command with each word "-I" + `from` replaced by "-I" + `to` (quoted for the shell where
 // it holds anything but letters, digits and / . _ + -: an installation under "My Tools").
@@ -114,6 +110,11 @@ bool installed_toolchain(const fs::path& dir, Toolchain& out) {
 }
 
 }  // namespace
+
+bool inside(const fs::path& path, const fs::path& dir) {
+  const std::string p = path.lexically_normal().string(), d = dir.lexically_normal().string();
+  return p.size() > d.size() && p.compare(0, d.size(), d) == 0 && (d.back() == '/' || p[d.size()] == '/');
+}
 
 bool installation_at(const char* prefix) {
   installation_hint() = prefix ? prefix : "";

@@ -39,6 +39,9 @@ std::string fnv_hex(const std::string& text);
 // Letters, digits and '-' of the label, then the key's hash: "chain-N-12-dirac-rk4-cpu-<hash>".
 std::string file_stem(const std::string& label, const std::string& key);
 
+// Whether `path` lies below the directory `dir` (both taken lexically: "a/b/../c" is "a/c").
+bool inside(const std::filesystem::path& path, const std::filesystem::path& dir);
+
 // The text as one word of a /bin/sh command line.
 std::string shell_word(const std::string& text);
 // The words of a command as /bin/sh splits it where only single quotes quote (the compile

@@ -153,10 +153,6 @@ std::vector<std::string> include_dirs() {
   return dirs;
 }
 
-bool under(const std::string& path, const std::string& dir) {
-  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
-}
-
 // The files of a make rule (the compiler's -MF output) after its target; "\ " is a space in
 // a name, a backslash before a line end continues the line.
 std::vector<std::string> dependencies(const std::string& rule) {
@@ -198,7 +194,7 @@ std::string sources_text(const std::vector<std::string>& files, const fs::path& 
     const fs::path p = fs::weakly_canonical(fs::absolute(f), ec);
     if (ec || p == unit_path || p == header_path) continue;
     const std::string ps = p.string();
-    if (std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return under(ps, d); })) continue;
+    if (std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return jit::inside(ps, d); })) continue;
     lines.push_back(sha256_hex(read_text(p)) + "  " + ps);
   }
   std::sort(lines.begin(), lines.end());
@@ -306,7 +302,7 @@ std::vector<fs::path> header_files(const fs::path& header) {
       std::error_code ec;
       const fs::path p = fs::weakly_canonical(files[k].parent_path() / name, ec);
       if (ec || !fs::is_regular_file(p, ec) || std::find(files.begin(), files.end(), p) != files.end()) continue;
-      if (std::any_of(chens_dirs.begin(), chens_dirs.end(), [&](const std::string& d) { return under(p.string(), d); }))
+      if (std::any_of(chens_dirs.begin(), chens_dirs.end(), [&](const std::string& d) { return jit::inside(p, d); }))
         continue;
       files.push_back(p);
     }

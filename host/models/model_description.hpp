@@ -91,6 +91,8 @@ const ModelDescription& model_of(const Study& s);
 std::string models_taking(const std::string& key);
 // "\"name\"".
 std::string quoted(const char* name);
+// The items as a message lists them: "a", "a and b", "a, b and c".
+std::string and_list(const std::vector<std::string>& items);
 
 // Shared by the descriptions: formulation lists, and rules that two models have alike.
 std::vector<FormulationId> formulations_without_penalty();  // every formulation but "penalty"

@@ -45,6 +45,12 @@ std::string quoted(const char* name) {
   return out;
 }
 
+std::string and_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return out;
+}
+
 std::string models_taking(const std::string& key) {
   std::vector<std::string> names;
   bool users = false;
@@ -53,10 +59,7 @@ std::string models_taking(const std::string& key) {
       if (m->kind == ModelKind::custom) users = true;
       else names.push_back(quoted(m->name));
     }
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-  if (!names.empty()) out = "model.kind = " + out;
+  std::string out = names.empty() ? "" : "model.kind = " + and_list(names);
   if (users) out += out.empty() ? "user models" : " and user models";
   return out;
 }

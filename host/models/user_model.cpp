@@ -4,6 +4,7 @@
 // entries are their own parameters (read by study_files.cpp from the registration).
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "dispatch/custom_models.hpp"
 #include "models/model_description.hpp"
@@ -90,8 +91,7 @@ std::string cpp_type(const Study& s) { return "AutoModel<" + custom_model_of(s).
 std::string label(const Study& s) {
   const CustomModelInfo& m = custom_model_of(s);
   if (m.header.empty()) return m.name;
-  const std::size_t slash = m.header.find_last_of('/');
-  return m.name + " (" + m.header.substr(slash == std::string::npos ? 0 : slash + 1) + ")";
+  return m.name + " (" + std::filesystem::path(m.header).filename().string() + ")";
 }
 
 void system_args(const Study& s, SystemArgs& a) { a.custom = s.parameters; }

@@ -19,9 +19,7 @@ std::string models_with(bool ModelDescription::*property) {
   std::vector<std::string> names;
   for (const ModelDescription* m : model_descriptions())
     if (m->kind != ModelKind::custom && m->*property) names.push_back(quoted(m->name));
-  std::string out = "model.kind = ";
-  for (std::size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-  return out;
+  return "model.kind = " + and_list(names);
 }
 
 // Model-specific keys and values: which keys apply to which model, and whether the
@@ -35,10 +33,9 @@ void validate_model(const Study& s) {
       throw StudyError(std::string("model.kind = \"") + model_name(s) + "\" has no constraint to formulate: its "
                        "equations are an ODE of their own; remove integrator.formulation (it was \"" +
                        formulation_name(s.formulation) + "\")");
-    std::string names;
-    for (std::size_t i = 0; i < formulations.size(); ++i)
-      names += std::string(i == 0 ? "" : i + 1 == formulations.size() ? " and " : ", ") + "\"" +
-               formulation_name(formulations[i]) + "\"";
+    std::vector<std::string> has;
+    for (FormulationId f : formulations) has.push_back(quoted(formulation_name(f)));
+    const std::string names = and_list(has);
     const char* note = model.formulations_note ? model.formulations_note(s) : nullptr;
     std::string elsewhere;  // the built-in models that have it
     for (const ModelDescription* m : model_descriptions()) {
