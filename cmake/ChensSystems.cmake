@@ -1,5 +1,16 @@
-# The one list of systems (issue 18; docs/adding-a-model.md). Each chens_system() call names
-# a model type, the formulations it runs, the backends that have it and whether output.wedge's
+# The one list of models and systems (issues 18 and 42; docs/adding-a-model.md).
+#
+#   chens_model(<model.kind> TEMPLATE <C++ class template>)
+#
+# registers a built-in model: its ModelKind (generated/dispatch/model_kind.hpp, in the order
+# of the calls), its description host/models/<id>.cpp (compiled into chens_host; the registry
+# lists it, host/models/model_registry.cpp) and its traits host/models/<id>_traits.hpp (what
+# its system units need beyond its header: dispatch/model_traits.hpp), where <id> is the
+# model.kind with '-' as '_' (double-pendulum: double_pendulum.cpp, ModelKind::double_pendulum,
+# double_pendulum_description()). Every chens_system() of a type of that template then
+# includes only that model's traits.
+#
+# Each chens_system() call names a model type, the formulations it runs, the backends that have it and whether output.wedge's
 # tangent systems are built too. Every (backend, model, formulation, tangents) is one entry of
 # the list, instantiated by one line of a translation unit generated from
 # host/dispatch/system_unit.in (a .cpp for the CPU, a .cu for the GPU: the same template,
@@ -8,6 +19,8 @@
 # CHENS_CPU_SYSTEM_SOURCES and CHENS_CUDA_SYSTEM_SOURCES.
 #
 #   chens_system(MODEL <C++ type> FORMULATIONS <FormulationId...> BACKENDS <cpu|cuda...> [TANGENTS])
+#
+# (the type's template registered by chens_model() before).
 #
 # How many entries share a unit (CHENS_SYSTEM_UNIT_ENTRIES, of one model, backend and tangents
 # variant, in list order) trades parallelism for total work: each unit pays a fixed cost
@@ -34,7 +47,7 @@ endif()
 # Writes the units of one model's entries `formulations` (variant `tangents`) on one backend,
 # in balanced chunks of at most CHENS_SYSTEM_UNIT_ENTRIES: unit names list what they hold,
 # e.g. cpu_pendulum_double_naive_total.cpp, cuda_pendulum_double_tangents_dirac.cu.
-function(_chens_system_units backend backend_type engine_header ext id model tangents formulations)
+function(_chens_system_units backend backend_type engine_header ext id model model_template tangents formulations)
   list(LENGTH formulations n)
   math(EXPR chunks "(${n} + ${CHENS_SYSTEM_UNIT_ENTRIES} - 1) / ${CHENS_SYSTEM_UNIT_ENTRIES}")
   set(dir ${CMAKE_BINARY_DIR}/generated/systems)
@@ -67,15 +80,48 @@ function(_chens_system_units backend backend_type engine_header ext id model tan
     set(TANGENTS ${tangents})
     set(BACKEND_TYPE ${backend_type})
     set(ENGINE_HEADER ${engine_header})
+    get_property(TRAITS_HEADER GLOBAL PROPERTY CHENS_MODEL_TRAITS_OF_${model_template})
     configure_file(${PROJECT_SOURCE_DIR}/host/dispatch/system_unit.in ${dir}/${name}.${ext} @ONLY)
     set_property(GLOBAL APPEND PROPERTY CHENS_${BACKEND}_SYSTEM_SOURCES ${dir}/${name}.${ext})
   endforeach()
+endfunction()
+
+function(chens_model name)
+  cmake_parse_arguments(PARSE_ARGV 1 M "" "TEMPLATE" "")
+  if(NOT name MATCHES "^[a-z][a-z0-9-]*$" OR NOT M_TEMPLATE MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "chens_model(${name} TEMPLATE ${M_TEMPLATE}): a model.kind of lower-case letters, digits and "
+                        "'-', and the model's C++ class template's name")
+  endif()
+  string(REPLACE "-" "_" id "${name}")
+  get_property(kinds GLOBAL PROPERTY CHENS_MODEL_KINDS)
+  if(id IN_LIST kinds OR id STREQUAL "custom")
+    message(FATAL_ERROR "chens_model(${name}): registered twice, or the user models' kind 'custom'")
+  endif()
+  foreach(f host/models/${id}.cpp host/models/${id}_traits.hpp)
+    if(NOT EXISTS ${PROJECT_SOURCE_DIR}/${f})
+      message(FATAL_ERROR "chens_model(${name}): ${f} is missing (docs/adding-a-model.md)")
+    endif()
+  endforeach()
+  set_property(GLOBAL APPEND PROPERTY CHENS_MODEL_KINDS ${id})
+  set_property(GLOBAL APPEND PROPERTY CHENS_MODEL_SOURCES ${PROJECT_SOURCE_DIR}/host/models/${id}.cpp)
+  set_property(GLOBAL PROPERTY CHENS_MODEL_TRAITS_OF_${M_TEMPLATE} models/${id}_traits.hpp)
+  list(LENGTH kinds value)
+  set_property(GLOBAL APPEND_STRING PROPERTY CHENS_MODEL_ENUM "  ${id} = ${value},\n")
+  set_property(GLOBAL APPEND_STRING PROPERTY CHENS_MODEL_NAMES "    case ModelKind::${id}: return \"${name}\";\n")
+  set_property(GLOBAL APPEND_STRING PROPERTY CHENS_MODEL_TRAITS_HEADERS "    case ModelKind::${id}: return \"models/${id}_traits.hpp\";\n")
+  set_property(GLOBAL APPEND_STRING PROPERTY CHENS_MODEL_LIST " \\\n  X(${id})")
+  set_property(GLOBAL APPEND_STRING PROPERTY CHENS_MODEL_TRAITS_INCLUDES "#include \"models/${id}_traits.hpp\"\n")
 endfunction()
 
 function(chens_system)
   cmake_parse_arguments(PARSE_ARGV 0 S "TANGENTS" "MODEL" "FORMULATIONS;BACKENDS")
   if(NOT S_MODEL OR NOT S_FORMULATIONS OR NOT S_BACKENDS)
     message(FATAL_ERROR "chens_system: MODEL, FORMULATIONS and BACKENDS are required")
+  endif()
+  string(REGEX MATCH "^[A-Za-z_][A-Za-z0-9_]*" model_template "${S_MODEL}")
+  get_property(traits GLOBAL PROPERTY CHENS_MODEL_TRAITS_OF_${model_template})
+  if(NOT traits)
+    message(FATAL_ERROR "chens_system(MODEL ${S_MODEL}): no chens_model(... TEMPLATE ${model_template}) before it")
   endif()
   # Pendulum<double> -> pendulum_double, Chain<double, 16> -> chain_double_16
   string(TOLOWER "${S_MODEL}" id)
@@ -97,7 +143,7 @@ function(chens_system)
       message(FATAL_ERROR "chens_system(${S_MODEL}): unknown backend '${backend}' (cpu, cuda)")
     endif()
     foreach(t IN LISTS variants)
-      _chens_system_units(${backend} ${args} ${id} "${S_MODEL}" ${t} "${S_FORMULATIONS}")
+      _chens_system_units(${backend} ${args} ${id} "${S_MODEL}" ${model_template} ${t} "${S_FORMULATIONS}")
     endforeach()
   endforeach()
   set_property(GLOBAL APPEND_STRING PROPERTY CHENS_SYSTEM_MODELS " \\\n  X(${S_MODEL})")
@@ -109,6 +155,18 @@ macro(chens_systems_generate)
   get_property(CHENS_SYSTEM_ENTRIES_CPU GLOBAL PROPERTY CHENS_SYSTEM_ENTRIES_CPU)
   get_property(CHENS_SYSTEM_ENTRIES_CUDA GLOBAL PROPERTY CHENS_SYSTEM_ENTRIES_CUDA)
   get_property(CHENS_SYSTEM_MODELS GLOBAL PROPERTY CHENS_SYSTEM_MODELS)
+  get_property(CHENS_MODEL_SOURCES GLOBAL PROPERTY CHENS_MODEL_SOURCES)
+  get_property(CHENS_MODEL_ENUM GLOBAL PROPERTY CHENS_MODEL_ENUM)
+  get_property(CHENS_MODEL_NAMES GLOBAL PROPERTY CHENS_MODEL_NAMES)
+  get_property(CHENS_MODEL_TRAITS_HEADERS GLOBAL PROPERTY CHENS_MODEL_TRAITS_HEADERS)
+  get_property(CHENS_MODEL_LIST GLOBAL PROPERTY CHENS_MODEL_LIST)
+  get_property(CHENS_MODEL_TRAITS_INCLUDES GLOBAL PROPERTY CHENS_MODEL_TRAITS_INCLUDES)
+  get_property(chens_model_kinds GLOBAL PROPERTY CHENS_MODEL_KINDS)
+  list(LENGTH chens_model_kinds CHENS_MODEL_COUNT)
   configure_file(${PROJECT_SOURCE_DIR}/host/dispatch/system_list.hpp.in
                  ${CMAKE_BINARY_DIR}/generated/dispatch/system_list.hpp @ONLY)
+  configure_file(${PROJECT_SOURCE_DIR}/host/dispatch/model_kind.hpp.in
+                 ${CMAKE_BINARY_DIR}/generated/dispatch/model_kind.hpp @ONLY)
+  configure_file(${PROJECT_SOURCE_DIR}/host/dispatch/all_model_traits.hpp.in
+                 ${CMAKE_BINARY_DIR}/generated/dispatch/all_model_traits.hpp @ONLY)
 endmacro()

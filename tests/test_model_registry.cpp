@@ -19,7 +19,7 @@
 #include <chens/models/penalty_pendulum.hpp>
 
 #include "cli/cli.hpp"
-#include "dispatch/model_traits.hpp"
+#include "dispatch/all_model_traits.hpp"
 #include "dispatch/system_dispatch.hpp"
 #include "models/model_description.hpp"
 #include "study/study_key_table.hpp"

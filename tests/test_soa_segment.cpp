@@ -36,7 +36,7 @@
 
 #include "backends/cpu/cpu_engine.hpp"
 #include "backends/instance_records.hpp"
-#include "dispatch/model_traits.hpp"
+#include "dispatch/all_model_traits.hpp"
 #include "study/study.hpp"
 #include "support/emulated_group.hpp"
 

@@ -11,7 +11,7 @@
 #include "backends/backend.hpp"
 #include "dispatch/custom_models.hpp"
 #include "dispatch/jit_systems.hpp"
-#include "dispatch/model_traits.hpp"
+#include "dispatch/all_model_traits.hpp"
 #include "dispatch/system_list.hpp"
 #include "study/study.hpp"
 

@@ -1,10 +1,11 @@
 // What the study layer needs to know about a model (issue 42, item 2): one description per
 // model, registered in one list (model_registry.cpp), which reading, checking, resolving and
 // printing a study ask instead of naming a model. A built-in model is its header under
-// include/chens/models, its description here (host/models/<model>.cpp), its line in the
-// registry and its line in the systems list, and for now its ModelKind and ModelTraits
-// (docs/adding-a-model.md); user models (chens_add_model, model.source) share one description
-// (user_model.cpp) that reads their spec's registration (custom_models.hpp).
+// include/chens/models, its description here (host/models/<model>.cpp), its traits
+// (host/models/<model>_traits.hpp) and its lines in the systems list (chens_model(), which
+// makes its ModelKind and puts it in the registry, and chens_system(); docs/adding-a-model.md);
+// user models (chens_add_model, model.source) share one description (user_model.cpp) that
+// reads their spec's registration (custom_models.hpp).
 //
 // The description says which of the key table's model-dependent keys the model takes (a key
 // declared with KeyScope::model is refused for every other model, with the names of those that
@@ -57,8 +58,9 @@ struct ModelDescription {
   // Its own rules (sizes, initial data on its manifold, key pairs): StudyError naming the key;
   // called after the rules every model shares (formulation, method, precision).
   void (*validate)(const Study&);
-  // Fills what its system units read from SystemArgs beyond the shared fields.
-  void (*system_args)(const Study&, SystemArgs&);
+  // Fills what its system units read from SystemArgs beyond the shared fields (nullptr:
+  // nothing more; mass, length and gravity are every model's).
+  void (*system_args)(const Study&, SystemArgs&) = nullptr;
   // Whether it conserves the total angular momentum (no gravity, no pivot): the metric
   // angular_momentum_error is reported and [first_passage] may check it.
   bool (*conserves_angular_momentum)(const Study&);

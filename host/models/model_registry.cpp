@@ -1,10 +1,12 @@
-// The one list of models the study layer asks (model_description.hpp). A built-in model adds
-// its description's line here.
+// The one list of models the study layer asks (model_description.hpp): the built-in models'
+// descriptions in the order of their chens_model() calls (the systems list, CMakeLists.txt;
+// generated/dispatch/model_kind.hpp), then the one user models share.
 #include "models/model_description.hpp"
 
 #include <algorithm>
 
 #include "dispatch/custom_models.hpp"
+#include "dispatch/model_kind.hpp"
 
 namespace chens {
 
@@ -13,16 +15,20 @@ bool ModelDescription::takes(const std::string& key) const {
 }
 
 // Each model's description (host/models/<model>.cpp), the user models' last.
-const ModelDescription& pendulum_description();
-const ModelDescription& chain_description();
-const ModelDescription& penalty_pendulum_description();
-const ModelDescription& double_pendulum_description();
+#define CHENS_DECLARE_DESCRIPTION(id) const ModelDescription& id##_description();
+CHENS_BUILT_IN_MODELS(CHENS_DECLARE_DESCRIPTION)
+#undef CHENS_DECLARE_DESCRIPTION
 const ModelDescription& user_model_description();
 
 const std::vector<const ModelDescription*>& model_descriptions() {
-  static const std::vector<const ModelDescription*> models = {
-      &pendulum_description(), &chain_description(), &penalty_pendulum_description(),
-      &double_pendulum_description(), &user_model_description()};
+  static const std::vector<const ModelDescription*> models = [] {
+    std::vector<const ModelDescription*> all;
+#define CHENS_LIST_DESCRIPTION(id) all.push_back(&id##_description());
+    CHENS_BUILT_IN_MODELS(CHENS_LIST_DESCRIPTION)
+#undef CHENS_LIST_DESCRIPTION
+    all.push_back(&user_model_description());
+    return all;
+  }();
   return models;
 }
 

@@ -55,8 +55,6 @@ std::string cpp_type(const Study& s) {
   return s.precision == Precision::single_precision ? "Pendulum<float, false>" : "Pendulum<double, false>";
 }
 
-void no_more_arguments(const Study&, SystemArgs&) {}  // mass, length and gravity are every model's
-
 }  // namespace
 
 const ModelDescription& pendulum_description() {
@@ -73,7 +71,6 @@ const ModelDescription& pendulum_description() {
       .state_names = pendulum_state_names,
       .default_initial = pendulum_default_initial,
       .validate = validate_pendulum_initial,
-      .system_args = no_more_arguments,
       .conserves_angular_momentum = no_angular_momentum,
       .nominal_period = period_of_nominal_instance,
   };

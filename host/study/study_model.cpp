@@ -42,7 +42,7 @@ SystemArgs system_args(const Study& s, const RunParams<double>& rp) {
   set(ParameterId::h, rp.h);
   a.baumgarte_alpha = s.baumgarte_alpha;
   a.baumgarte_beta = s.baumgarte_beta;
-  model_of(s).system_args(s, a);
+  if (const auto more = model_of(s).system_args) more(s, a);
   return a;
 }
 

@@ -28,7 +28,7 @@
 #include <chens/config.hpp>
 #include <chens/ensemble/counters.hpp>
 #include <chens/ensemble/run_params.hpp>
-#include <chens/ensemble/thread_group.hpp>
+#include <chens/ensemble/slice_vec_fwd.hpp>
 #include <chens/formulations/formulation.hpp>
 #include <chens/integrators/explicit_rk.hpp>
 #include <chens/linalg/vec.hpp>

@@ -35,6 +35,7 @@
 #include <type_traits>
 
 #include <chens/config.hpp>
+#include <chens/ensemble/slice_vec_fwd.hpp>
 #include <chens/linalg/vec.hpp>
 
 namespace chens {
@@ -190,13 +191,6 @@ CHENS_HD CHENS_FORCEINLINE SliceVec<To, N, Group> vec_cast(const SliceVec<Real, 
 // No dot(): a sum over a sliced vector has an order, which the model that lays the vector
 // out states (ChainSlice::kinetic, momentum_integrals); generic code that needs one does not
 // compile on slices rather than summing one lane's part.
-
-template <class V>
-struct is_slice_vec : std::false_type {};
-template <class Real, int N, class Group>
-struct is_slice_vec<SliceVec<Real, N, Group>> : std::true_type {};
-template <class V>
-inline constexpr bool is_slice_vec_v = is_slice_vec<V>::value;
 
 // The type of a lane's n components: Vec itself for one lane, a SliceVec otherwise.
 template <class Real, int N, class Group>

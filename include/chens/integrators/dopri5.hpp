@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include <chens/config.hpp>
-#include <chens/ensemble/thread_group.hpp>
+#include <chens/ensemble/slice_vec_fwd.hpp>
 #include <chens/formulations/formulation.hpp>
 #include <chens/integrators/status.hpp>
 #include <chens/integrators/tableaus.hpp>
