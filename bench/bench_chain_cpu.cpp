@@ -58,8 +58,8 @@ chens::EnsembleResult chain_pass(std::uint64_t n, chens::index_t steps, int thre
   spec.seed = 1;
   spec.perturbation = 1e-4;
   spec.threads = threads;
-  auto r = chens::run_ensemble<chens::CpuBackend, System, Method, NoRef>(System{c}, Method{}, rp,
-                                                                         Model::default_initial(c), spec);
+  auto r = chens::run_ensemble<chens::CpuBackend, System, Method, NoRef>(System{c}, Method{}, rp, Model::default_initial(c),
+                                                                         spec);
   ::unsetenv("CHENS_CPU_ISA");
   return r;
 }
@@ -93,8 +93,7 @@ int main(int argc, char** argv) {
   for (int a = 1; a < argc; ++a)
     if (std::strncmp(argv[a], "--one-pass=", 11) == 0) {
       const std::string isa = argv[a] + 11;
-      if (isa != "none")
-        benchmark::DoNotOptimize(chain_pass(kInstances, kSteps, 1, isa.c_str()).instance0_state.data());
+      if (isa != "none") benchmark::DoNotOptimize(chain_pass(kInstances, kSteps, 1, isa.c_str()).instance0_state.data());
       return 0;
     }
   benchmark::Initialize(&argc, argv);
@@ -104,10 +103,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < chens::cpu_isa_count; ++i) {
     const chens::CpuIsa isa = chens::CpuIsa(i);
     if (!chens::cpu_isa_supported(isa)) continue;
-    const bool same =
-        same_results(chain_pass(kInstances, kSteps, omp_get_max_threads(), chens::cpu_isa_name(isa)), scalar);
-    std::printf("agreement check: %s run == scalar run (statistics, counters, instance 0): %s\n",
-                chens::cpu_isa_name(isa), same ? "bitwise" : "MISMATCH");
+    const bool same = same_results(chain_pass(kInstances, kSteps, omp_get_max_threads(), chens::cpu_isa_name(isa)), scalar);
+    std::printf("agreement check: %s run == scalar run (statistics, counters, instance 0): %s\n", chens::cpu_isa_name(isa),
+                same ? "bitwise" : "MISMATCH");
     ok = ok && same;
   }
   std::fflush(stdout);
@@ -117,9 +115,8 @@ int main(int argc, char** argv) {
     if (!chens::cpu_isa_supported(chens::CpuIsa(i))) continue;
     const char* isa = chens::cpu_isa_name(chens::CpuIsa(i));
     for (const int threads : {1, all}) {
-      benchmark::RegisterBenchmark(
-          (std::string("chens_chain/isa:") + isa + "/threads:" + std::to_string(threads)).c_str(),
-          [threads, isa](benchmark::State& st) { BM_chain(st, threads, isa); })
+      benchmark::RegisterBenchmark((std::string("chens_chain/isa:") + isa + "/threads:" + std::to_string(threads)).c_str(),
+                                   [threads, isa](benchmark::State& st) { BM_chain(st, threads, isa); })
           ->Args({kInstances, kSteps})
           ->ArgNames({"instances", "steps"})
           ->UseRealTime()

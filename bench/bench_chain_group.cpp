@@ -102,11 +102,17 @@ void cpu(benchmark::State& st) {
 }
 
 template <int N>
-void BM_GpuChainGroup(benchmark::State& st) { gpu<N>(st, false); }
+void BM_GpuChainGroup(benchmark::State& st) {
+  gpu<N>(st, false);
+}
 template <int N>
-void BM_GpuChainGroupExact(benchmark::State& st) { gpu<N>(st, true); }
+void BM_GpuChainGroupExact(benchmark::State& st) {
+  gpu<N>(st, true);
+}
 template <int N>
-void BM_CpuChainGroup(benchmark::State& st) { cpu<N>(st); }
+void BM_CpuChainGroup(benchmark::State& st) {
+  cpu<N>(st);
+}
 
 BENCHMARK(BM_GpuChainGroup<16>)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GpuChainGroup<32>)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);

@@ -88,8 +88,8 @@ const Setup<N>& setup() {
 // the Dirac rhs except grad_potential. Keep in step with hamilton_dirac.hpp; main() checks
 // that the two agree bit for bit.
 template <class M>
-CHENS_FORCEINLINE void dirac_rhs_given_gradient(const M& model, const typename M::State& z,
-                                                const typename M::Coords& gV, typename M::State& dz) {
+CHENS_FORCEINLINE void dirac_rhs_given_gradient(const M& model, const typename M::State& z, const typename M::Coords& gV,
+                                                typename M::State& dz) {
   const auto q = M::q_of(z);
   const auto p = M::p_of(z);
   const auto v = model.minv_mul(p);
@@ -165,15 +165,25 @@ void run(benchmark::State& st) {
 }
 
 template <int N>
-void BM_DiracRhs(benchmark::State& st) { run<N, Part::dirac>(st); }
+void BM_DiracRhs(benchmark::State& st) {
+  run<N, Part::dirac>(st);
+}
 template <int N>
-void BM_NaiveRhs(benchmark::State& st) { run<N, Part::naive>(st); }
+void BM_NaiveRhs(benchmark::State& st) {
+  run<N, Part::naive>(st);
+}
 template <int N>
-void BM_LennardJonesGradient(benchmark::State& st) { run<N, Part::lj>(st); }
+void BM_LennardJonesGradient(benchmark::State& st) {
+  run<N, Part::lj>(st);
+}
 template <int N>
-void BM_DiracConstraintPart(benchmark::State& st) { run<N, Part::constraint>(st); }
+void BM_DiracConstraintPart(benchmark::State& st) {
+  run<N, Part::constraint>(st);
+}
 template <int N>
-void BM_GramFactorSolve(benchmark::State& st) { run<N, Part::gram>(st); }
+void BM_GramFactorSolve(benchmark::State& st) {
+  run<N, Part::gram>(st);
+}
 
 // --one-pass=<benchmark> --n=<N> --calls=<K>: K untimed calls of one kernel, then exit
 // (for valgrind --tool=callgrind instruction counts; see docs/performance.md).
@@ -232,9 +242,9 @@ bool check_split() {
 
 }  // namespace
 
-#define CHENS_CHAIN_BENCH(n)                                                   \
-  BENCHMARK_TEMPLATE(BM_DiracRhs, n)->Unit(benchmark::kNanosecond);            \
-  BENCHMARK_TEMPLATE(BM_NaiveRhs, n)->Unit(benchmark::kNanosecond);            \
+#define CHENS_CHAIN_BENCH(n)                                                    \
+  BENCHMARK_TEMPLATE(BM_DiracRhs, n)->Unit(benchmark::kNanosecond);             \
+  BENCHMARK_TEMPLATE(BM_NaiveRhs, n)->Unit(benchmark::kNanosecond);             \
   BENCHMARK_TEMPLATE(BM_LennardJonesGradient, n)->Unit(benchmark::kNanosecond); \
   BENCHMARK_TEMPLATE(BM_DiracConstraintPart, n)->Unit(benchmark::kNanosecond);  \
   BENCHMARK_TEMPLATE(BM_GramFactorSolve, n)->Unit(benchmark::kNanosecond)

@@ -133,10 +133,12 @@ using bench::pendulum_dirac_rk4_instance_step;
 using bench::pendulum_momentum_projection;
 
 void BM_GpuPendulum(benchmark::State& st) {
-  measure(st, pendulum_study(st.range(0)), run_study_cuda, true, pendulum_dirac_rk4_instance_step, pendulum_momentum_projection);
+  measure(st, pendulum_study(st.range(0)), run_study_cuda, true, pendulum_dirac_rk4_instance_step,
+          pendulum_momentum_projection);
 }
 void BM_CpuPendulum(benchmark::State& st) {
-  measure(st, pendulum_study(st.range(0)), run_study_cpu, false, pendulum_dirac_rk4_instance_step, pendulum_momentum_projection);
+  measure(st, pendulum_study(st.range(0)), run_study_cpu, false, pendulum_dirac_rk4_instance_step,
+          pendulum_momentum_projection);
 }
 // The same with the unit model switched off (EnsembleSpec::gpu_unit): the lean kernel with
 // run-time m, l, g, whose results are the unit model's bit for bit.
@@ -222,14 +224,36 @@ void BM_GpuChainOnGroupsGeneral(benchmark::State& st) {
           bench::FlopCount{}, true, false);
 }
 
-BENCHMARK(BM_GpuPendulum)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GpuPendulum)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Arg(10000000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GpuPendulumGeneralModel)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CpuPendulum)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GpuChain7)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CpuChain7)->Arg(1000)->Arg(10000)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 16)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 32)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 64)->Arg(10000)->Arg(100000)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 16)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 32)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_GpuChainOnGroups, 64)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_GpuChainOnGroupsGeneral, 16)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_GpuChainOnGroupsGeneral, 64)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_CpuChainOnGroups, 16)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond);

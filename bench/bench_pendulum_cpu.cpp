@@ -171,8 +171,8 @@ struct PassResult {
 
 // ---- chens: the per-instance driver, one thread ----------------------------------------
 
-PassResult chens_driver_pass(const System& sys, const State& z0, std::uint64_t n, chens::index_t steps,
-                             bool keep_finals, double tol) {
+PassResult chens_driver_pass(const System& sys, const State& z0, std::uint64_t n, chens::index_t steps, bool keep_finals,
+                             double tol) {
   const auto rp = run_params(steps, tol);
   const Method method{};
   PassResult out;
@@ -193,8 +193,7 @@ PassResult chens_driver_pass(std::uint64_t n, chens::index_t steps, bool keep_fi
 
 // The same driver, B instances in lockstep (advance_fixed_to_sample<B>), the rest one by one.
 template <int B>
-PassResult chens_driver_lanes_pass(std::uint64_t n, chens::index_t steps, bool keep_finals,
-                                   double tol = kProjectionTol) {
+PassResult chens_driver_lanes_pass(std::uint64_t n, chens::index_t steps, bool keep_finals, double tol = kProjectionTol) {
   const System sys = runtime_system();
   const State z0 = runtime_z0();
   const auto rp = run_params(steps, tol);
@@ -270,9 +269,8 @@ PassResult chens_driver_packed_pass(std::uint64_t n, chens::index_t steps, bool 
 // ---- chens: the CPU backend -------------------------------------------------------------
 
 template <class Reference, class M = Method>
-chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps, int threads,
-                                          double tol = kProjectionTol, bool first_passage = false,
-                                          bool parameters = false, bool groups = false) {
+chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps, int threads, double tol = kProjectionTol,
+                                          bool first_passage = false, bool parameters = false, bool groups = false) {
   chens::RunParams<double> rp = run_params(steps, tol);
   chens::EnsembleSpec spec = ensemble_spec(n, threads);
   if (parameters)
@@ -287,8 +285,8 @@ chens::EnsembleResult chens_ensemble_pass(std::uint64_t n, chens::index_t steps,
     // output's [first_passage] on the energy error, phi and psi (checked after every step), the
     // integration error (at samples) and the loss, at levels no instance reaches: the checks'
     // cost alone.
-    for (const chens::MetricId m : {chens::MetricId::integration_error, chens::MetricId::energy_error,
-                                    chens::MetricId::phi, chens::MetricId::psi}) {
+    for (const chens::MetricId m :
+         {chens::MetricId::integration_error, chens::MetricId::energy_error, chens::MetricId::phi, chens::MetricId::psi}) {
       rp.passage.level[int(m)] = 1.0;
       rp.passage.mask |= 1u << int(m);
     }
@@ -306,7 +304,7 @@ chens::EnsembleResult chens_implicit_pass(std::uint64_t n, chens::index_t steps,
   using M = chens::ImplicitRk<Tableau, double>;
   const M method{1e-12, 100};  // integrator.tol and max_iterations as chens run resolves them
   auto r = chens::run_ensemble<chens::CpuBackend, System, M, ExactRef>(runtime_system(), method, run_params(steps),
-                                                                     runtime_z0(), ensemble_spec(n, threads));
+                                                                       runtime_z0(), ensemble_spec(n, threads));
   ::unsetenv("CHENS_CPU_ISA");
   return r;
 }
@@ -438,8 +436,8 @@ void BM_chens_ensemble(benchmark::State& st, int threads, double tol = kProjecti
   const ForcedIsa forced(isa);
   std::uint64_t proj = 0;
   for (auto _ : st) {
-    const auto res = chens_ensemble_pass<Reference, M>(instances_of(st), steps_of(st), threads, tol, first_passage,
-                                                       parameters, groups);
+    const auto res =
+        chens_ensemble_pass<Reference, M>(instances_of(st), steps_of(st), threads, tol, first_passage, parameters, groups);
     benchmark::DoNotOptimize(res.instance0_state.data());
     proj = res.totals.momentum_projections;
   }
@@ -456,8 +454,8 @@ void BM_chens_implicit(benchmark::State& st, const char* isa) {
     iterations = res.totals.iterations;
   }
   finish(st, 0);
-  st.counters["iterations_per_step"] =
-      benchmark::Counter(static_cast<double>(iterations) / (static_cast<double>(instances_of(st)) * static_cast<double>(steps_of(st))));
+  st.counters["iterations_per_step"] = benchmark::Counter(
+      static_cast<double>(iterations) / (static_cast<double>(instances_of(st)) * static_cast<double>(steps_of(st))));
 }
 
 template <class Stepper, class Rhs = DiracPendulumRhs>
@@ -498,8 +496,9 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
        [](std::uint64_t m, index_t s, bool k, double t) { return odeint_pass<OdeintRk4Range>(m, s, k, t); }},
       {"odeint runge_kutta4_classic",
        [](std::uint64_t m, index_t s, bool k, double t) { return odeint_pass<OdeintRk4Classic>(m, s, k, t); }},
-      {"odeint runge_kutta4, two divisions",
-       [](std::uint64_t m, index_t s, bool k, double t) { return odeint_pass<OdeintRk4, DiracPendulumRhsDiv>(m, s, k, t); }}};
+      {"odeint runge_kutta4, two divisions", [](std::uint64_t m, index_t s, bool k, double t) {
+         return odeint_pass<OdeintRk4, DiracPendulumRhsDiv>(m, s, k, t);
+       }}};
   // The packed loop on every instruction set this CPU runs, on one thread and on all: bit
   // for bit the driver's (issue 23).
   for (int isa = 1; isa < chens::cpu_isa_count; ++isa) {
@@ -515,9 +514,10 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
       bool bits = true;
       for (std::size_t i = 0; i < n; ++i) bits = bits && std::memcmp(&r.finals[i], &ref.finals[i], sizeof(Arr)) == 0;
       const bool good = bits && r.projections == ref.projections;
-      std::printf("  chens packed loop, %-6s %d thread(s)   max |final - chens final| = %.3e, bitwise %s, projections %llu  %s\n",
-                  chens::cpu_isa_name(chens::CpuIsa(isa)), threads, d, bits ? "yes" : "NO",
-                  static_cast<unsigned long long>(r.projections), good ? "ok" : "MISMATCH");
+      std::printf(
+          "  chens packed loop, %-6s %d thread(s)   max |final - chens final| = %.3e, bitwise %s, projections %llu  %s\n",
+          chens::cpu_isa_name(chens::CpuIsa(isa)), threads, d, bits ? "yes" : "NO",
+          static_cast<unsigned long long>(r.projections), good ? "ok" : "MISMATCH");
       ok = ok && good;
     }
   }
@@ -557,7 +557,8 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
   };
   auto check_ensemble = [&](const char* what, const chens::EnsembleResult& res, int threads) {
     double d = 0.0;
-    for (int c = 0; c < 4; ++c) d = std::max(d, std::fabs(res.instance0_state[static_cast<std::size_t>(c)] - ref.finals[0][c]));
+    for (int c = 0; c < 4; ++c)
+      d = std::max(d, std::fabs(res.instance0_state[static_cast<std::size_t>(c)] - ref.finals[0][c]));
     const bool series = same_series(res);
     const bool good = d == 0.0 && series && res.totals.momentum_projections == ref.projections && res.lost_total() == 0;
     std::printf("  run_ensemble<CpuBackend>%s, %d thread(s): instance 0 |diff| = %.3e, projections %llu, lost %llu, "
@@ -573,7 +574,8 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
     const chens::EnsembleResult g = chens_implicit_pass<chens::Gauss2Tableau>(n, steps / 10, 1, "scalar");
     for (int isa = 1; isa < chens::cpu_isa_count; ++isa) {
       if (!chens::cpu_isa_supported(chens::CpuIsa(isa))) continue;
-      const chens::EnsembleResult r = chens_implicit_pass<chens::Gauss2Tableau>(n, steps / 10, 1, chens::cpu_isa_name(chens::CpuIsa(isa)));
+      const chens::EnsembleResult r =
+          chens_implicit_pass<chens::Gauss2Tableau>(n, steps / 10, 1, chens::cpu_isa_name(chens::CpuIsa(isa)));
       bool same = r.series.size() == g.series.size() && r.instance0_state == g.instance0_state &&
                   std::memcmp(&r.totals, &g.totals, sizeof(chens::Counters)) == 0;
       for (std::size_t k = 0; same && k < r.series.size(); ++k)
@@ -590,8 +592,7 @@ bool check_agreement(std::uint64_t n, chens::index_t steps, double tol) {
     check_ensemble(what.c_str(), chens_ensemble_pass<ExactRef>(n, steps, 1, tol), 1);
   }
   check_ensemble(" (lanes off)", off, 1);
-  check_ensemble(" (parameters.length = [1.0])",
-                 chens_ensemble_pass<ExactRef>(n, steps, 1, tol, false, true), 1);
+  check_ensemble(" (parameters.length = [1.0])", chens_ensemble_pass<ExactRef>(n, steps, 1, tol, false, true), 1);
   if (tol == kProjectionTol) {
     std::printf("  sizeof Instance: %zu bytes with PendulumExact, %zu with NoReference\n",
                 sizeof(chens::InstanceOf<System, ExactRef>), sizeof(chens::InstanceOf<System, NoRef>));
@@ -616,15 +617,19 @@ int one_pass(const std::string& name, int argc, char** argv) {
   std::uint64_t proj = 0;
   if (name == "chens_driver") proj = chens_driver_pass(n, steps, false, tol).projections;
   else if (name == "chens_driver_lanes4") proj = chens_driver_lanes_pass<4>(n, steps, false, tol).projections;
-  else if (name == "chens_driver_packed_sse2") proj = chens_driver_packed_pass<chens::CpuIsa::sse2>(n, steps, false, tol, threads).projections;
-  else if (name == "chens_driver_packed_avx2") proj = chens_driver_packed_pass<chens::CpuIsa::avx2>(n, steps, false, tol, threads).projections;
+  else if (name == "chens_driver_packed_sse2")
+    proj = chens_driver_packed_pass<chens::CpuIsa::sse2>(n, steps, false, tol, threads).projections;
+  else if (name == "chens_driver_packed_avx2")
+    proj = chens_driver_packed_pass<chens::CpuIsa::avx2>(n, steps, false, tol, threads).projections;
   else if (name == "chens_driver_packed_avx512")
     proj = chens_driver_packed_pass<chens::CpuIsa::avx512>(n, steps, false, tol, threads).projections;
   else if (name == "chens_driver_const") proj = chens_driver_pass(kSystem, kZ0, n, steps, false, tol).projections;
-  else if (name == "chens_ensemble") proj = chens_ensemble_pass<ExactRef>(n, steps, threads, tol).totals.momentum_projections;
+  else if (name == "chens_ensemble")
+    proj = chens_ensemble_pass<ExactRef>(n, steps, threads, tol).totals.momentum_projections;
   else if (name == "chens_ensemble_lanes1")
     proj = chens_ensemble_pass<ExactRef, Rk4NoLanes>(n, steps, threads, tol).totals.momentum_projections;
-  else if (name == "chens_ensemble_noref") proj = chens_ensemble_pass<NoRef>(n, steps, threads, tol).totals.momentum_projections;
+  else if (name == "chens_ensemble_noref")
+    proj = chens_ensemble_pass<NoRef>(n, steps, threads, tol).totals.momentum_projections;
   else if (name == "odeint_rk4") proj = odeint_pass<OdeintRk4>(n, steps, false, tol, threads).projections;
   else if (name == "odeint_rk4_div") proj = odeint_pass<OdeintRk4, DiracPendulumRhsDiv>(n, steps, false, tol).projections;
   else if (name == "odeint_rk4_range") proj = odeint_pass<OdeintRk4Range>(n, steps, false).projections;
@@ -657,8 +662,11 @@ int main(int argc, char** argv) {
   const int all = omp_get_max_threads();
   const std::vector<std::int64_t> args{kDefaultInstances, kDefaultSteps};
   auto reg = [&](const std::string& name, auto fn) {
-    benchmark::RegisterBenchmark(name.c_str(), fn)->Args(args)->ArgNames({"instances", "steps"})->UseRealTime()->Unit(
-        benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(name.c_str(), fn)
+        ->Args(args)
+        ->ArgNames({"instances", "steps"})
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
   };
   reg("chens_driver/threads:1", [](benchmark::State& st) { BM_chens_driver(st, kProjectionTol); });
   reg("chens_driver_lanes4/threads:1", [](benchmark::State& st) { BM_chens_driver_lanes4(st, kProjectionTol); });
@@ -677,7 +685,8 @@ int main(int argc, char** argv) {
   }
   reg("chens_driver_const/threads:1", [](benchmark::State& st) {
     std::uint64_t proj = 0;
-    for (auto _ : st) proj = chens_driver_pass(kSystem, kZ0, instances_of(st), steps_of(st), false, kProjectionTol).projections;
+    for (auto _ : st)
+      proj = chens_driver_pass(kSystem, kZ0, instances_of(st), steps_of(st), false, kProjectionTol).projections;
     finish(st, proj);
   });
   reg("chens_ensemble/threads:1", [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1); });
@@ -687,9 +696,10 @@ int main(int argc, char** argv) {
     if (!chens::cpu_isa_supported(chens::CpuIsa(isa))) continue;
     const char* name = chens::cpu_isa_name(chens::CpuIsa(isa));
     for (const int threads : {1, all}) {
-      reg(std::string("chens_ensemble/isa:") + name + "/threads:" + std::to_string(threads), [name, threads](benchmark::State& st) {
-        BM_chens_ensemble<ExactRef>(st, threads, kProjectionTol, false, false, false, name);
-      });
+      reg(std::string("chens_ensemble/isa:") + name + "/threads:" + std::to_string(threads),
+          [name, threads](benchmark::State& st) {
+            BM_chens_ensemble<ExactRef>(st, threads, kProjectionTol, false, false, false, name);
+          });
       if (threads == all) break;
     }
   }
@@ -711,7 +721,8 @@ int main(int argc, char** argv) {
       [](benchmark::State& st) { BM_chens_ensemble<ExactRef>(st, 1, kProjectionTol, false, true, true); });
   reg("odeint_rk4/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4>(st, kProjectionTol); });
   if (all > 1)
-    reg("odeint_rk4/threads:" + std::to_string(all), [all](benchmark::State& st) { BM_odeint<OdeintRk4>(st, kProjectionTol, all); });
+    reg("odeint_rk4/threads:" + std::to_string(all),
+        [all](benchmark::State& st) { BM_odeint<OdeintRk4>(st, kProjectionTol, all); });
   reg("odeint_rk4_div/threads:1",
       [](benchmark::State& st) { BM_odeint<OdeintRk4, DiracPendulumRhsDiv>(st, kProjectionTol); });
   reg("odeint_rk4_range/threads:1", [](benchmark::State& st) { BM_odeint<OdeintRk4Range>(st, kProjectionTol); });

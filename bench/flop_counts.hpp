@@ -57,8 +57,8 @@ struct FlopCount {
 };
 
 constexpr FlopCount operator+(const FlopCount& a, const FlopCount& b) {
-  return FlopCount{a.adds + b.adds,   a.muls + b.muls,   a.fmas + b.fmas,
-                   a.divs + b.divs,   a.sqrts + b.sqrts, a.compares + b.compares};
+  return FlopCount{a.adds + b.adds, a.muls + b.muls,   a.fmas + b.fmas,
+                   a.divs + b.divs, a.sqrts + b.sqrts, a.compares + b.compares};
 }
 constexpr FlopCount operator*(int k, const FlopCount& a) {
   return FlopCount{k * a.adds, k * a.muls, k * a.fmas, k * a.divs, k * a.sqrts, k * a.compares};
@@ -158,7 +158,9 @@ constexpr int chain_pairs(int n) { return n * (n - 1) / 2; }
 constexpr FlopCount chain_dirac_rhs(int n) {
   return FlopCount{8 * chain_pairs(n) + 43 * n - 50, 9 * chain_pairs(n) + 42 * n - 54, 0, chain_pairs(n) + n - 1, 0, 0};
 }
-constexpr FlopCount chain_dirac_rk4_step(int n) { return 4 * chain_dirac_rhs(n) + FlopCount{28 * n, 28 * n + 3, 0, 0, 0, 0}; }
+constexpr FlopCount chain_dirac_rk4_step(int n) {
+  return 4 * chain_dirac_rhs(n) + FlopCount{28 * n, 28 * n + 3, 0, 0, 0, 0};
+}
 constexpr FlopCount chain_psi_check(int n) { return FlopCount{5 * n - 5, 4 * n - 2, 0, 0, 0, n - 1}; }
 // One step of the lean loop, projection checked and not firing (finiteness: integer work).
 constexpr FlopCount chain_dirac_rk4_lean_step(int n) { return chain_dirac_rk4_step(n) + chain_psi_check(n); }
@@ -169,7 +171,8 @@ constexpr FlopCount chain_group_redundant_pairs(int n) {
 
 static_assert(chain_dirac_rhs(7) == chain7_dirac_rhs, "the formula reproduces the counted N = 7");
 static_assert(chain_dirac_rk4_step(7) == chain7_dirac_rk4_step, "");
-static_assert(chain_psi_check(7).total() == chain7_psi_check.total(), "the same flops (the lean check compares once per bond)");
+static_assert(chain_psi_check(7).total() == chain7_psi_check.total(),
+              "the same flops (the lean check compares once per bond)");
 static_assert(chain_dirac_rk4_lean_step(16).total() == 14760, "");
 static_assert(chain_dirac_rk4_lean_step(64).total() == 170904, "");
 

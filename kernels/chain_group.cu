@@ -47,9 +47,9 @@ constexpr int scratch_bytes_per_instance() {
 // Tiles past the ensemble's end run the last instance again (every lane of a tile takes
 // part in its shuffles) and store nothing.
 template <int N>
-__global__ void __launch_bounds__(kBlock, kMinBlocks) dirac_rk4(Chain<double, N> whole, double* z, std::int64_t count, int steps,
-                                                   double h, double tol, std::uint32_t* steps_out,
-                                                   std::uint32_t* projections_out, std::uint8_t* lost_out) {
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    dirac_rk4(Chain<double, N> whole, double* z, std::int64_t count, int steps, double h, double tol,
+              std::uint32_t* steps_out, std::uint32_t* projections_out, std::uint8_t* lost_out) {
   constexpr int G = chain_group_lanes(N);
   using Steps = ChainGroupSteps<N, GroupOf<N>>;
   const std::int64_t tile = (std::int64_t(blockIdx.x) * kBlock + threadIdx.x) / G;
@@ -65,9 +65,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks) dirac_rk4(Chain<double, N>
   }
 }
 
-std::string cuda_error(const char* what, cudaError_t e) {
-  return std::string(what) + ": " + cudaGetErrorString(e);
-}
+std::string cuda_error(const char* what, cudaError_t e) { return std::string(what) + ": " + cudaGetErrorString(e); }
 
 template <int N>
 std::string launch(const double* w, double L, double eps, double* z_host, std::int64_t count, int steps, double h,
@@ -92,15 +90,14 @@ std::string launch(const double* w, double L, double eps, double* z_host, std::i
   const std::int64_t blocks = (count + tiles_per_block - 1) / tiles_per_block;
   if (check("cudaMalloc", cudaMalloc(&z, n * 4 * N * sizeof(double))) &&
       check("cudaMalloc", cudaMalloc(&st, n * sizeof(std::uint32_t))) &&
-      check("cudaMalloc", cudaMalloc(&pr, n * sizeof(std::uint32_t))) &&
-      check("cudaMalloc", cudaMalloc(&lost, n)) &&
+      check("cudaMalloc", cudaMalloc(&pr, n * sizeof(std::uint32_t))) && check("cudaMalloc", cudaMalloc(&lost, n)) &&
       check("cudaMemcpy", cudaMemcpy(z, z_host, n * 4 * N * sizeof(double), cudaMemcpyHostToDevice)) &&
-      check("cudaFuncSetAttribute", cudaFuncSetAttribute(dirac_rk4<N>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                         smem > 0 ? smem : 0)) &&
+      check("cudaFuncSetAttribute",
+            cudaFuncSetAttribute(dirac_rk4<N>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem > 0 ? smem : 0)) &&
       check("cudaEventCreate", cudaEventCreate(&start)) && check("cudaEventCreate", cudaEventCreate(&stop))) {
     cudaEventRecord(start);
-    dirac_rk4<N><<<static_cast<unsigned>(blocks), kBlock, static_cast<std::size_t>(smem)>>>(whole, z, count, steps, h,
-                                                                                          tol, st, pr, lost);
+    dirac_rk4<N><<<static_cast<unsigned>(blocks), kBlock, static_cast<std::size_t>(smem)>>>(whole, z, count, steps, h, tol,
+                                                                                            st, pr, lost);
     cudaEventRecord(stop);
     if (check("kernel launch", cudaGetLastError()) && check("kernel", cudaEventSynchronize(stop))) {
       float ms = 0;
@@ -111,8 +108,7 @@ std::string launch(const double* w, double L, double eps, double* z_host, std::i
       out.lost.resize(n);
       if (check("cudaMemcpy", cudaMemcpy(z_host, z, n * 4 * N * sizeof(double), cudaMemcpyDeviceToHost)) &&
           check("cudaMemcpy", cudaMemcpy(out.steps.data(), st, n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost)) &&
-          check("cudaMemcpy",
-                cudaMemcpy(out.projections.data(), pr, n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost))) {
+          check("cudaMemcpy", cudaMemcpy(out.projections.data(), pr, n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost))) {
         check("cudaMemcpy", cudaMemcpy(out.lost.data(), lost, n, cudaMemcpyDeviceToHost));
       }
     }
@@ -127,8 +123,8 @@ std::string launch(const double* w, double L, double eps, double* z_host, std::i
 }
 
 template <int... Ns>
-std::string dispatch(int atoms, const double* w, double L, double eps, double* z, std::int64_t count, int steps,
-                     double h, double tol, ChainGroupLaunch& out) {
+std::string dispatch(int atoms, const double* w, double L, double eps, double* z, std::int64_t count, int steps, double h,
+                     double tol, ChainGroupLaunch& out) {
   std::string err = "no chain group kernel for " + std::to_string(atoms) + " atoms in this build (CHENS_CHAIN_GROUP_ATOMS)";
   (void)((atoms == Ns ? (err = launch<Ns>(w, L, eps, z, count, steps, h, tol, out), true) : false) || ...);
   return err;

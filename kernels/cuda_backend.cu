@@ -39,8 +39,7 @@ std::string device_count_error(cudaError_t e) {
   if (e == cudaErrorInsufficientDriver)
     why = "no NVIDIA driver is loaded (no GPU here?), or it is older than the CUDA " + version +
           " runtime chens was built with";
-  else if (e == cudaErrorNoDevice)
-    why = "no CUDA-capable device";
+  else if (e == cudaErrorNoDevice) why = "no CUDA-capable device";
   return "no usable CUDA device: " + why + " (cudaGetDeviceCount returned " + std::to_string(int(e)) + ", " +
          cudaGetErrorName(e) + ")";
 }

@@ -133,9 +133,10 @@ class CudaEngine {
     {  // refuse what does not fit, before anything is launched
       std::size_t free_b = 0, total_b = 0;
       check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-      const double need = static_cast<double>(n_) * static_cast<double>(device_bytes_per_instance<Inst>(seg_)) +
-                          2.0 * static_cast<double>(seg_) * static_cast<double>(hist_row * sizeof(std::uint32_t) + snap_row()) +
-                          static_cast<double>(keep_) * metric_count * sizeof(double);
+      const double need =
+          static_cast<double>(n_) * static_cast<double>(device_bytes_per_instance<Inst>(seg_)) +
+          2.0 * static_cast<double>(seg_) * static_cast<double>(hist_row * sizeof(std::uint32_t) + snap_row()) +
+          static_cast<double>(keep_) * metric_count * sizeof(double);
       if (need > 0.9 * static_cast<double>(free_b)) {
         char gb[96];
         std::snprintf(gb, sizeof gb, "%.3g GB of device memory, more than 90%% of the %.3g GB free on ", need / 1e9,
@@ -167,9 +168,9 @@ class CudaEngine {
       initialise_on_host();
     } else {
       if (n_ > 0) {
-        init_instances<System, Reference><<<grid_, threads, 0, compute_>>>(
-            sys_, rp_, z0_, static_cast<Real>(spec_.perturbation), spec_.seed, spec_.first_instance, only(), n_,
-            raw(*d_inst_));
+        init_instances<System, Reference><<<grid_, threads, 0, compute_>>>(sys_, rp_, z0_,
+                                                                           static_cast<Real>(spec_.perturbation), spec_.seed,
+                                                                           spec_.first_instance, only(), n_, raw(*d_inst_));
         check(cudaGetLastError(), "init_instances launch");
       }
       compute_.sync("init_instances");
@@ -189,8 +190,7 @@ class CudaEngine {
   }
   const unsigned char* instances_view() {
     saved_.resize(inst_bytes());
-    check(cudaMemcpyAsync(saved_.data(), raw(*d_inst_), inst_bytes(), cudaMemcpyDeviceToHost, compute_),
-          "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(saved_.data(), raw(*d_inst_), inst_bytes(), cudaMemcpyDeviceToHost, compute_), "cudaMemcpyAsync");
     compute_.sync("checkpoint copy");
     return saved_.data();
   }
@@ -233,15 +233,15 @@ class CudaEngine {
           launched = true;
           for (index_t k = w.k0; k < w.k1; ++k) {
             if (k > 0) lean_step_to(k, INT64_MAX);
-            measure_row<System, Inst><<<grid_, threads, 0, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k, w.k0,
-                                                                       spec_.first_instance, only(), out);
+            measure_row<System, Inst>
+                <<<grid_, threads, 0, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k, w.k0, spec_.first_instance, only(), out);
             check(cudaGetLastError(), "measure_row launch");
           }
         }
       }
       if (!launched) {
-        advance_segment<System, Method, Inst><<<grid_, threads, 0, compute_>>>(
-            sys_, method_, rp_, n_, raw(*d_inst_), w.k0, w.k1, spec_.first_instance, only(), out);
+        advance_segment<System, Method, Inst><<<grid_, threads, 0, compute_>>>(sys_, method_, rp_, n_, raw(*d_inst_), w.k0,
+                                                                               w.k1, spec_.first_instance, only(), out);
         check(cudaGetLastError(), "advance_segment launch");
       }
     }
@@ -252,8 +252,7 @@ class CudaEngine {
     if (n_ > 0) {
       launch_block_leaves(raw(sl.metrics), raw(sl.valid), n_, rows, blocks_, raw(sl.leaves), stats_);
       if (host_tree_) {
-        check(cudaMemcpyAsync(sl.h_acc(), raw(sl.leaves), acc_count * sizeof(Accumulator), cudaMemcpyDeviceToHost,
-                              stats_),
+        check(cudaMemcpyAsync(sl.h_acc(), raw(sl.leaves), acc_count * sizeof(Accumulator), cudaMemcpyDeviceToHost, stats_),
               "cudaMemcpyAsync");
       } else {
         launch_block_tree(raw(sl.leaves), rows, blocks_, raw(sl.tree), raw(sl.roots), stats_);
@@ -340,8 +339,7 @@ class CudaEngine {
       check(cudaGetLastError(), "sum_counters launch");
     }
     std::vector<unsigned long long> sum(fields + lost_reason_count + 1);
-    check(cudaMemcpyAsync(sum.data(), raw(d_sum), sum.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                          compute_),
+    check(cudaMemcpyAsync(sum.data(), raw(d_sum), sum.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, compute_),
           "cudaMemcpyAsync");
     compute_.sync("sum_counters");
     auto* totals = reinterpret_cast<std::uint64_t*>(&res.totals);
@@ -394,9 +392,7 @@ class CudaEngine {
     std::size_t acc_n, hist_n, snap_n;
     PinnedBuffer<unsigned char> pinned;
     Accumulator* h_acc() const { return reinterpret_cast<Accumulator*>(pinned.data()); }
-    std::uint32_t* h_hist() const {
-      return reinterpret_cast<std::uint32_t*>(pinned.data() + acc_n * sizeof(Accumulator));
-    }
+    std::uint32_t* h_hist() const { return reinterpret_cast<std::uint32_t*>(pinned.data() + acc_n * sizeof(Accumulator)); }
     double* h_snap() const {
       return reinterpret_cast<double*>(pinned.data() + acc_n * sizeof(Accumulator) +
                                        (hist_n * sizeof(std::uint32_t) + 7) / 8 * 8);
@@ -437,8 +433,8 @@ class CudaEngine {
         for (std::uint64_t j = w; j < count; j += workers) {
           const std::uint64_t i = c0 + j;
           const std::uint64_t g = spec_.only.empty() ? spec_.first_instance + i : spec_.only[i];  // global index
-          const Inst in = make_instance<System, Reference>(sys_, z0_, static_cast<Real>(spec_.perturbation),
-                                                           spec_.seed, g, rp_);
+          const Inst in =
+              make_instance<System, Reference>(sys_, z0_, static_cast<Real>(spec_.perturbation), spec_.seed, g, rp_);
           soa_store(words.data(), count, j, in, 0, W);
         }
       };
@@ -446,9 +442,8 @@ class CudaEngine {
       for (unsigned w = 1; w < workers; ++w) pool.emplace_back(part, w);
       part(0);
       for (auto& t : pool) t.join();
-      check(cudaMemcpy2DAsync(raw(*d_inst_) + c0, n_ * sizeof(std::uint64_t), words.data(),
-                              count * sizeof(std::uint64_t), count * sizeof(std::uint64_t), W, cudaMemcpyHostToDevice,
-                              compute_),
+      check(cudaMemcpy2DAsync(raw(*d_inst_) + c0, n_ * sizeof(std::uint64_t), words.data(), count * sizeof(std::uint64_t),
+                              count * sizeof(std::uint64_t), W, cudaMemcpyHostToDevice, compute_),
             "cudaMemcpy2DAsync");
       compute_.sync("initial instances");  // before the next chunk overwrites the host words
     }
@@ -481,19 +476,17 @@ class CudaEngine {
             projecting = policy_ == LeanPolicy::momentum;
             if (projecting)
               group_lean_step<LeanPolicy::momentum, System, Method, Inst>
-                  <<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k,
-                                                                          limit.until_step);
+                  <<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k, limit.until_step);
           }
           if (!projecting)
             group_lean_step<LeanPolicy::none, System, Method, Inst>
-                <<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k,
-                                                                        limit.until_step);
+                <<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(sys_, rp_, n_, raw(*d_inst_), k, limit.until_step);
           check(cudaGetLastError(), "group_lean_step launch");
           return;
         }
       }
-      group_advance<System, Method, Inst><<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(
-          sys_, method_, rp_, n_, raw(*d_inst_), k, limit);
+      group_advance<System, Method, Inst>
+          <<<L::grid(n_), group_block, L::smem_bytes, compute_>>>(sys_, method_, rp_, n_, raw(*d_inst_), k, limit);
       check(cudaGetLastError(), "group_advance launch");
     }
   }

@@ -80,8 +80,7 @@ __global__ void tree_pass(const Accumulator* in, std::uint64_t count, std::uint6
 constexpr unsigned histogram_threads = 256;
 constexpr std::size_t histogram_shared_bytes = sizeof(std::uint32_t) * metric_count * LogBins::count;
 
-__global__ void histogram_rows(const double* metrics, const unsigned char* valid, std::uint64_t n,
-                               std::uint32_t* hist) {
+__global__ void histogram_rows(const double* metrics, const unsigned char* valid, std::uint64_t n, std::uint32_t* hist) {
   extern __shared__ std::uint32_t h[];
   constexpr int cells = metric_count * LogBins::count;
   const std::uint64_t row = blockIdx.y;
@@ -135,8 +134,8 @@ void launch_block_tree(const Accumulator* leaves, std::int64_t rows, std::int64_
     const std::uint64_t groups = (count + tree_span - 1) / tree_span;
     const bool last = width <= tree_span;
     Accumulator* out = last ? roots : half[which];
-    tree_pass<<<dim3(static_cast<unsigned>(groups), static_cast<unsigned>(rows * metric_count)), tree_threads, 0,
-                stream>>>(in, count, groups, out);
+    tree_pass<<<dim3(static_cast<unsigned>(groups), static_cast<unsigned>(rows * metric_count)), tree_threads, 0, stream>>>(
+        in, count, groups, out);
     check(cudaGetLastError(), "tree_pass launch");
     if (last) break;
     in = out;
@@ -151,15 +150,15 @@ void launch_histograms(const double* metrics, const unsigned char* valid, std::u
   check(cudaMemsetAsync(hist, 0, static_cast<std::size_t>(rows) * hist_row * sizeof(std::uint32_t), stream),
         "cudaMemsetAsync");
   // Each thread bins up to 16 instances of a row.
-  const unsigned grid_x = static_cast<unsigned>(
-      std::max<std::uint64_t>(1, std::min<std::uint64_t>(65535, (n + 16 * histogram_threads - 1) / (16 * histogram_threads))));
+  const unsigned grid_x = static_cast<unsigned>(std::max<std::uint64_t>(
+      1, std::min<std::uint64_t>(65535, (n + 16 * histogram_threads - 1) / (16 * histogram_threads))));
   histogram_rows<<<dim3(grid_x, static_cast<unsigned>(rows)), histogram_threads, histogram_shared_bytes, stream>>>(
       metrics, valid, n, hist);
   check(cudaGetLastError(), "histogram_rows launch");
 }
 
-std::vector<std::uint64_t> first_nonzero(const std::uint64_t* words, std::uint64_t n, std::size_t offset,
-                                         std::size_t max, cudaStream_t stream) {
+std::vector<std::uint64_t> first_nonzero(const std::uint64_t* words, std::uint64_t n, std::size_t offset, std::size_t max,
+                                         cudaStream_t stream) {
   // Chunks of instances in index order, each compacted by thrust::copy_if, until `max` are
   // found: the first chunk usually holds them all.
   constexpr std::uint64_t chunk = std::uint64_t(1) << 20;

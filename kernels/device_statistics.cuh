@@ -36,7 +36,7 @@ void launch_histograms(const double* metrics, const unsigned char* valid, std::u
 
 // The indices i < n (ascending, at most `max`) whose int at byte `offset` of the 8-byte word
 // words[i] is not 0: the first lost instances, found on the device.
-std::vector<std::uint64_t> first_nonzero(const std::uint64_t* words, std::uint64_t n, std::size_t offset,
-                                         std::size_t max, cudaStream_t stream);
+std::vector<std::uint64_t> first_nonzero(const std::uint64_t* words, std::uint64_t n, std::size_t offset, std::size_t max,
+                                         cudaStream_t stream);
 
 }  // namespace chens::cuda

@@ -81,8 +81,7 @@ __device__ __forceinline__ void emit_metrics(const RowOutputs& out, std::uint64_
 template <class System, class Inst>
 __device__ __forceinline__ void emit_row(const System& sys, const RunParams<typename System::Real>& rp,
                                          const RowOutputs& out, std::uint64_t n, std::uint64_t i, std::int64_t slot,
-                                         std::uint64_t row, index_t k, bool ok, const Metrics<double>& m,
-                                         const Inst& in) {
+                                         std::uint64_t row, index_t k, bool ok, const Metrics<double>& m, const Inst& in) {
   if (slot >= 0)
     fill_recorded_row(sys, rp, in, k, ok, m,
                       out.snapshot + (row * out.R + static_cast<std::uint64_t>(slot)) *
@@ -93,8 +92,8 @@ __device__ __forceinline__ void emit_row(const System& sys, const RunParams<type
 // The general path: samples k0 .. k1-1 of every instance (advance_segment_soa).
 template <class System, class Method, class Inst>
 __global__ void advance_segment(System sys, Method method, RunParams<typename System::Real> rp, std::uint64_t n,
-                                std::uint64_t* inst, index_t k0, index_t k1, std::uint64_t first,
-                                const std::uint64_t* only, RowOutputs out) {
+                                std::uint64_t* inst, index_t k0, index_t k1, std::uint64_t first, const std::uint64_t* only,
+                                RowOutputs out) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const std::int64_t slot = record_slot(out.record, out.R, only ? only[i] : first + i);  // global index
@@ -118,10 +117,9 @@ template <unsigned Threads>
 inline constexpr unsigned lean_min_blocks = Threads == 128 ? 65536 / (lean_registers_max * 128) : 1;
 
 template <LeanPolicy P, bool InlineRhs, class StepSystem, class Method, class Inst, unsigned Threads>
-__global__ __launch_bounds__(Threads, lean_min_blocks<Threads>) void lean_step(StepSystem sys,
-                                                                                RunParams<typename StepSystem::Real> rp,
-                                                                                std::uint64_t n, std::uint64_t* inst,
-                                                                                index_t k, index_t until) {
+__global__ __launch_bounds__(Threads, lean_min_blocks<Threads>) void lean_step(
+    StepSystem sys, RunParams<typename StepSystem::Real> rp, std::uint64_t n, std::uint64_t* inst, index_t k,
+    index_t until) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   LeanStepResult<typename StepSystem::State> work;
@@ -141,8 +139,8 @@ __global__ void advance_partial(System sys, Method method, RunParams<typename Sy
 
 // The lean path's measuring kernel: every instance at sample k, row k - k0 of the slot.
 template <class System, class Inst>
-__global__ void measure_row(System sys, RunParams<typename System::Real> rp, std::uint64_t n, std::uint64_t* inst,
-                            index_t k, index_t k0, std::uint64_t first, const std::uint64_t* only, RowOutputs out) {
+__global__ void measure_row(System sys, RunParams<typename System::Real> rp, std::uint64_t n, std::uint64_t* inst, index_t k,
+                            index_t k0, std::uint64_t first, const std::uint64_t* only, RowOutputs out) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const std::int64_t slot = record_slot(out.record, out.R, only ? only[i] : first + i);

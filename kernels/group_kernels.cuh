@@ -38,9 +38,7 @@ struct GroupLaunch {
   // Dynamic shared memory of a block: each tile's scratch.
   static constexpr std::size_t smem_bytes =
       (group_block / lanes) * sizeof(double) * decltype(Slice::model)::Gram::scratch_count;
-  static unsigned grid(std::uint64_t n) {
-    return static_cast<unsigned>((n * lanes + group_block - 1) / group_block);
-  }
+  static unsigned grid(std::uint64_t n) { return static_cast<unsigned>((n * lanes + group_block - 1) / group_block); }
   // f(slice, i) on this thread: its lane's slice of the system, its tile's instance i; a tile
   // past the ensemble's end (i >= n) leaves at once. Every group kernel's body.
   template <class F>
@@ -76,10 +74,8 @@ __global__ __launch_bounds__(group_block, group_lean_min_blocks<System>) void gr
 // Every instance toward sample k within `limit` by the per-instance driver (group_advance_soa):
 // the methods and projection settings the lean loop does not take.
 template <class System, class Method, class Inst>
-__global__ __launch_bounds__(group_block, group_advance_min_blocks) void group_advance(System sys, Method method,
-                                                                               RunParams<double> rp, std::uint64_t n,
-                                                                               std::uint64_t* inst, index_t k,
-                                                                               StepLimit limit) {
+__global__ __launch_bounds__(group_block, group_advance_min_blocks) void group_advance(
+    System sys, Method method, RunParams<double> rp, std::uint64_t n, std::uint64_t* inst, index_t k, StepLimit limit) {
   GroupLaunch<System>::on_tile(sys, n, [&](const auto& slice, std::uint64_t i) {
     group_advance_soa<Method, Inst>(slice, method, rp, inst, n, i, k, limit);
   });
@@ -90,11 +86,8 @@ __global__ __launch_bounds__(group_block, group_advance_min_blocks) void group_a
 // (HamiltonDirac of the chain) and on whether the method is adaptive, not on the formulation
 // or the method, so that a unit compiles it once or twice. DOPRI5's stages: as group_advance.
 template <class RefSystem, class Inst, bool Adaptive>
-__global__ __launch_bounds__(group_block, group_advance_min_blocks) void group_reference(RefSystem sys,
-                                                                                 RunParams<double> rp,
-                                                                                 std::uint64_t n,
-                                                                                 std::uint64_t* inst, index_t k,
-                                                                                 index_t attempts) {
+__global__ __launch_bounds__(group_block, group_advance_min_blocks) void group_reference(
+    RefSystem sys, RunParams<double> rp, std::uint64_t n, std::uint64_t* inst, index_t k, index_t attempts) {
   GroupLaunch<RefSystem>::on_tile(sys, n, [&](const auto& slice, std::uint64_t i) {
     group_reference_soa<Adaptive, Inst>(slice, rp, inst, n, i, k, attempts);
   });
@@ -102,12 +95,9 @@ __global__ __launch_bounds__(group_block, group_advance_min_blocks) void group_r
 
 // Every instance at sample k measured into row k - k0 of the slot (group_measure_soa).
 template <class System, class Inst>
-__global__ __launch_bounds__(group_block, group_min_blocks) void group_measure_row(System sys, RunParams<double> rp,
-                                                                                   std::uint64_t n, std::uint64_t* inst,
-                                                                                   index_t k, index_t k0,
-                                                                                   std::uint64_t first,
-                                                                                   const std::uint64_t* only,
-                                                                                   RowOutputs out) {
+__global__ __launch_bounds__(group_block, group_min_blocks) void group_measure_row(
+    System sys, RunParams<double> rp, std::uint64_t n, std::uint64_t* inst, index_t k, index_t k0, std::uint64_t first,
+    const std::uint64_t* only, RowOutputs out) {
   using L = GroupLaunch<System>;
   L::on_tile(sys, n, [&](const typename L::Slice& slice, std::uint64_t i) {
     const std::int64_t slot = record_slot(out.record, out.R, only ? only[i] : first + i);  // global index
@@ -116,10 +106,10 @@ __global__ __launch_bounds__(group_block, group_min_blocks) void group_measure_r
                                 const GroupReferenceSlice<Inst, typename L::Slice>& ref) {
                               const std::uint64_t row = static_cast<std::uint64_t>(kk - k0);
                               if (slot >= 0)
-                                group_fill_recorded_row(
-                                    slice, z, ref, ok, m,
-                                    out.snapshot + (row * out.R + static_cast<std::uint64_t>(slot)) *
-                                                       recorded_row_width(physical_state_size_v<System>));
+                                group_fill_recorded_row(slice, z, ref, ok, m,
+                                                        out.snapshot +
+                                                            (row * out.R + static_cast<std::uint64_t>(slot)) *
+                                                                recorded_row_width(physical_state_size_v<System>));
                               if (L::Group::rank() == 0) emit_metrics(out, n, i, row, kk == rp.samples, ok, m);
                             });
   });

@@ -54,11 +54,11 @@ class TeeBuffer : public std::streambuf {
   bool show_;
 };
 
-chens::LibraryRunRequest request(const std::string& source, const std::string& study,
-                                 const std::vector<std::string>& sets, const std::string& backend, int threads,
-                                 const std::optional<std::string>& out, bool force, bool progress) {
+chens::LibraryRunRequest request(const std::string& source, const std::string& study, const std::vector<std::string>& sets,
+                                 const std::string& backend, int threads, const std::optional<std::string>& out, bool force,
+                                 bool progress) {
   using Source = chens::LibraryRunRequest::Source;
-  const Source from = source == "default" ? Source::default_study
+  const Source from = source == "default"  ? Source::default_study
                       : source == "single" ? Source::single
                       : source == "file"   ? Source::file
                       : source == "resume" ? Source::resume
@@ -86,14 +86,12 @@ py::dict run(const std::string& source, const std::string& study, const std::vec
     runs.append(py::dict(py::arg("name") = run.name, py::arg("overrides") = overrides, py::arg("files") = files));
   }
   return py::dict(py::arg("code") = r.code, py::arg("several") = r.several, py::arg("runs") = runs,
-                  py::arg("comparison_csv") = r.comparison_csv, py::arg("table") = r.table,
-                  py::arg("messages") = messages);
+                  py::arg("comparison_csv") = r.comparison_csv, py::arg("table") = r.table, py::arg("messages") = messages);
 }
 
 // chens check / validate: exit code, stdout (the report), stderr.
 py::dict command(const std::string& name, const std::string& source, const std::string& study,
-                 const std::vector<std::string>& sets, const std::string& backend, int threads, double rtol,
-                 double atol) {
+                 const std::vector<std::string>& sets, const std::string& backend, int threads, double rtol, double atol) {
   const chens::LibraryRunRequest req = request(source, study, sets, backend, threads, std::nullopt, false, false);
   std::string messages;
   chens::LibraryCommandResult r;
@@ -101,8 +99,8 @@ py::dict command(const std::string& name, const std::string& source, const std::
     TeeBuffer buffer(messages, false);
     std::ostream err(&buffer);
     py::gil_scoped_release released;
-    r = chens::command_for_library(name == "check" ? chens::LibraryCommand::check : chens::LibraryCommand::validate,
-                                   req, rtol, atol, err);
+    r = chens::command_for_library(name == "check" ? chens::LibraryCommand::check : chens::LibraryCommand::validate, req,
+                                   rtol, atol, err);
   }
   return py::dict(py::arg("code") = r.code, py::arg("report") = r.report, py::arg("messages") = messages);
 }

@@ -19,6 +19,7 @@ packages=(
   libopenmpi-dev openmpi-bin                  # sharding over MPI ranks (docs/scaling.md) and its test
   procps                                      # pgrep: the MPI checkpoint test signals one rank (tests/mpi)
   clang libclang-rt-14-dev cppcheck           # scripts/fuzz-study.sh (libFuzzer), scripts/static-analysis.sh
+  clang-format                                # scripts/format.sh (.clang-format; its check in static-analysis.sh)
 )
 
 missing=()

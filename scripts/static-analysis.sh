@@ -5,7 +5,8 @@
 # stay loops where they read as the formulas they implement) and missingIncludeSystem
 # (system and third-party headers are not analysed). Single findings are suppressed inline
 # with the reason (// cppcheck-suppress ID ; why). Files are analysed on every core (-j; no
-# check that -j disables is enabled here). Run by scripts/run-tests.sh.
+# check that -j disables is enabled here). Then the layout (scripts/format.sh --check:
+# .clang-format). Run by scripts/run-tests.sh.
 #
 # Usage: scripts/static-analysis.sh [BUILD_DIR]   (BUILD_DIR: where CMake generated headers)
 set -euo pipefail
@@ -16,3 +17,4 @@ cppcheck -j "$(nproc)" --enable=warning,style,performance,portability --std=c++2
   --error-exitcode=1 --suppress=missingIncludeSystem --suppress=useStlAlgorithm \
   -I include -I host -I "$build/generated" host include
 echo "static analysis: no findings"
+scripts/format.sh --check

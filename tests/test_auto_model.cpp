@@ -217,7 +217,8 @@ auto make_oracle(const Auto<Spec>& model) {
     Vec<T, n> qv;
     for (int i = 0; i < n; ++i) qv[i] = q[static_cast<std::size_t>(i)];
     T t = T(0.0);
-    for (int i = 0; i < n; ++i) t = t + p[static_cast<std::size_t>(i)] * p[static_cast<std::size_t>(i)] / (2.0 * Spec::mass(k, i));
+    for (int i = 0; i < n; ++i)
+      t = t + p[static_cast<std::size_t>(i)] * p[static_cast<std::size_t>(i)] / (2.0 * Spec::mass(k, i));
     return t + Spec::potential(k, qv);
   };
   auto phi = [k](const auto& q) {
@@ -279,8 +280,8 @@ std::map<std::string, double> oracle_discrepancies(const Auto<Spec>& model, std:
     add("J^T lambda", relative(to_eigen(model.jac_t_mul(q, lam)), J.transpose() * to_eigen(lam)));
     // d psi / dq = Hess(phi_a) M^-1 p: sum_a lambda_a Hess(phi_a) v at v = M^-1 p.
     const typename M::Coords vp = model.minv_mul(M::p_of(z));
-    add("Hess(phi) v", relative(to_eigen(model.hess_phi_mul(q, lam, vp)),
-                                Pt.grad_psi.leftCols(n).transpose() * to_eigen(lam)));
+    add("Hess(phi) v",
+        relative(to_eigen(model.hess_phi_mul(q, lam, vp)), Pt.grad_psi.leftCols(n).transpose() * to_eigen(lam)));
     const Eigen::MatrixXd Q = O::Q(Pt);
     add("Q", relative(Q, J * w.asDiagonal() * J.transpose()));
     add("Q (gram_matrix)", [&] {
@@ -375,7 +376,8 @@ Angles angles_after(Angles a, long double gl, long double T, int n) {
     const Angles k1 = angle_rhs(a, gl), k2 = angle_rhs(axpy(a, h / 2, k1), gl), k3 = angle_rhs(axpy(a, h / 2, k2), gl),
                  k4 = angle_rhs(axpy(a, h, k3), gl);
     a = Angles{a.t + h / 6 * (k1.t + 2 * k2.t + 2 * k3.t + k4.t), a.f + h / 6 * (k1.f + 2 * k2.f + 2 * k3.f + k4.f),
-               a.dt + h / 6 * (k1.dt + 2 * k2.dt + 2 * k3.dt + k4.dt), a.df + h / 6 * (k1.df + 2 * k2.df + 2 * k3.df + k4.df)};
+               a.dt + h / 6 * (k1.dt + 2 * k2.dt + 2 * k3.dt + k4.dt),
+               a.df + h / 6 * (k1.df + 2 * k2.df + 2 * k3.df + k4.df)};
   }
   return a;
 }
@@ -385,8 +387,8 @@ Vec<double, 6> cartesian(const Angles& a, long double m, long double l) {
   const long double st = sin(a.t), ct = cos(a.t), sf = sin(a.f), cf = cos(a.f);
   const long double vx = l * (a.dt * ct * cf - st * sf * a.df), vy = l * (a.dt * ct * sf + st * cf * a.df),
                     vz = l * a.dt * st;
-  return Vec<double, 6>{{double(l * st * cf), double(l * st * sf), double(-l * ct), double(m * vx), double(m * vy),
-                         double(m * vz)}};
+  return Vec<double, 6>{
+      {double(l * st * cf), double(l * st * sf), double(-l * ct), double(m * vx), double(m * vy), double(m * vz)}};
 }
 
 TEST(AutoModel, SphericalPendulumAgreesWithAnIntegrationInAngles) {
@@ -433,15 +435,15 @@ TEST(AutoModel, RattleConservesTheSphericalPendulumsAngularMomentum) {
   }
   std::printf("[ measured ] RATTLE h = 0.01, 20000 steps: |L_z - L_z(0)| <= %.2e (L_z = %.3f), |H - H0| <= %.2e\n", worst,
               L0, worst_h);
-  EXPECT_LE(worst, 2e-13);  // round-off: about 1e-16 per step at worst
+  EXPECT_LE(worst, 2e-13);   // round-off: about 1e-16 per step at worst
   EXPECT_LE(worst_h, 1e-2);  // bounded, O(h^2) (not round-off: RATTLE is not energy-conserving)
 }
 
 // ---- 4. convergence orders on a user model ------------------------------------------------------
 
 template <class System, class Method>
-double triatomic_order(const System& sys, const Method& method, const std::vector<int>& steps,
-                       const Vec<double, 18>& z0, const Vec<double, 18>& ref, double T, std::string* errs) {
+double triatomic_order(const System& sys, const Method& method, const std::vector<int>& steps, const Vec<double, 18>& z0,
+                       const Vec<double, 18>& ref, double T, std::string* errs) {
   std::vector<double> hs, es;
   for (int n : steps) {
     const auto z = test::integrate_fixed(sys, method, z0, T, n);
@@ -477,8 +479,8 @@ TEST(AutoModel, ConvergenceOrdersOnTheTriatomicMolecule) {
   r.observed = triatomic_order(dirac, ImplicitRk<Gauss2Tableau, double>{1e-15, 100}, {10, 20, 40, 80}, z0, ref, T, &r.errs);
   rows.push_back(r);
   r = Row{"rattle", 2, 0, ""};
-  r.observed = triatomic_order(Constrained<Auto<Triatomic>>{model}, Rattle<double>{1e-14, 50}, {50, 100, 200, 400}, z0,
-                               ref, T, &r.errs);
+  r.observed = triatomic_order(Constrained<Auto<Triatomic>>{model}, Rattle<double>{1e-14, 50}, {50, 100, 200, 400}, z0, ref,
+                               T, &r.errs);
   rows.push_back(r);
   for (const Row& row : rows) {
     std::printf("[ measured ] triatomic %s: order %.3f, errors%s\n", row.name, row.observed, row.errs.c_str());

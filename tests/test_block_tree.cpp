@@ -60,7 +60,8 @@ TEST(BlockTree, AnySplitGivesTheSameRootBitForBit) {
       for (int trial = 0; trial < 4; ++trial) {
         // Contiguous shares: the even split of chens' MPI layer first, then random cuts.
         std::vector<std::uint64_t> cut = {0};
-        for (int r = 1; r < ranks; ++r) cut.push_back(blocks * static_cast<std::uint64_t>(r) / static_cast<std::uint64_t>(ranks));
+        for (int r = 1; r < ranks; ++r)
+          cut.push_back(blocks * static_cast<std::uint64_t>(r) / static_cast<std::uint64_t>(ranks));
         if (trial > 0) {
           std::uniform_int_distribution<std::uint64_t> at(1, blocks - 1);
           for (int r = 1; r < ranks; ++r) cut[static_cast<std::size_t>(r)] = at(rng);
@@ -103,7 +104,8 @@ TEST(BlockTree, StatisticsAreThoseOfTheValues) {
     }
     ASSERT_EQ(whole[m].count, v.size());
     EXPECT_NEAR(whole[m].mean, static_cast<double>(sum / v.size()), 1e-13 * static_cast<double>(sum / v.size()));
-    EXPECT_NEAR(whole[m].rms(), std::sqrt(static_cast<double>(sq / v.size())), 1e-13 * std::sqrt(static_cast<double>(sq / v.size())));
+    EXPECT_NEAR(whole[m].rms(), std::sqrt(static_cast<double>(sq / v.size())),
+                1e-13 * std::sqrt(static_cast<double>(sq / v.size())));
     EXPECT_EQ(whole[m].min, lo);
     EXPECT_EQ(whole[m].max, hi);
   }

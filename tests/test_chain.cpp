@@ -56,12 +56,11 @@ struct ExactRotor {
   }
   Rotor::State at(double t) const {
     const double M = m0 + m1, a = angle0 + omega * t;
-    const double rx = L * std::cos(a), ry = L * std::sin(a);     // q1 - q0
-    const double vx = -omega * ry, vy = omega * rx;              // its rate
+    const double rx = L * std::cos(a), ry = L * std::sin(a);  // q1 - q0
+    const double vx = -omega * ry, vy = omega * rx;           // its rate
     const double cx = cx0 + ux * t, cy = cy0 + uy * t;
-    return Rotor::State{{cx - m1 / M * rx, cy - m1 / M * ry, cx + m0 / M * rx, cy + m0 / M * ry,
-                         m0 * (ux - m1 / M * vx), m0 * (uy - m1 / M * vy), m1 * (ux + m0 / M * vx),
-                         m1 * (uy + m0 / M * vy)}};
+    return Rotor::State{{cx - m1 / M * rx, cy - m1 / M * ry, cx + m0 / M * rx, cy + m0 / M * ry, m0 * (ux - m1 / M * vx),
+                         m0 * (uy - m1 / M * vy), m1 * (ux + m0 / M * vx), m1 * (uy + m0 / M * vy)}};
   }
 };
 
@@ -257,9 +256,7 @@ Study chain_study() {
   return s;
 }
 
-EnsembleResult run(const Study& s, int threads) {
-  return run_study_cpu(s, resolve(s), ensemble_spec(s, threads));
-}
+EnsembleResult run(const Study& s, int threads) { return run_study_cpu(s, resolve(s), ensemble_spec(s, threads)); }
 
 TEST(ChainEnsemble, ResultsAreBitwiseIdenticalForAnyThreadCount) {
   const Study s = chain_study();
@@ -320,13 +317,14 @@ using test::run_cli;
 TEST(ChainCli, RunReportsMomentumErrorsAndTheChainState) {
   test::TempDir dir;
   const std::string out = dir.str("out");
-  const CliResult r = run_cli({"run", "--single", "--set", "model.kind=chain", "--set", "integrator.t_end=2", "--set", "ensemble.size=3",
-                        "--set", "output.trajectory=true", "--set", "output.reference=auto", "--out", out});
+  const CliResult r =
+      run_cli({"run", "--single", "--set", "model.kind=chain", "--set", "integrator.t_end=2", "--set", "ensemble.size=3",
+               "--set", "output.trajectory=true", "--set", "output.reference=auto", "--out", out});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   std::ifstream f(out + "/summary.json");
   const nlohmann::json j = nlohmann::json::parse(f);
-  for (const char* metric : {"integration_error", "energy_error", "phi", "psi", "linear_momentum_error",
-                             "angular_momentum_error"})
+  for (const char* metric :
+       {"integration_error", "energy_error", "phi", "psi", "linear_momentum_error", "angular_momentum_error"})
     EXPECT_TRUE(j[metric]["final_max"].is_number()) << metric;
   EXPECT_EQ(j["study"]["model"]["atoms"], 7);
   EXPECT_EQ(j["instance0"]["final_state"].size(), 28u);
@@ -342,7 +340,7 @@ TEST(ChainCli, RunReportsMomentumErrorsAndTheChainState) {
 TEST(ChainCli, PendulumSummaryHasNoMomentumErrorsAndReferenceNoneDropsTheIntegrationError) {
   test::TempDir dir;
   const CliResult r = run_cli({"run", "--single", "--set", "ensemble.size=2", "--set", "integrator.t_end=1", "--set",
-                        "output.reference=none", "--out", dir.str("p")});
+                               "output.reference=none", "--out", dir.str("p")});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   std::ifstream f(dir.str("p") + "/summary.json");
   const nlohmann::json j = nlohmann::json::parse(f);
@@ -361,7 +359,8 @@ namespace {
 // atoms, refused naming the range.
 TEST(ChainCli, ASizeBeyondTheRangeIsRefusedNamingIt) {
   test::TempDir dir;
-  const CliResult r = run_cli({"run", "--single", "--set", "model.kind=chain", "--set", "model.atoms=257", "--out", dir.str("out")});
+  const CliResult r =
+      run_cli({"run", "--single", "--set", "model.kind=chain", "--set", "model.atoms=257", "--out", dir.str("out")});
   EXPECT_EQ(r.code, exit_bad_input);
   EXPECT_NE(r.err.find("model.atoms = 257: must be an integer in [2, 256]"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.str("out"))) << "nothing is written";

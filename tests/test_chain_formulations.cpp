@@ -84,8 +84,7 @@ struct ChainDefinition {
   T hamiltonian(const std::vector<T>& q, const std::vector<T>& p) const {
     using std::sqrt;
     T kinetic(0.0);
-    for (int i = 0; i < N; ++i)
-      kinetic = kinetic + (p[2 * i] * p[2 * i] + p[2 * i + 1] * p[2 * i + 1]) / (2.0 * mass[i]);
+    for (int i = 0; i < N; ++i) kinetic = kinetic + (p[2 * i] * p[2 * i] + p[2 * i + 1] * p[2 * i + 1]) / (2.0 * mass[i]);
     T v(0.0);
     for (int i = 0; i < N; ++i) {
       for (int j = i + 1; j < N; ++j) {
@@ -133,8 +132,7 @@ struct Tally {
   }
   void print(const char* test, int atoms) const {  // atoms = 0: not a chain
     const std::string n = atoms > 0 ? " N=" + std::to_string(atoms) : "";
-    for (const auto& [what, err] : worst)
-      std::printf("[ worst    ] %s%s %-30s %.2e\n", test, n.c_str(), what.c_str(), err);
+    for (const auto& [what, err] : worst) std::printf("[ worst    ] %s%s %-30s %.2e\n", test, n.c_str(), what.c_str(), err);
   }
 };
 
@@ -454,8 +452,7 @@ TYPED_TEST(ChainVsDenseOracle, DiracKeepsConstraintsOffTheManifold) {
       // central difference is exact up to rounding, ~ u |chi| / h ~ 1e-12 for h = 1e-4.
       const double h = 1e-4;
       const auto zp = from_eigen<4 * N>(smp.z + h * dirac), zm = from_eigen<4 * N>(smp.z - h * dirac);
-      const Eigen::VectorXd fd_phi =
-          (to_eigen(model.phi(Model::q_of(zp))) - to_eigen(model.phi(Model::q_of(zm)))) / (2 * h);
+      const Eigen::VectorXd fd_phi = (to_eigen(model.phi(Model::q_of(zp))) - to_eigen(model.phi(Model::q_of(zm)))) / (2 * h);
       const Eigen::VectorXd fd_psi = (to_eigen(model.psi(zp)) - to_eigen(model.psi(zm))) / (2 * h);
       const double fd_scale = P.grad_psi.norm() * dirac.norm();
       tally.add("dirac: central diff / scale", std::max(inf_norm(fd_phi), inf_norm(fd_psi)) / fd_scale);
@@ -508,8 +505,8 @@ TYPED_TEST(ChainVsDenseOracle, MutatedModelIsDetected) {
   const auto dw = discrepancies<N>(heavier, cs.oracle, cs.points[i], rng);
   rng.seed(cs.samples[i].seed);
   const auto de = discrepancies<N>(stronger, cs.oracle, cs.points[i], rng);
-  for (const char* what : {"psi", "Q^-1 r (gram solve)", "S nu (s_mul)", "{psi,H}", "rhs dirac", "rhs naive",
-                           "rhs impetus", "impetus physical"}) {
+  for (const char* what : {"psi", "Q^-1 r (gram solve)", "S nu (s_mul)", "{psi,H}", "rhs dirac", "rhs naive", "rhs impetus",
+                           "impetus physical"}) {
     std::printf("[ mutation ] N=%d w[2]*=1.001 %-22s %.2e\n", N, what, dw.at(what));
     EXPECT_GT(dw.at(what), 100.0 * tolerance_of(what)) << what << " does not see a 0.1% mass change";
   }
@@ -525,7 +522,9 @@ TYPED_TEST(ChainVsDenseOracle, MutatedModelIsDetected) {
 TEST(DenseDiracOracle, AgreesWithPendulumOracle) {
   const test::PendulumOracle pend{1.3, 0.8, 2.0};
   const auto oracle = test::make_dense_dirac_oracle<2>(
-      [pend](const auto& q, const auto& p) { return pend.H(std::array{q[0], q[1], p[0], p[1]}); },
+      [pend](const auto& q, const auto& p) {
+        return pend.H(std::array{q[0], q[1], p[0], p[1]});
+      },
       [pend](const auto& q) {
         using T = std::decay_t<decltype(q[0])>;
         return std::vector<T>{pend.phi(std::array{q[0], q[1], q[0], q[1]})};  // phi reads q only
@@ -542,8 +541,7 @@ TEST(DenseDiracOracle, AgreesWithPendulumOracle) {
     EXPECT_TRUE(agree("pendulum dirac", Oracle::dirac(P), pend.dirac(z), kTolValue, tally));
     EXPECT_TRUE(agree("pendulum naive", Oracle::naive(P), pend.naive(z), kTolValue, tally));
     EXPECT_TRUE(agree("pendulum impetus", oracle.impetus(P), pend.impetus(z), kTolValue, tally));
-    EXPECT_TRUE(agree("pendulum impetus physical", Oracle::impetus_physical(P), pend.impetus_physical(z), kTolValue,
-                      tally));
+    EXPECT_TRUE(agree("pendulum impetus physical", Oracle::impetus_physical(P), pend.impetus_physical(z), kTolValue, tally));
     EXPECT_NEAR(P.psi[0], pend.psi(z), 1e-14 * (1.0 + std::abs(pend.psi(z))));
   }
   tally.print("pendulum", 0);

@@ -93,8 +93,8 @@ struct Layout {
 template <int N>
 struct Results {
   static constexpr int M = N - 1;
-  std::vector<double> phi = std::vector<double>(M), psi = phi, jac = phi, gram_solve = phi, cross_solve = phi,
-                      bracket = phi, s_mul = phi;
+  std::vector<double> phi = std::vector<double>(M), psi = phi, jac = phi, gram_solve = phi, cross_solve = phi, bracket = phi,
+                      s_mul = phi;
   std::vector<double> minv = std::vector<double>(2 * N), grad = minv, jac_t = minv, hess = minv;
   std::vector<double> scalars = std::vector<double>(6);  // V, T, E, P_x, P_y, L_z
   std::vector<double> rhs = std::vector<double>(4 * N), rk4 = rhs, projected = rhs;
@@ -203,9 +203,7 @@ Results<N> sliced_chain(const Chain<double, N>& c, const Point<N>& pt) {
     const auto bonds = [&](const typename S::Multipliers& x, std::vector<double>& to) {
       L::bonds_from_slice(&x[0], rk, to.data());
     };
-    const auto coords = [&](const typename S::Coords& x, std::vector<double>& to) {
-      L::from_slice(&x[0], rk, to.data());
-    };
+    const auto coords = [&](const typename S::Coords& x, std::vector<double>& to) { L::from_slice(&x[0], rk, to.data()); };
     const auto state = [&](const typename S::State& x, std::vector<double>& to) {
       L::from_slice(&x[0], rk, to.data());
       L::from_slice(&x[S::dof], rk, to.data() + 2 * N);
@@ -259,8 +257,8 @@ void expect_slices_equal_whole_chain(int samples = 4) {
   const Chain<double, N> c = random_masses<N>(rng);
   for (int sample = 0; sample < samples; ++sample) {
     const bool off = sample % 2 == 1;
-    SCOPED_TRACE(::testing::Message() << "N = " << N << ", G = " << G << ", seed " << kSeed + 1000 * N + G
-                                      << ", sample " << sample << (off ? " (off the manifold)" : " (on it)"));
+    SCOPED_TRACE(::testing::Message() << "N = " << N << ", G = " << G << ", seed " << kSeed + 1000 * N + G << ", sample "
+                                      << sample << (off ? " (off the manifold)" : " (on it)"));
     const Point<N> pt = random_point(c, rng, off);
     const Results<N> want = whole_chain(c, pt);
     const Results<N> got = sliced_chain<N, G>(c, pt);
@@ -369,7 +367,8 @@ struct LargeChainOracle {
   }
   D hamiltonian(const std::vector<D>& z) const {
     D h(0.0);
-    for (int i = 0; i < N; ++i) h = h + (z[2 * N + 2 * i] * z[2 * N + 2 * i] + z[2 * N + 2 * i + 1] * z[2 * N + 2 * i + 1]) / (2.0 * mass[i]);
+    for (int i = 0; i < N; ++i)
+      h = h + (z[2 * N + 2 * i] * z[2 * N + 2 * i] + z[2 * N + 2 * i + 1] * z[2 * N + 2 * i + 1]) / (2.0 * mass[i]);
     for (int i = 0; i < N; ++i) {
       for (int j = i + 1; j < N; ++j) {
         const D dx = z[2 * i] - z[2 * j], dy = z[2 * i + 1] - z[2 * j + 1];
@@ -399,7 +398,9 @@ struct LargeChainOracle {
     P.psi.resize(N - 1);
     std::vector<E> x(2 * N);
     const E e = E::variable(D(0.0), 0);
-    for (int i = 0; i < 2 * N; ++i) x[static_cast<std::size_t>(i)] = E(zd[static_cast<std::size_t>(i)]) + e * E(zd[static_cast<std::size_t>(2 * N + i)] / mass[i / 2]);
+    for (int i = 0; i < 2 * N; ++i)
+      x[static_cast<std::size_t>(i)] =
+          E(zd[static_cast<std::size_t>(i)]) + e * E(zd[static_cast<std::size_t>(2 * N + i)] / mass[i / 2]);
     for (int a = 0; a < N - 1; ++a) {
       const D f = phi(zd.data(), a);
       const D ps = phi(x.data(), a).d[0];
@@ -500,8 +501,8 @@ void expect_agreement_with_the_large_oracle() {
     worst_solve = std::max(worst_solve, e_solve);
     worst_rhs = std::max(worst_rhs, e_rhs);
   }
-  std::printf("[ worst    ] N = %d vs the dense oracle: values %.2g, Q^-1 r %.2g, rhs %.2g\n", N, worst_value,
-              worst_solve, worst_rhs);
+  std::printf("[ worst    ] N = %d vs the dense oracle: values %.2g, Q^-1 r %.2g, rhs %.2g\n", N, worst_value, worst_solve,
+              worst_rhs);
 }
 
 // The one-thread code, which the group slices equal bit for bit (above); 16 atoms also

@@ -32,17 +32,17 @@ TEST(MemoryCount, CountsEveryPerSampleAndPerRecordBuffer) {
   };
   const std::vector<std::string> one = {"ensemble.size=1", "integrator.h=1e-5", "output.sample_dt=1e-5"};
   std::vector<std::string> short_run = one, long_run = one;
-  short_run.push_back("integrator.t_end=1");   // 10^5 + 1 sample times
-  long_run.push_back("integrator.t_end=10");   // 10^6 + 1
+  short_run.push_back("integrator.t_end=1");  // 10^5 + 1 sample times
+  long_run.push_back("integrator.t_end=10");  // 10^6 + 1
   const cli::RunMemory a = memory(short_run), b = memory(long_run);
   EXPECT_NEAR((b.statistics - a.statistics) / 9e5, 2.0 * sizeof(SampleStats), 1.0);
   EXPECT_GT(b.files, 9e5 * 1000) << "series.csv's text, about 1.4 kB a sample time";
   EXPECT_GT(b.total(), 1e9) << b.text();  // the run peaked at 2.08 GB
   EXPECT_LT(a.instances, 1e3);
   // Groups: the ensemble's statistics and each group's.
-  const cli::RunMemory grouped = memory({"ensemble.size=1000", "integrator.t_end=10", "output.sample_dt=0.1",
-                                         "parameters.length=\"uniform(0.5, 1)\"", "parameters.group_by=\"length\"",
-                                         "parameters.group_bins=9"});
+  const cli::RunMemory grouped =
+      memory({"ensemble.size=1000", "integrator.t_end=10", "output.sample_dt=0.1", "parameters.length=\"uniform(0.5, 1)\"",
+              "parameters.group_by=\"length\"", "parameters.group_bins=9"});
   const cli::RunMemory plain = memory({"ensemble.size=1000", "integrator.t_end=10", "output.sample_dt=0.1"});
   EXPECT_NEAR(grouped.statistics / plain.statistics, 10.0, 1e-9);
   // Recorded instances: state, metrics and flag per sample time and instance.
@@ -57,9 +57,17 @@ TEST(MemoryCount, CountsEveryPerSampleAndPerRecordBuffer) {
 // What the count does not fit is refused by check and run alike, before anything runs.
 TEST(MemoryCount, ARunThatDoesNotFitIsRefusedByCheckAndRun) {
   ::setenv("CHENS_MEMORY_BYTES", "2e8", 1);  // 200 MB
-  const std::vector<std::string> heavy = {"--single",  "--set", "ensemble.size=1",       "--set", "integrator.h=1e-5",
-                                          "--set",     "output.sample_dt=1e-5", "--set", "integrator.t_end=1",
-                                          "--backend", "cpu"};
+  const std::vector<std::string> heavy = {"--single",
+                                          "--set",
+                                          "ensemble.size=1",
+                                          "--set",
+                                          "integrator.h=1e-5",
+                                          "--set",
+                                          "output.sample_dt=1e-5",
+                                          "--set",
+                                          "integrator.t_end=1",
+                                          "--backend",
+                                          "cpu"};
   std::vector<std::string> check = {"check"}, run = {"run", "--out", "/nonexistent/never"};
   check.insert(check.end(), heavy.begin(), heavy.end());
   run.insert(run.end(), heavy.begin(), heavy.end());
@@ -83,8 +91,8 @@ TEST(CheckEstimate, ItsCalibrationIsBoundedHoweverLongTheRun) {
   EXPECT_NE(r.out.find("# run time: about "), std::string::npos) << r.out;
   EXPECT_LT(seconds, 60.0) << r.out;  // its budget is 8 s; generous for a loaded machine
   // A fixed-step run: the work is the grid's, exactly.
-  const CliResult fixed = run_cli({"check", "--single", "--set", "ensemble.size=20000", "--set", "integrator.t_end=500",
-                                   "--backend", "cpu"});
+  const CliResult fixed =
+      run_cli({"check", "--single", "--set", "ensemble.size=20000", "--set", "integrator.t_end=500", "--backend", "cpu"});
   EXPECT_EQ(fixed.code, exit_ok) << fixed.err;
   EXPECT_NE(fixed.out.find("# work: 1e+08 instance-steps"), std::string::npos) << fixed.out;  // 20000 x 5000 steps
 }

@@ -134,8 +134,8 @@ TEST_P(CheckpointCpu, EachShardOfTheWholeCheckpointIsTheShardRunsOwn) {
                      joined.instances.insert(joined.instances.end(), from, from + bytes);
                    });
     ASSERT_EQ(joined.instances.size(), whole.instances.size()) << name;
-    test::expect_bitwise_equal(straight, resumed(base, joined), name + ", resumed from " + std::to_string(ranks) +
-                                                                    " shards placed back");
+    test::expect_bitwise_equal(straight, resumed(base, joined),
+                               name + ", resumed from " + std::to_string(ranks) + " shards placed back");
   }
 }
 
@@ -164,9 +164,10 @@ TEST(CheckpointShards, TheGpuLayoutIsCutAndJoinedWordByWord) {
     parts.push_back(part);
   }
   std::vector<unsigned char> joined;
-  for_each_piece(instance_layout("cuda", c.instance_bytes), {64, 128, 8}, [&](std::size_t q, std::uint64_t at, std::uint64_t bytes) {
-    joined.insert(joined.end(), parts[q].instances.data() + at, parts[q].instances.data() + at + bytes);
-  });
+  for_each_piece(instance_layout("cuda", c.instance_bytes), {64, 128, 8},
+                 [&](std::size_t q, std::uint64_t at, std::uint64_t bytes) {
+                   joined.insert(joined.end(), parts[q].instances.data() + at, parts[q].instances.data() + at + bytes);
+                 });
   EXPECT_TRUE(joined == c.instances);
   EXPECT_THROW(instance_layout("cuda", 36), std::runtime_error);
   EXPECT_THROW(shard_checkpoint(c, 192, 9, 0), std::runtime_error);

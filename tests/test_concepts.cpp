@@ -37,7 +37,8 @@ constexpr bool every_formulation_is_a_system() {
 TEST(Concepts, EveryModelFormulationAndMethodSatisfiesThem) {
   static_assert(ConstrainedModel<Pendulum<double>> && ConstrainedModel<Pendulum<float>> &&
                 ConstrainedModel<Pendulum<double, true>> && ConstrainedModel<PenaltyPendulum<double>> &&
-                ConstrainedModel<Chain<double, 7>> && ConstrainedModel<Chain<double, 64>> && ConstrainedModel<Chain<float, 7>>);
+                ConstrainedModel<Chain<double, 7>> && ConstrainedModel<Chain<double, 64>> &&
+                ConstrainedModel<Chain<float, 7>>);
   static_assert(every_formulation_is_a_system<Pendulum<double>>() && every_formulation_is_a_system<Chain<double, 16>>());
   static_assert(ConstrainedModel<DoublePendulum<double>> && every_formulation_is_a_system<DoublePendulum<double>>() &&
                 ModelSystem<Baumgarte<DoublePendulum<double>>>);
@@ -47,7 +48,8 @@ TEST(Concepts, EveryModelFormulationAndMethodSatisfiesThem) {
   using D = HamiltonDirac<P>;
   static_assert(OneStepMethod<ExplicitRk<Rk4Tableau>, D> && OneStepMethod<Dopri5<double>, D> &&
                 OneStepMethod<ImplicitRk<Gauss2Tableau, double>, D> && OneStepMethod<MidpointProjection<double>, D> &&
-                OneStepMethod<Rattle<double>, Constrained<P>> && OneStepMethod<StormerVerlet, PenaltyOde<PenaltyPendulum<double>>>);
+                OneStepMethod<Rattle<double>, Constrained<P>> &&
+                OneStepMethod<StormerVerlet, PenaltyOde<PenaltyPendulum<double>>>);
 }
 
 TEST(Concepts, RefuseWhatLacksAPrimitive) {

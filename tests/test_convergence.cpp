@@ -96,7 +96,8 @@ void check_all_methods(const char* name) {
       continue;
     }
     EXPECT_NEAR(r.observed, r.nominal, 0.15) << name << " + " << r.method << ": errors" << errs;
-    if (std::getenv("CHENS_TEST_VERBOSE")) std::printf("%s + %s: order %.3f, errors%s\n", name, r.method, r.observed, errs.c_str());
+    if (std::getenv("CHENS_TEST_VERBOSE"))
+      std::printf("%s + %s: order %.3f, errors%s\n", name, r.method, r.observed, errs.c_str());
   }
 }
 

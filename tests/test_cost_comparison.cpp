@@ -77,9 +77,20 @@ TEST(StepCost, TheMedianIsNotMovedByASlowStretch) {
 }
 
 nlohmann::json digest(const char* name, double cost, double noise) {
-  return {{"name", name}, {"formulation", "dirac"}, {"method", "rk4"}, {"h", 0.1}, {"instances", 64}, {"live_final", 64},
-          {"lost", 0}, {"steps", 1000}, {"rhs_evaluations", 4000}, {"projections", 0}, {"wall_seconds", 1.0},
-          {"integration_seconds", 0.5}, {"cost_seconds", cost}, {"cost_noise", noise}};
+  return {{"name", name},
+          {"formulation", "dirac"},
+          {"method", "rk4"},
+          {"h", 0.1},
+          {"instances", 64},
+          {"live_final", 64},
+          {"lost", 0},
+          {"steps", 1000},
+          {"rhs_evaluations", 4000},
+          {"projections", 0},
+          {"wall_seconds", 1.0},
+          {"integration_seconds", 0.5},
+          {"cost_seconds", cost},
+          {"cost_noise", noise}};
 }
 
 std::string row_of(const std::string& table, const std::string& run) {
@@ -124,7 +135,8 @@ TEST(CostComparison, TheTableSaysWhichCostsAreWithinTheNoise) {
 // more integration time than its checkpoint carried.
 TEST(CostComparison, AResumedRunsCostIsThatOfAllItsParts) {
   const Study s = load_runs_text("[integrator]\nt_end = 20.0\n[ensemble]\nsize = 1024\n[output]\nsample_dt = 0.5\n",
-                                 "resume.toml", {})[0].study;
+                                 "resume.toml", {})[0]
+                      .study;
   const RunParams<double> rp = resolve(s);
   EnsembleSpec base = ensemble_spec(s, 2);
   base.stop_seconds = 0;
@@ -154,8 +166,10 @@ TEST(CostComparison, AResumedRunsCostIsThatOfAllItsParts) {
 // A CPU study: every run samples its pace; summary.json, study.json and comparison.csv carry it.
 TEST(CostComparison, ACpuStudySamplesEachRunsPace) {
   test::TempDir dir;
-  write_file(dir.str("s.toml"), "[integrator]\nt_end = 5.0\n[ensemble]\nsize = 1024\n[[run]]\nname = \"a\"\n[[run]]\nname = \"b\"\n");
-  const test::CliResult r = run_cli({"run", dir.str("s.toml"), "--out", dir.str("out"), "--no-progress", "--backend", "cpu"});
+  write_file(dir.str("s.toml"),
+             "[integrator]\nt_end = 5.0\n[ensemble]\nsize = 1024\n[[run]]\nname = \"a\"\n[[run]]\nname = \"b\"\n");
+  const test::CliResult r =
+      run_cli({"run", dir.str("s.toml"), "--out", dir.str("out"), "--no-progress", "--backend", "cpu"});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   std::ifstream f(dir.path() / "out/a/summary.json");
   const nlohmann::json s = nlohmann::json::parse(f);

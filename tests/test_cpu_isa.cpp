@@ -55,8 +55,7 @@ constexpr CpuIsa isa_of_width(int w) { return w == 8 ? CpuIsa::avx512 : w == 4 ?
 
 // The packed loop of B = P W lanes as the engine calls it for W's instruction set.
 template <int P, int W, class Method, class PackedSystem, class Inst>
-void packed_call(const PackedSystem* sys, const RunParams<double>& rp, bool momentum, Inst* in, index_t k,
-                 index_t until) {
+void packed_call(const PackedSystem* sys, const RunParams<double>& rp, bool momentum, Inst* in, index_t k, index_t until) {
   if constexpr (W == 8) {
     packed_advance_avx512<P, W, Method>(sys, rp, momentum, in, k, until);
   } else if constexpr (W == 4) {
@@ -79,9 +78,8 @@ struct LaneTally {
 // While every lane is live and at one step the group goes through the packed loop; once one
 // is lost, each lane goes on alone, as the engine does.
 template <int P, int W, class Method, class System>
-LaneTally expect_packed_matches_scalar(const std::vector<System>& systems,
-                                       const std::vector<typename System::State>& z0, const RunParams<double>& rp,
-                                       bool shared, const std::string& what) {
+LaneTally expect_packed_matches_scalar(const std::vector<System>& systems, const std::vector<typename System::State>& z0,
+                                       const RunParams<double>& rp, bool shared, const std::string& what) {
   constexpr int B = P * W;
   using Inst = InstanceOf<System, NoReference<double, System::State::size>>;
   const std::string where = what + " (W = " + std::to_string(W) + ", P = " + std::to_string(P) + ")";
@@ -131,8 +129,8 @@ LaneTally expect_packed_matches_scalar(const std::vector<System>& systems,
       for (int j = 0; j < B; ++j) {
         const Inst& a = packed[static_cast<std::size_t>(j)];
         const Inst& b = scalar[static_cast<std::size_t>(j)];
-        const std::string at = where + ", lane " + std::to_string(j) + ", sample " + std::to_string(k) +
-                               (until == mid ? " (stop point)" : "");
+        const std::string at =
+            where + ", lane " + std::to_string(j) + ", sample " + std::to_string(k) + (until == mid ? " (stop point)" : "");
         const bool same = std::memcmp(&a.z, &b.z, sizeof a.z) == 0 && a.step == b.step &&
                           std::bit_cast<std::uint64_t>(a.t) == std::bit_cast<std::uint64_t>(b.t) && a.lost == b.lost &&
                           std::memcmp(&a.c, &b.c, sizeof(Counters)) == 0;
@@ -193,8 +191,7 @@ void pendulum_formulations(const char* method, double h) {
     expect_packed_matches_scalar<P, W, M>(own, z0, rp_off, false, w + ", no projection");
     return t;
   };
-  const LaneTally dirac =
-      both.template operator()<HamiltonDirac>("dirac", [](const Pm& m) { return HamiltonDirac<Pm>{m}; });
+  const LaneTally dirac = both.template operator()<HamiltonDirac>("dirac", [](const Pm& m) { return HamiltonDirac<Pm>{m}; });
   // The projection fired in some lanes more often than in others: the masks were mixed.
   EXPECT_GT(dirac.projections.size(), 1u) << method << ": the projections did not differ between lanes";
   both.template operator()<Naive>("naive", [](const Pm& m) { return Naive<Pm>{m}; });
@@ -225,9 +222,12 @@ TEST(CpuLanes, BroadcastKeepsEveryBitOfTheScalar) {
     const Pack<2> p2(x);
     const Pack<4> p4(x);
     const Pack<8> p8(x);
-    for (int l = 0; l < 2; ++l) EXPECT_EQ(std::bit_cast<std::uint64_t>(p2.v[l]), std::bit_cast<std::uint64_t>(x)) << x << ", lane " << l << " of 2";
-    for (int l = 0; l < 4; ++l) EXPECT_EQ(std::bit_cast<std::uint64_t>(p4.v[l]), std::bit_cast<std::uint64_t>(x)) << x << ", lane " << l << " of 4";
-    for (int l = 0; l < 8; ++l) EXPECT_EQ(std::bit_cast<std::uint64_t>(p8.v[l]), std::bit_cast<std::uint64_t>(x)) << x << ", lane " << l << " of 8";
+    for (int l = 0; l < 2; ++l)
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(p2.v[l]), std::bit_cast<std::uint64_t>(x)) << x << ", lane " << l << " of 2";
+    for (int l = 0; l < 4; ++l)
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(p4.v[l]), std::bit_cast<std::uint64_t>(x)) << x << ", lane " << l << " of 4";
+    for (int l = 0; l < 8; ++l)
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(p8.v[l]), std::bit_cast<std::uint64_t>(x)) << x << ", lane " << l << " of 8";
   }
   const Pack<4> nan(std::nan(""));
   for (int l = 0; l < 4; ++l) EXPECT_TRUE(std::isnan(nan.v[l])) << "lane " << l;
@@ -290,21 +290,21 @@ void other_models() {
     dirac.push_back(HamiltonDirac<C>{c});
     naive.push_back(Naive<C>{c});
     bool on = true;
-    z0.push_back(perturbed_initial_state(c, C::default_initial(c), 1e-3, test::default_seed,
-                                         static_cast<std::uint64_t>(j), &on));
+    z0.push_back(perturbed_initial_state(c, C::default_initial(c), 1e-3, test::default_seed, static_cast<std::uint64_t>(j),
+                                         &on));
   }
-  expect_packed_matches_scalar<2, W, ExplicitRk<Rk4Tableau>>(
-      dirac, z0, test::fixed_step_run(0.02, 1.0, 10, 1e-10, true), false, "chain dirac rk4");
-  expect_packed_matches_scalar<1, W, ExplicitRk<Rk2Tableau>>(
-      naive, z0, test::fixed_step_run(0.01, 0.5, 10, 1e-10, false), false, "chain naive rk2");
+  expect_packed_matches_scalar<2, W, ExplicitRk<Rk4Tableau>>(dirac, z0, test::fixed_step_run(0.02, 1.0, 10, 1e-10, true),
+                                                             false, "chain dirac rk4");
+  expect_packed_matches_scalar<1, W, ExplicitRk<Rk2Tableau>>(naive, z0, test::fixed_step_run(0.01, 0.5, 10, 1e-10, false),
+                                                             false, "chain naive rk2");
 
   using D = DoublePendulum<double>;
   const D d{1.0, 1.5, 1.0, 0.8, 9.81};
   std::vector<D::State> zd;
   for (int j = 0; j < 2 * W; ++j) {
     bool on = true;
-    zd.push_back(perturbed_initial_state(d, D::default_initial(d), 1e-2, test::default_seed,
-                                         static_cast<std::uint64_t>(j), &on));
+    zd.push_back(perturbed_initial_state(d, D::default_initial(d), 1e-2, test::default_seed, static_cast<std::uint64_t>(j),
+                                         &on));
   }
   expect_packed_matches_scalar<2, W, ExplicitRk<Rk4Tableau>>(std::vector<HamiltonDirac<D>>{HamiltonDirac<D>{d}}, zd,
                                                              test::fixed_step_run(0.01, 1.0, 10, 1e-10, true), true,
@@ -412,8 +412,7 @@ bool same(const SampleStats& a, const SampleStats& b) { return std::memcmp(&a, &
 
 void expect_same_results(const EnsembleResult& a, const EnsembleResult& b, const std::string& what) {
   ASSERT_EQ(a.series.size(), b.series.size()) << what;
-  for (std::size_t k = 0; k < a.series.size(); ++k)
-    ASSERT_TRUE(same(a.series[k], b.series[k])) << what << ", sample " << k;
+  for (std::size_t k = 0; k < a.series.size(); ++k) ASSERT_TRUE(same(a.series[k], b.series[k])) << what << ", sample " << k;
   ASSERT_EQ(a.groups.size(), b.groups.size()) << what;
   for (std::size_t g = 0; g < a.groups.size(); ++g) {
     EXPECT_EQ(a.groups[g].instances, b.groups[g].instances) << what << ", group " << g;
@@ -518,8 +517,7 @@ TEST(CpuIsaEnsembles, ChainsAndGeneralPathSettingsAreTheSameOnEveryInstructionSe
   m.h = 0.1;
   m.max_iterations = 14;
   m.lost_unconverged = true;
-  const EnsembleResult mid =
-      expect_every_isa_agrees(m, "pendulum dirac midpoint", "each its own fixed-point iterations");
+  const EnsembleResult mid = expect_every_isa_agrees(m, "pendulum dirac midpoint", "each its own fixed-point iterations");
   EXPECT_GT(mid.totals.unconverged_steps, 0u);
   EXPECT_GT(mid.lost[int(LostReason::unconverged)], 0u);
   m.method = MethodId::gauss2;
@@ -553,8 +551,8 @@ TEST(CpuIsa, TheWidestSupportedIsChosenAndBadValuesAreRefused) {
   }
   // chens run refuses it with exit 2 before writing anything.
   test::TempDir dir;
-  const test::CliResult r = test::run_cli(
-      {"run", "--single", "--set", "ensemble.size=8", "--set", "integrator.t_end=1", "--out", dir.str("out")});
+  const test::CliResult r =
+      test::run_cli({"run", "--single", "--set", "ensemble.size=8", "--set", "integrator.t_end=1", "--out", dir.str("out")});
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("CHENS_CPU_ISA = \"avx1024\""), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.str("out")));

@@ -108,9 +108,8 @@ std::string pendulum_study(const std::string& kind, const std::string& formulati
 }
 
 TEST(CustomModels, ThePlanarPendulumFromVAndPhiRunsTheHandWrittenPendulumsEnsemble) {
-  for (const auto& [formulation, method, momentum] :
-       std::vector<std::tuple<std::string, std::string, bool>>{{"dirac", "rk4", true}, {"constrained", "rattle", false},
-                                                               {"naive", "rk4", false}}) {
+  for (const auto& [formulation, method, momentum] : std::vector<std::tuple<std::string, std::string, bool>>{
+           {"dirac", "rk4", true}, {"constrained", "rattle", false}, {"naive", "rk4", false}}) {
     const Study ad = study_from(pendulum_study("planar-pendulum", formulation, method, momentum));
     const Study hand = study_from(pendulum_study("pendulum", formulation, method, momentum));
     ASSERT_EQ(ad.model_kind, ModelKind::custom);
@@ -150,7 +149,8 @@ reference = "auto"
   const double lz = r.series.back().metric[int(MetricId::angular_momentum_error)].max;
   const double err = r.series.back().metric[int(MetricId::integration_error)].max;
   std::printf("[ measured ] spherical pendulum, RATTLE h = 0.01 to t = 20, 100 instances: max |L_z - L_z(0)| = %.2e, "
-              "integration error %.2e\n", lz, err);
+              "integration error %.2e\n",
+              lz, err);
   EXPECT_LE(lz, 1e-12);
   EXPECT_GT(err, 1e-6);  // RATTLE's O(h^2) error against the DOPRI5 reference: the reference runs
   EXPECT_LT(err, 1.0);
@@ -216,8 +216,8 @@ TEST(CustomModels, SummaryDryRunAndStateColumnsCarryTheModel) {
   std::string header;
   std::getline(t, header);
   EXPECT_NE(header.find("x1,y1,z1,x2,y2,z2,x3,y3,z3,px1,py1,pz1"), std::string::npos) << header;
-  const CliResult dry = run_cli({"run", "--single", "--dry-run", "--set", "model.kind=spherical-pendulum", "--set",
-                                 "model.length=0.5"});
+  const CliResult dry =
+      run_cli({"run", "--single", "--dry-run", "--set", "model.kind=spherical-pendulum", "--set", "model.length=0.5"});
   ASSERT_EQ(dry.code, exit_ok) << dry.err;
   EXPECT_NE(dry.out.find("kind = \"spherical-pendulum\""), std::string::npos) << dry.out;
   EXPECT_NE(dry.out.find("length = 0.5\n"), std::string::npos) << dry.out;
@@ -239,8 +239,9 @@ TEST(CustomModels, BadInputIsRefusedWithItsReasonAndNothingIsWritten) {
        "model.b12 is not a parameter of model.kind = \"spherical-pendulum\"; its parameters: mass, length, gravity"},
       {{"model.kind=spherical-pendulum", "model.atoms=7"}, "model.atoms is not a parameter of model.kind"},
       {{"model.kind=spherical-pendulum", "model.length=\"long\""}, "model.length"},
-      {{"model.kind=pendulum", "model.b12=2"}, "model.b12 is a parameter of a user model; this study's model.kind is "
-                                               "\"pendulum\""},
+      {{"model.kind=pendulum", "model.b12=2"},
+       "model.b12 is a parameter of a user model; this study's model.kind is "
+       "\"pendulum\""},
       // Collinear atoms: the three distance constraints are dependent.
       {{"model.kind=triatomic", "model.b13=2"}, "are dependent at the initial state: Q = J M^-1 J^T has condition number"},
       {{"model.kind=spherical-pendulum", "model.initial=[0, 0, 0, 1, 0, 0]"}, "are dependent at the initial state"},
@@ -249,20 +250,25 @@ TEST(CustomModels, BadInputIsRefusedWithItsReasonAndNothingIsWritten) {
       {{"model.kind=triatomic", "model.b13=3"}, "has a non-finite component y2"},
       {{"model.kind=planar-pendulum", "model.mass=10", "model.gravity=10", "model.initial=[0, 1e308, 0, 0]"},
        "the potential V of model.kind = \"planar-pendulum\" is not finite at the initial state"},
-      {{"model.kind=planar-pendulum", "model.initial=[1, 0, 0]"}, "model.initial has 3 numbers; model.kind = "
-                                                                   "\"planar-pendulum\" needs 4"},
-      {{"model.kind=planar-pendulum", "integrator.formulation=total"}, "integrator.formulation = \"total\": model.kind = "
-                                                                       "\"planar-pendulum\" has \"naive\""},
-      {{"model.kind=planar-pendulum", "integrator.formulation=total"}, "is method \"rattle\"; chens_add_model's "
-                                                                       "FORMULATIONS)"},
+      {{"model.kind=planar-pendulum", "model.initial=[1, 0, 0]"},
+       "model.initial has 3 numbers; model.kind = "
+       "\"planar-pendulum\" needs 4"},
+      {{"model.kind=planar-pendulum", "integrator.formulation=total"},
+       "integrator.formulation = \"total\": model.kind = "
+       "\"planar-pendulum\" has \"naive\""},
+      {{"model.kind=planar-pendulum", "integrator.formulation=total"},
+       "is method \"rattle\"; chens_add_model's "
+       "FORMULATIONS)"},
       // tests/CMakeLists.txt builds the example models with METHODS rk4 rattle.
       {{"model.kind=planar-pendulum", "integrator.method=gauss2"},
        "integrator.method = \"gauss2\": model.kind = \"planar-pendulum\" is built with methods \"rk4\" "
        "(chens_add_model's METHODS)"},
-      {{"model.kind=planar-pendulum", "integrator.precision=float"}, "integrator.precision = \"float\" is built for model.kind = "
-                                                                     "\"pendulum\" and \"chain\" only (model.kind = \"planar-pendulum\")"},
-      {{"model.kind=planar-pendulum", "output.wedge=true"}, "output.wedge is written for model.kind = \"pendulum\" and "
-                                                         "\"penalty-pendulum\""},
+      {{"model.kind=planar-pendulum", "integrator.precision=float"},
+       "integrator.precision = \"float\" is built for model.kind = "
+       "\"pendulum\" and \"chain\" only (model.kind = \"planar-pendulum\")"},
+      {{"model.kind=planar-pendulum", "output.wedge=true"},
+       "output.wedge is written for model.kind = \"pendulum\" and "
+       "\"penalty-pendulum\""},
   };
   for (const auto& [sets, message] : bad) {
     for (const char* command : {"check", "run"}) {

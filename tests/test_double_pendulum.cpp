@@ -93,8 +93,8 @@ Angles angle_rk4(const Params& P, Angles a, LD h) {
   const Angles k4 = angle_rhs(P, axpy(a, h, k3));
   const LD w = h / 6;
   return Angles{a.th1 + w * (k1.th1 + 2 * k2.th1 + 2 * k3.th1 + k4.th1),
-                a.th2 + w * (k1.th2 + 2 * k2.th2 + 2 * k3.th2 + k4.th2),
-                a.w1 + w * (k1.w1 + 2 * k2.w1 + 2 * k3.w1 + k4.w1), a.w2 + w * (k1.w2 + 2 * k2.w2 + 2 * k3.w2 + k4.w2)};
+                a.th2 + w * (k1.th2 + 2 * k2.th2 + 2 * k3.th2 + k4.th2), a.w1 + w * (k1.w1 + 2 * k2.w1 + 2 * k3.w1 + k4.w1),
+                a.w2 + w * (k1.w2 + 2 * k2.w2 + 2 * k3.w2 + k4.w2)};
 }
 
 // The Cartesian state (q, p = M v) of an angle state.
@@ -312,8 +312,8 @@ std::map<std::string, double> discrepancies(const DP& m, const Definition& def, 
     HamiltonDirac<DP>{m}.rhs(z, dz);
     add("dirac rhs", relative(to_eigen(dz), O::dirac(Pt)));
     add("dirac: grad phi . z'", (Pt.grad_phi * to_eigen(dz)).lpNorm<Eigen::Infinity>() / (1 + to_eigen(dz).norm()));
-    add("dirac: grad psi . z'", (Pt.grad_psi * to_eigen(dz)).lpNorm<Eigen::Infinity>() /
-                                    ((1 + Pt.grad_psi.norm()) * (1 + to_eigen(dz).norm())));
+    add("dirac: grad psi . z'",
+        (Pt.grad_psi * to_eigen(dz)).lpNorm<Eigen::Infinity>() / ((1 + Pt.grad_psi.norm()) * (1 + to_eigen(dz).norm())));
     const ImpetusStriction<DP> imp{m};
     imp.rhs(z, dz);
     add("impetus rhs", relative(to_eigen(dz), oracle.impetus(Pt)));
@@ -400,20 +400,22 @@ TEST(DoublePendulumStudy, EveryFormulationAndMethodRunsWithTheExpectedResiduals)
   // physical psi = 0 by construction, and the Gauss methods, which keep the quadratic
   // invariants phi and psi (and H, quadratic here) of the Dirac flow to the iteration's tol.
   const Case cases[] = {
-      {"naive euler", F::naive, M::euler, false, false, "endpoint", 3.0, 0.4, 0.3},             // [0.37, 0.042, 0.028]
-      {"naive rk2", F::naive, M::rk2, false, false, "endpoint", 4e-2, 2e-3, 2e-3},              // [3.7e-3, 1.9e-4, 1.7e-4]
-      {"naive rk4", F::naive, M::rk4, false, false, "endpoint", 1e-5, 3e-6, 3e-6},              // [6.2e-7, 3.0e-7, 3.4e-7]
-      {"naive rk4 + projections", F::naive, M::rk4, true, true, "endpoint", 1e-5, 1e-10, 3e-9},  // [6.1e-7, 8.9e-16, 2.8e-10]
+      {"naive euler", F::naive, M::euler, false, false, "endpoint", 3.0, 0.4, 0.3},  // [0.37, 0.042, 0.028]
+      {"naive rk2", F::naive, M::rk2, false, false, "endpoint", 4e-2, 2e-3, 2e-3},   // [3.7e-3, 1.9e-4, 1.7e-4]
+      {"naive rk4", F::naive, M::rk4, false, false, "endpoint", 1e-5, 3e-6, 3e-6},   // [6.2e-7, 3.0e-7, 3.4e-7]
+      {"naive rk4 + projections", F::naive, M::rk4, true, true, "endpoint", 1e-5, 1e-10,
+       3e-9},                                                                                   // [6.1e-7, 8.9e-16, 2.8e-10]
       {"dirac rk4", F::dirac, M::rk4, false, false, "endpoint", 1e-5, 4e-8, 1e-6},              // [7.3e-7, 3.8e-9, 1.2e-7]
       {"dirac dopri5", F::dirac, M::dopri5, false, false, "endpoint", 2e-7, 4e-9, 2e-8},        // [1.5e-8, 3.8e-10, 1.5e-9]
       {"dirac midpoint", F::dirac, M::midpoint, false, false, "endpoint", 3e-2, 1e-12, 1e-11},  // [2.5e-3, 1.8e-14, 4.3e-13]
       {"dirac gauss2", F::dirac, M::gauss2, false, false, "endpoint", 2e-6, 1e-12, 1e-12},      // [2.1e-7, 8.3e-15, 4.9e-14]
       {"dirac midpoint, stage projection", F::dirac, M::midpoint, true, true, "midpoint", 2e-2, 3e-5, 4e-3},
       // [1.9e-3, 2.4e-6, 3.9e-4]: the stage is projected, the end point is not (004 §4)
-      {"impetus rk4", F::impetus, M::rk4, false, false, "endpoint", 1e-5, 1e-7, 1e-13},         // [9.5e-7, 8.0e-9, 1.4e-14]
-      {"baumgarte rk4", F::baumgarte, M::rk4, false, false, "endpoint", 1e-5, 1e-6, 1e-6},      // [4.4e-7, 9.4e-8, 6.7e-8]
-      {"rattle", F::constrained, M::rattle, false, false, "endpoint", 2e-2, 1e-12, 1e-13},      // [1.8e-3, 9.8e-15, 1.7e-16]
-      {"rattle + projections", F::constrained, M::rattle, true, true, "endpoint", 2e-2, 1e-12, 1e-13},  // the same: none fires
+      {"impetus rk4", F::impetus, M::rk4, false, false, "endpoint", 1e-5, 1e-7, 1e-13},     // [9.5e-7, 8.0e-9, 1.4e-14]
+      {"baumgarte rk4", F::baumgarte, M::rk4, false, false, "endpoint", 1e-5, 1e-6, 1e-6},  // [4.4e-7, 9.4e-8, 6.7e-8]
+      {"rattle", F::constrained, M::rattle, false, false, "endpoint", 2e-2, 1e-12, 1e-13},  // [1.8e-3, 9.8e-15, 1.7e-16]
+      {"rattle + projections", F::constrained, M::rattle, true, true, "endpoint", 2e-2, 1e-12,
+       1e-13},  // the same: none fires
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -477,10 +479,10 @@ using test::run_cli;
 TEST(DoublePendulumCli, RunWritesTheStudyAndTheDoublePendulumState) {
   test::TempDir dir;
   const std::string out = dir.str("out");
-  const CliResult r = run_cli({"run", "--single", "--set", "model.kind=double-pendulum", "--set", "model.masses=[1.5, 0.5]",
-                               "--set", "model.lengths=[1.0, 0.5]", "--set", "integrator.t_end=2", "--set",
-                               "ensemble.size=5", "--set", "output.reference=auto", "--set", "output.trajectory=true",
-                               "--out", out, "--no-progress"});
+  const CliResult r =
+      run_cli({"run", "--single", "--set", "model.kind=double-pendulum", "--set", "model.masses=[1.5, 0.5]", "--set",
+               "model.lengths=[1.0, 0.5]", "--set", "integrator.t_end=2", "--set", "ensemble.size=5", "--set",
+               "output.reference=auto", "--set", "output.trajectory=true", "--out", out, "--no-progress"});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   std::ifstream f(out + "/summary.json");
   const nlohmann::json j = nlohmann::json::parse(f);
@@ -520,8 +522,9 @@ TEST(DoublePendulumCli, CheckValidatesAndBadInputIsRefused) {
       {{"model.lengths=[1, 2]", "model.length=1"}, "model.length and model.lengths are both given"},
       {{"model.masses=[1, 2]", "model.mass=1"}, "model.mass and model.masses are both given"},
       {{"model.initial=[0, 0, 1, 0, 0, 0, 0, 0]"}, "model.initial: link 1 (pivot to bob 1) has length 0, but l1 = 1"},
-      {{"integrator.formulation=impetus-modified"}, "integrator.formulation = \"impetus-modified\": model.kind "
-                                                     "= \"double-pendulum\" has \"naive\""},
+      {{"integrator.formulation=impetus-modified"},
+       "integrator.formulation = \"impetus-modified\": model.kind "
+       "= \"double-pendulum\" has \"naive\""},
       {{"integrator.precision=float", "integrator.formulation=naive"}, "integrator.precision = \"float\" is built for"},
       {{"output.wedge=true"}, "output.wedge is written for model.kind = \"pendulum\" and \"penalty-pendulum\""},
       {{"model.atoms=7"}, "model.atoms applies to model.kind = \"chain\" only"},
@@ -540,8 +543,7 @@ TEST(DoublePendulumCli, CheckValidatesAndBadInputIsRefused) {
   // model.lengths is the double pendulum's.
   const CliResult pend = run_cli({"check", "--single", "--set", "model.lengths=[1, 2]"});
   EXPECT_EQ(pend.code, exit_bad_input);
-  EXPECT_NE(pend.err.find("model.lengths applies to model.kind = \"double-pendulum\" only"), std::string::npos)
-      << pend.err;
+  EXPECT_NE(pend.err.find("model.lengths applies to model.kind = \"double-pendulum\" only"), std::string::npos) << pend.err;
 }
 
 }  // namespace

@@ -285,8 +285,8 @@ TEST(Ensemble, LostInstancesAreFrozenCountedAndExcludedFromStatistics) {
   rp.steps_per_sample = 10;
   rp.samples = 5;
   const std::uint64_t n = 500;
-  const EnsembleResult r =
-      run_ensemble<CpuBackend, ExplodingDirac, ExplicitRk<Rk4Tableau>, PendulumExact<double>>(sys, {}, rp, z0, spec_of(n, 3, 0.05, false, 2));
+  const EnsembleResult r = run_ensemble<CpuBackend, ExplodingDirac, ExplicitRk<Rk4Tableau>, PendulumExact<double>>(
+      sys, {}, rp, z0, spec_of(n, 3, 0.05, false, 2));
   std::uint64_t expected_lost = 0;
   for (std::uint64_t i = 0; i < n; ++i)
     if (m.energy(perturbed_initial_state(m, z0, 0.05, 3, i)) > 2.01) ++expected_lost;
@@ -431,13 +431,15 @@ TEST(Ensemble, InstancesOverTheResidualBoundLeaveTheStatisticsAndNothingElse) {
       const double* m = &free.recorded.metrics[(k * R + i) * metric_count];
       if (m[int(MetricId::phi)] > bound || m[int(MetricId::psi)] > bound) crosses[i] = k;
     }
-  const auto lost = static_cast<std::uint64_t>(std::count_if(crosses.begin(), crosses.end(), [&](std::size_t c) { return c < K; }));
+  const auto lost =
+      static_cast<std::uint64_t>(std::count_if(crosses.begin(), crosses.end(), [&](std::size_t c) { return c < K; }));
   ASSERT_GT(lost, 10u) << "seed " << s.seed;  // a mixed ensemble, or the test tests nothing
   ASSERT_LT(lost, 290u) << "seed " << s.seed;
   EXPECT_EQ(b.lost[int(LostReason::residual_bound)], lost);
   EXPECT_EQ(b.lost_total(), lost);
   for (std::size_t k = 0; k < K; ++k) {
-    for (int metric : {int(MetricId::integration_error), int(MetricId::energy_error), int(MetricId::phi), int(MetricId::psi)}) {
+    for (int metric :
+         {int(MetricId::integration_error), int(MetricId::energy_error), int(MetricId::phi), int(MetricId::psi)}) {
       long double sum = 0;
       std::uint64_t count = 0;
       double mx = -1, mn = std::numeric_limits<double>::infinity();
@@ -487,9 +489,7 @@ namespace {
 // ensemble.only (tests/support/only_instances.hpp): listed instances run alone are the whole
 // run's, bit for bit; the run without the diverging instances has the whole run's final
 // statistics of the survivors.
-TEST(Ensemble, OnlyRunsTheListedInstancesAsTheWholeEnsembleDoes) {
-  test::check_only_matches_whole(run_study_cpu, "cpu");
-}
+TEST(Ensemble, OnlyRunsTheListedInstancesAsTheWholeEnsembleDoes) { test::check_only_matches_whole(run_study_cpu, "cpu"); }
 
 }  // namespace
 }  // namespace chens
@@ -524,7 +524,7 @@ TEST(Ensemble, UnconvergedIterationsFreezeWhenAsked) {
   EXPECT_EQ(c.totals.steps, 100u * 20u);
   EXPECT_EQ(d.lost[int(LostReason::unconverged)], 100u);
   EXPECT_EQ(d.lost_total(), 100u);
-  EXPECT_EQ(d.totals.steps, 0u);              // frozen before the first step was taken
+  EXPECT_EQ(d.totals.steps, 0u);                // frozen before the first step was taken
   EXPECT_EQ(d.totals.unconverged_steps, 100u);  // which is counted
   EXPECT_EQ(d.series[0].metric[int(MetricId::energy_error)].count, 100u);
   EXPECT_EQ(d.series[1].metric[int(MetricId::energy_error)].count, 0u);
@@ -548,16 +548,17 @@ TEST(Ensemble, WedgeChangesNoOtherNumber) {
        {"integrator.method=midpoint", "integrator.formulation=extended", "projection.position=true",
         "projection.momentum=true", "projection.tol=1e-10", "projection.every=3"}},
       {"midpoint stage projection",
-       {"integrator.method=midpoint", "integrator.formulation=dirac", "projection.position=true",
-        "projection.momentum=true", "projection.tol=1e-13", "projection.scheme=midpoint"}},
+       {"integrator.method=midpoint", "integrator.formulation=dirac", "projection.position=true", "projection.momentum=true",
+        "projection.tol=1e-13", "projection.scheme=midpoint"}},
       {"rattle", {"integrator.method=rattle"}},
       {"baumgarte", {"integrator.formulation=baumgarte", "integrator.baumgarte_alpha=2", "integrator.baumgarte_beta=3"}},
-      {"penalty verlet", {"model.kind=penalty-pendulum", "model.penalty=100", "model.constraint=G1",
-                          "integrator.method=verlet", "ensemble.kind=inconsistent", "ensemble.psi_offset=0.1"}},
+      {"penalty verlet",
+       {"model.kind=penalty-pendulum", "model.penalty=100", "model.constraint=G1", "integrator.method=verlet",
+        "ensemble.kind=inconsistent", "ensemble.psi_offset=0.1"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    std::vector<std::string> sets = {"ensemble.size=130", "ensemble.seed=5", "ensemble.perturbation=1e-3",
+    std::vector<std::string> sets = {"ensemble.size=130",  "ensemble.seed=5",      "ensemble.perturbation=1e-3",
                                      "integrator.t_end=2", "output.sample_dt=0.5", "output.states=false"};
     if (c.name != std::string("penalty verlet")) sets.push_back("integrator.h=0.05");
     sets.insert(sets.end(), c.sets.begin(), c.sets.end());
@@ -592,13 +593,13 @@ TEST(Ensemble, WedgeChangesNoOtherNumber) {
 // 4.5); with a tolerance below the residuals every check projects.
 TEST(Ensemble, ProjectionEveryKProjectsAfterEveryKthStepOnly) {
   for (int k : {1, 7, 20}) {
-    const Study s = load_runs_text("", "every-test",
-                                   {"ensemble.size=10", "integrator.method=rk4", "integrator.formulation=naive",
-                                    "integrator.h=0.01", "integrator.t_end=10", "projection.position=true",
-                                    "projection.momentum=true", "projection.tol=1e-15",
-                                    "projection.every=" + std::to_string(k)})
-                        .at(0)
-                        .study;
+    const Study s =
+        load_runs_text("", "every-test",
+                       {"ensemble.size=10", "integrator.method=rk4", "integrator.formulation=naive", "integrator.h=0.01",
+                        "integrator.t_end=10", "projection.position=true", "projection.momentum=true",
+                        "projection.tol=1e-15", "projection.every=" + std::to_string(k)})
+            .at(0)
+            .study;
     const EnsembleResult r = run_study_cpu(s, resolve(s), ensemble_spec(s, 1));
     EXPECT_EQ(r.totals.steps, 10u * 1000u);
     EXPECT_EQ(r.totals.momentum_projections, 10u * (1000u / static_cast<unsigned>(k))) << "every " << k;
@@ -613,8 +614,7 @@ TEST(Ensemble, PenaltyStepSizeFollowsTheFastFrequency) {
       const Study s = load_runs_text("", "penalty-h",
                                      {"model.kind=penalty-pendulum", "model.constraint=" + std::string(c),
                                       "model.penalty=" + std::to_string(mu), "integrator.method=verlet",
-                                      "integrator.t_end=1", "output.sample_dt=0.1",
-                                      "integrator.steps_per_oscillation=40"})
+                                      "integrator.t_end=1", "output.sample_dt=0.1", "integrator.steps_per_oscillation=40"})
                           .at(0)
                           .study;
       const RunParams<double> rp = resolve(s);

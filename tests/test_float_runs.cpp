@@ -97,7 +97,8 @@ TEST(FloatRuns, BitwiseIdenticalForAnyThreadCountOnBothModels) {
     ASSERT_EQ(a.series.size(), b.series.size());
     for (std::size_t k = 0; k < a.series.size(); ++k)
       for (int m = 0; m < metric_count; ++m) {
-        EXPECT_EQ(std::memcmp(&a.series[k].metric[m], &b.series[k].metric[m], sizeof(Accumulator)), 0) << model << " sample " << k;
+        EXPECT_EQ(std::memcmp(&a.series[k].metric[m], &b.series[k].metric[m], sizeof(Accumulator)), 0)
+            << model << " sample " << k;
         for (int q = 0; q < quantile_count; ++q) EXPECT_EQ(a.series[k].quantile[m][q], b.series[k].quantile[m][q]) << model;
       }
     EXPECT_EQ(a.kept.final_state, b.kept.final_state) << model;
@@ -109,7 +110,8 @@ TEST(FloatRuns, BitwiseIdenticalForAnyThreadCountOnBothModels) {
     const EnsembleResult c = run_study_cpu(sd, resolve(sd), d);
     double worst = 0;
     for (std::size_t i = 0; i < c.kept.final_state.size(); ++i)
-      worst = std::max(worst, std::abs(a.kept.final_state[i] - c.kept.final_state[i]) / (1 + std::abs(c.kept.final_state[i])));
+      worst =
+          std::max(worst, std::abs(a.kept.final_state[i] - c.kept.final_state[i]) / (1 + std::abs(c.kept.final_state[i])));
     EXPECT_GT(worst, 1e-9) << model;
     EXPECT_LT(worst, 1e-4) << model;
     std::printf("[ float    ] %s: float vs double final states differ by at most %.3g (relative)\n", model, worst);

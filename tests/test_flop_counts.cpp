@@ -71,15 +71,14 @@ std::string describe(const FlopCount& f) {
 // occur (sign flips are not compared: max|psi| flips signs depending on the data).
 ::testing::AssertionResult same_counts(const OpTally& counted, const FlopCount& stated) {
   if (counted.fabs == 0 && as_flop_count(counted) == stated) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "counted " << describe(as_flop_count(counted)) << " (fabs "
-                                       << counted.fabs << "), stated " << describe(stated);
+  return ::testing::AssertionFailure() << "counted " << describe(as_flop_count(counted)) << " (fabs " << counted.fabs
+                                       << "), stated " << describe(stated);
 }
 
 void print_counts(const std::string& what, const OpCounts& c) {
   std::printf("[ flops    ] %-36s distinct   %s\n", what.c_str(), describe(as_flop_count(c.distinct.per_step)).c_str());
   std::printf("[ flops    ] %-36s as written %s\n", "", describe(as_flop_count(c.as_written.per_step)).c_str());
-  std::printf("[ flops    ] %-36s invariant  %s (distinct)\n", "",
-              describe(as_flop_count(c.distinct.invariant)).c_str());
+  std::printf("[ flops    ] %-36s invariant  %s (distinct)\n", "", describe(as_flop_count(c.distinct.invariant)).c_str());
 }
 
 template <int S>
@@ -93,8 +92,7 @@ template <int S>
 ::testing::AssertionResult same_bits(const Vec<Counted, S>& counted, const Vec<double, S>& plain) {
   for (int i = 0; i < S; ++i) {
     if (std::bit_cast<std::uint64_t>(counted[i].v) != std::bit_cast<std::uint64_t>(plain[i])) {
-      return ::testing::AssertionFailure() << "component " << i << ": counted " << counted[i].v << ", double "
-                                           << plain[i];
+      return ::testing::AssertionFailure() << "component " << i << ": counted " << counted[i].v << ", double " << plain[i];
     }
   }
   return ::testing::AssertionSuccess();
@@ -167,19 +165,19 @@ struct Kernel {
   FlopCount instance_step, instance_step_as_written, instance_step_invariant;
 };
 
-#define CHENS_STATED(k, prefix)                                                  \
-  do {                                                                           \
-    k.rhs = bench::prefix##_dirac_rhs;                                           \
-    k.rhs_as_written = bench::prefix##_dirac_rhs_as_written;                     \
-    k.rk4_step = bench::prefix##_dirac_rk4_step;                                 \
-    k.rk4_step_as_written = bench::prefix##_dirac_rk4_step_as_written;           \
-    k.finite_check = bench::prefix##_finite_check;                               \
-    k.finite_check_as_written = bench::prefix##_finite_check_as_written;         \
-    k.psi_check = bench::prefix##_psi_check;                                     \
-    k.psi_check_as_written = bench::prefix##_psi_check_as_written;               \
-    k.projection = bench::prefix##_momentum_projection;                          \
-    k.projection_as_written = bench::prefix##_momentum_projection_as_written;    \
-    k.instance_step = bench::prefix##_dirac_rk4_instance_step;                   \
+#define CHENS_STATED(k, prefix)                                                      \
+  do {                                                                               \
+    k.rhs = bench::prefix##_dirac_rhs;                                               \
+    k.rhs_as_written = bench::prefix##_dirac_rhs_as_written;                         \
+    k.rk4_step = bench::prefix##_dirac_rk4_step;                                     \
+    k.rk4_step_as_written = bench::prefix##_dirac_rk4_step_as_written;               \
+    k.finite_check = bench::prefix##_finite_check;                                   \
+    k.finite_check_as_written = bench::prefix##_finite_check_as_written;             \
+    k.psi_check = bench::prefix##_psi_check;                                         \
+    k.psi_check_as_written = bench::prefix##_psi_check_as_written;                   \
+    k.projection = bench::prefix##_momentum_projection;                              \
+    k.projection_as_written = bench::prefix##_momentum_projection_as_written;        \
+    k.instance_step = bench::prefix##_dirac_rk4_instance_step;                       \
     k.instance_step_as_written = bench::prefix##_dirac_rk4_instance_step_as_written; \
     k.instance_step_invariant = bench::prefix##_dirac_rk4_instance_step_invariant;   \
   } while (false)

@@ -42,8 +42,8 @@ Eigen::Vector4d rhs_of(const F& f, const State& z) {
   const double scale = std::max({1.0, a.cwiseAbs().maxCoeff(), b.cwiseAbs().maxCoeff()});
   const double d = (a - b).cwiseAbs().maxCoeff();
   if (d <= tol * scale) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "max difference " << d << " > " << tol << " * " << scale << "\n  a = "
-                                       << a.transpose() << "\n  b = " << b.transpose();
+  return ::testing::AssertionFailure() << "max difference " << d << " > " << tol << " * " << scale
+                                       << "\n  a = " << a.transpose() << "\n  b = " << b.transpose();
 }
 
 // ---- (1) the papers' equations, m = l = g = 1 -----------------------------------------

@@ -105,8 +105,8 @@ TEST(WedgeTangents, DualNumberStepDerivativeIsTheFiniteDifferenceOfTheStepMap) {
         << "gauss2";
     EXPECT_LT(tangent_vs_fd(Constrained<Model>{m}, Rattle<double>{1e-15, 100}, z, v1, v2, h), tol) << "rattle";
     EXPECT_LT(tangent_vs_fd(Baumgarte<Model>{m, 2.0, 3.0}, ExplicitRk<Rk4Tableau>{}, z, v1, v2, h), tol) << "baumgarte";
-    EXPECT_LT(tangent_vs_fd(HamiltonDirac<Model>{m}, MidpointProjection<double>{1e-15, 200, true, true, 1e-15, 50}, z,
-                            v1, v2, h),
+    EXPECT_LT(tangent_vs_fd(HamiltonDirac<Model>{m}, MidpointProjection<double>{1e-15, 200, true, true, 1e-15, 50}, z, v1,
+                            v2, h),
               tol)
         << "midpoint with stage projection";
     for (PenaltyConstraint c : {PenaltyConstraint::g, PenaltyConstraint::g1}) {

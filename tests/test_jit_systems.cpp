@@ -176,7 +176,8 @@ TEST(JitSystems, ChainInstanceSizeFitIsExactAtTheBuiltInSizes) {
   for (int n : compiled_chain_sizes()) {
     Study s = chain_study(n, 0.01);
     std::size_t exact = 0;
-    ASSERT_TRUE(with_study_model(s, [&](auto m) { exact = ModelTraits<typename decltype(m)::type>::bytes_per_instance(false); }));
+    ASSERT_TRUE(
+        with_study_model(s, [&](auto m) { exact = ModelTraits<typename decltype(m)::type>::bytes_per_instance(false); }));
     EXPECT_EQ(chain_bytes_per_instance_fit(n), exact) << "N = " << n;
   }
 }

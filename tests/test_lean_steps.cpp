@@ -66,7 +66,8 @@ void expect_lean_matches_general(const System& sys, const RunParams<typename Sys
     }
     ASSERT_TRUE(same_bits(lean.z, general.z)) << what << ", sample " << k;
     ASSERT_EQ(lean.step, general.step) << what << ", sample " << k;
-    ASSERT_EQ(std::bit_cast<std::uint64_t>(static_cast<double>(lean.t)), std::bit_cast<std::uint64_t>(static_cast<double>(general.t)))
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(static_cast<double>(lean.t)),
+              std::bit_cast<std::uint64_t>(static_cast<double>(general.t)))
         << what << ", sample " << k;
     ASSERT_EQ(lean.lost, general.lost) << what << ", sample " << k;
     ASSERT_EQ(std::memcmp(&lean.c, &general.c, sizeof(Counters)), 0) << what << ", counters at sample " << k;
@@ -215,8 +216,7 @@ TEST(LeanSteps, PendulumDiracSpecialisationIsTheGenericFormula) {
   std::uniform_real_distribution<double> par(0.3, 3.0);
   for (int trial = 0; trial < 200; ++trial) {
     const Pendulum<double> model{par(rng), par(rng), par(rng)};
-    const Pendulum<double>::State z =
-        trial % 2 ? test::consistent_state(model, rng) : test::inconsistent_state(model, rng);
+    const Pendulum<double>::State z = trial % 2 ? test::consistent_state(model, rng) : test::inconsistent_state(model, rng);
     Pendulum<double>::State generic, special;
     hamilton_dirac_rhs(model, z, generic);
     HamiltonDirac<Pendulum<double>>{model}.rhs(z, special);

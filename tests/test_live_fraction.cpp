@@ -31,9 +31,9 @@ nlohmann::json read_json(const fs::path& p) {
 }
 
 // Every instance over ensemble.lost_residual at its first measurement: lost, all of them.
-const std::vector<std::string> all_lost = {"--set", "integrator.formulation=naive", "--set", "ensemble.lost_residual=1e-300",
-                                           "--set", "ensemble.size=64",             "--set", "integrator.t_end=1",
-                                           "--no-progress"};
+const std::vector<std::string> all_lost = {
+    "--set", "integrator.formulation=naive", "--set",        "ensemble.lost_residual=1e-300", "--set", "ensemble.size=64",
+    "--set", "integrator.t_end=1",           "--no-progress"};
 
 TEST(LiveFraction, ARunThatLosesEveryInstanceExits5WithItsResultsWritten) {
   test::TempDir dir;
@@ -55,10 +55,11 @@ TEST(LiveFraction, ARunThatLosesEveryInstanceExits5WithItsResultsWritten) {
 
 TEST(LiveFraction, AStudyRunsOnAndExits5NamingTheRunsThatLostEveryInstance) {
   test::TempDir dir;
-  write_file(dir.str("s.toml"), "[integrator]\nt_end = 1.0\n[ensemble]\nsize = 64\n"
-                                "[[run]]\nname = \"kept\"\n"
-                                "[[run]]\nname = \"gone\"\nintegrator.formulation = \"naive\"\nensemble.lost_residual = 1e-300\n"
-                                "[[run]]\nname = \"after\"\n");
+  write_file(dir.str("s.toml"),
+             "[integrator]\nt_end = 1.0\n[ensemble]\nsize = 64\n"
+             "[[run]]\nname = \"kept\"\n"
+             "[[run]]\nname = \"gone\"\nintegrator.formulation = \"naive\"\nensemble.lost_residual = 1e-300\n"
+             "[[run]]\nname = \"after\"\n");
   const CliResult r = run_cli({"run", dir.str("s.toml"), "--out", dir.str("out"), "--no-progress"});
   EXPECT_EQ(r.code, exit_all_lost) << r.err;
   EXPECT_NE(r.err.find("1 of 3 runs lost every instance (no statistics at t_final): \"gone\"; exit code 5"),

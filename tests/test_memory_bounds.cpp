@@ -47,9 +47,8 @@ TEST(MemoryBounds, CpuBoundCountsEveryGroupsStatistics) {
   const std::int64_t blocks = 1563, threads = 2;  // 100,000 instances
   for (std::int64_t sets : {1, 9, 65}) {
     const std::int64_t rows = cpu_memory_rows(blocks, threads, sets);
-    const std::int64_t bytes_per_row =
-        sets * (blocks * metric_count * static_cast<std::int64_t>(sizeof(Accumulator)) +
-                threads * metric_count * LogBins::count * 4);
+    const std::int64_t bytes_per_row = sets * (blocks * metric_count * static_cast<std::int64_t>(sizeof(Accumulator)) +
+                                               threads * metric_count * LogBins::count * 4);
     EXPECT_LE(rows * bytes_per_row, std::int64_t(64) << 20) << sets << " sets";
     EXPECT_GT((rows + 1) * bytes_per_row, std::int64_t(64) << 20) << sets << " sets: the bound is the largest that fits";
   }

@@ -48,7 +48,8 @@ std::map<std::string, std::string> snapshot(const fs::path& dir) {
 
 // One small run from the defaults (--single: not the built-in default study).
 std::vector<std::string> small(std::vector<std::string> args) {
-  for (const char* a : {"--single", "--no-progress", "--set", "ensemble.size=64", "--set", "integrator.t_end=1"}) args.push_back(a);
+  for (const char* a : {"--single", "--no-progress", "--set", "ensemble.size=64", "--set", "integrator.t_end=1"})
+    args.push_back(a);
   return args;
 }
 
@@ -117,15 +118,15 @@ TEST(OutputDirLock, TheLockFileOfAKilledProcessIsTakenOver) {
   write_file(out / output_lock_file_name, "pid 999999999\nhost elsewhere\nstarted 2026-01-01 00:00:00 UTC\n");
   const CliResult r = run_cli(small({"run", "--out", out.string()}));
   ASSERT_EQ(r.code, exit_ok) << r.err;
-  EXPECT_NE(r.err.find("took over " + (out / output_lock_file_name).string() + " of chens pid 999999999"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("took over " + (out / output_lock_file_name).string() + " of chens pid 999999999"), std::string::npos)
       << r.err;
   EXPECT_TRUE(fs::exists(out / "summary.json"));
   EXPECT_FALSE(fs::exists(out / output_lock_file_name));
   // The same for a study's directory.
   write_file(out / output_lock_file_name, "pid 999999998\n");
   write_file(tmp.path() / "two.toml", study_of({"a", "b"}));
-  const CliResult s = run_cli({"run", (tmp.path() / "two.toml").string(), "--out", out.string(), "--force", "--no-progress"});
+  const CliResult s =
+      run_cli({"run", (tmp.path() / "two.toml").string(), "--out", out.string(), "--force", "--no-progress"});
   ASSERT_EQ(s.code, exit_ok) << s.err;
   EXPECT_NE(s.err.find("of chens pid 999999998, which no longer runs"), std::string::npos) << s.err;
   EXPECT_FALSE(fs::exists(out / output_lock_file_name));
@@ -136,7 +137,8 @@ TEST(OutputDirLock, ARefusedRunLeavesNoDirectoryAndNoLockFile) {
   test::TempDir tmp;
   const fs::path out = tmp.path() / "out";
   // Refused in execute_run, after the lock: too large for this machine's memory.
-  const CliResult r = run_cli({"run", "--single", "--out", out.string(), "--no-progress", "--set", "ensemble.size=1000000000000"});
+  const CliResult r =
+      run_cli({"run", "--single", "--out", out.string(), "--no-progress", "--set", "ensemble.size=1000000000000"});
   EXPECT_NE(r.err.find("the run needs about 4.48e+05 GB (4.48e+05 GB for the instances)"), std::string::npos) << r.err;
   EXPECT_EQ(r.code, exit_bad_input) << r.err;
   EXPECT_FALSE(fs::exists(out));
@@ -162,8 +164,7 @@ TEST(ForceOverAStudy, RemovesTheEarlierStudysRunsAndFiguresButNothingItDidNotWri
   EXPECT_NE(refused.err.find("holds study.json of an earlier study"), std::string::npos) << refused.err;
   EXPECT_EQ(snapshot(out), before);
 
-  const CliResult r =
-      run_cli({"run", (tmp.path() / "c.toml").string(), "--out", out.string(), "--force", "--no-progress"});
+  const CliResult r = run_cli({"run", (tmp.path() / "c.toml").string(), "--out", out.string(), "--force", "--no-progress"});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   EXPECT_FALSE(fs::exists(out / "a"));
   EXPECT_FALSE(fs::exists(out / "b"));
@@ -212,7 +213,8 @@ TEST(ForceOverAStudy, KeepsAUsersFilesInsideRunDirectoriesAndNamesEachOne) {
   EXPECT_FALSE(fs::exists(out / "plots/energy_error.png"));
   EXPECT_FALSE(fs::exists(out / "plots/summary.txt"));
   EXPECT_TRUE(fs::exists(out / "a/summary.json"));  // the new run's
-  EXPECT_NE(r.err.find("kept in " + out.string() + " what chens did not write there (4): a/extra/deeper/more.txt, "
+  EXPECT_NE(r.err.find("kept in " + out.string() +
+                       " what chens did not write there (4): a/extra/deeper/more.txt, "
                        "a/extra/important.txt, b/empty-of-mine/, plots/mine.pdf"),
             std::string::npos)
       << r.err;
@@ -261,8 +263,7 @@ TEST(ForceOverAStudy, AnUnreadableIndexIsRefusedAndNothingIsRemoved) {
   ASSERT_EQ(run_cli({"run", (tmp.path() / "ab.toml").string(), "--out", out.string(), "--no-progress"}).code, exit_ok);
   write_file(out / "study.json", "{ damaged");
   const auto before = snapshot(out);
-  const CliResult r =
-      run_cli({"run", (tmp.path() / "ab.toml").string(), "--out", out.string(), "--force", "--no-progress"});
+  const CliResult r = run_cli({"run", (tmp.path() / "ab.toml").string(), "--out", out.string(), "--force", "--no-progress"});
   EXPECT_EQ(r.code, exit_bad_input);
   EXPECT_NE(r.err.find("study.json cannot be read"), std::string::npos) << r.err;
   EXPECT_EQ(snapshot(out), before);
@@ -296,8 +297,7 @@ TEST(ForceOverARun, AStudyOverARunsDirectoryNeedsForceAndReplacesIt) {
   EXPECT_EQ(refused.code, exit_bad_input);
   EXPECT_NE(refused.err.find("holds summary.json of an earlier run"), std::string::npos) << refused.err;
   EXPECT_FALSE(fs::exists(out / "c"));
-  const CliResult r =
-      run_cli({"run", (tmp.path() / "c.toml").string(), "--out", out.string(), "--force", "--no-progress"});
+  const CliResult r = run_cli({"run", (tmp.path() / "c.toml").string(), "--out", out.string(), "--force", "--no-progress"});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   EXPECT_FALSE(fs::exists(out / "summary.json"));
   EXPECT_FALSE(fs::exists(out / "series.csv"));

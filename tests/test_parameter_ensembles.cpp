@@ -184,14 +184,14 @@ TEST(ParameterEnsembles, EveryInstanceIsTheSingleRunWithItsParametersBitForBit) 
   Study h = p;
   h.vary = {};
   set_law(h, ParameterId::h, ParameterLaw{LawKind::list, 0, 0, {0.1, 0.05, 0.025, 0.0125}});
-  expect_instances_are_their_single_runs(h, [](Study& s, const InstanceParameters& v) { s.h = v[ParameterId::h]; },
-                                         "pendulum, step sizes");
+  expect_instances_are_their_single_runs(
+      h, [](Study& s, const InstanceParameters& v) { s.h = v[ParameterId::h]; }, "pendulum, step sizes");
 
   // DOPRI5: h is the initial trial step.
   Study d = h;
   d.method = MethodId::dopri5;
-  expect_instances_are_their_single_runs(d, [](Study& s, const InstanceParameters& v) { s.h = v[ParameterId::h]; },
-                                         "pendulum, DOPRI5's initial steps");
+  expect_instances_are_their_single_runs(
+      d, [](Study& s, const InstanceParameters& v) { s.h = v[ParameterId::h]; }, "pendulum, DOPRI5's initial steps");
 
   // The penalty pendulum: mu by index.
   Study q;
@@ -205,8 +205,9 @@ TEST(ParameterEnsembles, EveryInstanceIsTheSingleRunWithItsParametersBitForBit) 
   q.perturbation = 1e-3;
   q.given.insert("integrator.h");  // else h follows from the nominal mu (integrator.steps_per_oscillation)
   set_law(q, ParameterId::penalty, ParameterLaw{LawKind::list, 0, 0, {100.0, 400.0, 1600.0, 6400.0}});
-  expect_instances_are_their_single_runs(q, [](Study& s, const InstanceParameters& v) { s.penalty = v[ParameterId::penalty]; },
-                                         "penalty pendulum, Stormer-Verlet");
+  expect_instances_are_their_single_runs(
+      q, [](Study& s, const InstanceParameters& v) { s.penalty = v[ParameterId::penalty]; },
+      "penalty pendulum, Stormer-Verlet");
 
   // A 7-atom chain: bond lengths (the nominal positions scaled), masses and epsilon by index,
   // with the numerical reference of each instance's own chain.

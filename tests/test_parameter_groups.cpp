@@ -150,7 +150,8 @@ TEST(GroupedStatistics, EachGroupIsItsMembersStatisticsAtEverySample) {
   for (std::size_t k = 0; k < r.series.size(); ++k) {
     EXPECT_TRUE(same_bytes(r.series[k], u.series[k])) << "sample " << k << ": with and without groups";
     for (int g = 0; g < 3; ++g)
-      EXPECT_TRUE(same_bytes(r.groups[g].series[k], one.groups[g].series[k])) << "group " << g << ", sample " << k << ": 1 thread";
+      EXPECT_TRUE(same_bytes(r.groups[g].series[k], one.groups[g].series[k]))
+          << "group " << g << ", sample " << k << ": 1 thread";
   }
 }
 
@@ -213,8 +214,8 @@ TEST(GroupedStatistics, AGroupedStepSizeEnsembleReproducesItsSeparateRuns) {
   double excess = INFINITY;
   for (std::size_t g = 3; g-- > 0;) {
     const double order = std::log2(grouped_p50[g + 1] / grouped_p50[g]);
-    const std::string what = "h = " + std::to_string(ascending[g]) + ": errors " + std::to_string(grouped_p50[g]) +
-                             ", " + std::to_string(grouped_p50[g + 1]) + ", order " + std::to_string(order);
+    const std::string what = "h = " + std::to_string(ascending[g]) + ": errors " + std::to_string(grouped_p50[g]) + ", " +
+                             std::to_string(grouped_p50[g + 1]) + ", order " + std::to_string(order);
     EXPECT_EQ(order, std::log2(separate_p50[g + 1] / separate_p50[g])) << what;
     EXPECT_GT(order, 4.0) << what;
     EXPECT_LT(order - 4.0, excess) << what;

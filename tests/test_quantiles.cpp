@@ -15,8 +15,7 @@ namespace chens {
 namespace {
 
 TEST(LogBins, EdgesAreTheEighthPowersOfTwo) {
-  for (int j = 0; j <= LogBins::per_octave; ++j)
-    EXPECT_NEAR(LogBins::step(j), std::exp2(j / 8.0), 4e-16) << j;
+  for (int j = 0; j <= LogBins::per_octave; ++j) EXPECT_NEAR(LogBins::step(j), std::exp2(j / 8.0), 4e-16) << j;
   // Consecutive bins share an edge; each interior bin spans a ratio 2^(1/8).
   for (int b = 1; b < LogBins::count - 1; ++b) {
     EXPECT_EQ(LogBins::upper(b - 1), LogBins::lower(b)) << b;

@@ -114,8 +114,8 @@ INSTANTIATE_TEST_SUITE_P(
     Regimes, ExactPendulum,
     ::testing::Values(Case{"small_libration", 1, 1, 1, 0.01, 0.0, 20}, Case{"libration", 1, 1, 1, 2.0, 0.3, 20},
                       Case{"libration_general", 2.5, 0.7, 9.81, -1.0, 1.5, 10},
-                      Case{"near_separatrix_below", 1, 1, 1, 0.0, 2.0 - 1e-7, 12},
-                      Case{"separatrix", 1, 1, 1, 0.0, 2.0, 6}, Case{"near_separatrix_above", 1, 1, 1, 0.0, 2.0 + 1e-7, 12},
+                      Case{"near_separatrix_below", 1, 1, 1, 0.0, 2.0 - 1e-7, 12}, Case{"separatrix", 1, 1, 1, 0.0, 2.0, 6},
+                      Case{"near_separatrix_above", 1, 1, 1, 0.0, 2.0 + 1e-7, 12},
                       Case{"rotation_paper", 1, 1, 1, M_PI / 2, -2.0, 20},  // (1, 0, 0, -2) of 001/002
                       Case{"rotation_ccw", 0.3, 1.9, 0.45, 0.4, 3.0, 20}, Case{"no_gravity", 1, 1, 0, 0.3, 0.7, 20},
                       Case{"at_rest", 1, 1, 1, 0.0, 0.0, 5}),

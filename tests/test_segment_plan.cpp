@@ -99,7 +99,7 @@ TEST(SegmentPlan, AdaptiveRunsApproachALongIntervalInPassesThenMeasureIt) {
     plan.measured(w, 1e-2 * static_cast<double>(w.limit.attempts), pass == 4);  // 0.01 s per trial step
   }
   EXPECT_EQ(attempts, 100);  // 1 s at 0.01 s per trial step
-  w = plan.next();  // every instance is there: the sample is measured alone
+  w = plan.next();           // every instance is there: the sample is measured alone
   EXPECT_FALSE(w.partial);
   EXPECT_EQ(w.k0, 1);
   EXPECT_EQ(w.k1, 2);

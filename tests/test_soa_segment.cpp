@@ -52,11 +52,9 @@ bool same_bits(const Accumulator& a, const Accumulator& b) { return std::memcmp(
 enum class Path { segment, lean, group };
 
 template <class System, class Method, class Reference, Path path = Path::segment>
-void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& method,
-                                            const RunParams<typename System::Real>& rp,
-                                            const ModelStateOf<System>& z0, std::uint64_t n, double perturbation,
-                                            index_t rows_per_segment, const char* what,
-                                            EnsembleResult* cpu_result = nullptr) {
+void expect_kernel_body_matches_cpu_backend(
+    const System& sys, const Method& method, const RunParams<typename System::Real>& rp, const ModelStateOf<System>& z0,
+    std::uint64_t n, double perturbation, index_t rows_per_segment, const char* what, EnsembleResult* cpu_result = nullptr) {
   using Inst = InstanceOf<System, Reference>;
   constexpr int S = physical_state_size_v<System>;  // kept states (a tangent system's tangents: via wedge_error)
   EnsembleSpec spec;
@@ -76,8 +74,7 @@ void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& met
     soa_store(soa.data(), n, i, in, 0, soa_words<Inst>);
   }
   const index_t samples = rp.samples;
-  std::vector<std::vector<double>> metrics(static_cast<std::size_t>(samples + 1),
-                                           std::vector<double>(n * metric_count));
+  std::vector<std::vector<double>> metrics(static_cast<std::size_t>(samples + 1), std::vector<double>(n * metric_count));
   std::vector<std::vector<unsigned char>> valid(static_cast<std::size_t>(samples + 1), std::vector<unsigned char>(n));
   auto emit = [&](std::uint64_t i) {
     return [&, i](index_t k, bool ok, const Metrics<double>& m, const Inst&) {
@@ -103,10 +100,10 @@ void expect_kernel_body_matches_cpu_backend(const System& sys, const Method& met
             LeanStepResult<typename Slice::State> work;
             if (policy == LeanPolicy::momentum) {
               group_lean_step_soa<LeanPolicy::momentum, false, Method, Inst>(slice, rp, soa.data(), n, i, k, work,
-                                                                            limit.until_step);
+                                                                             limit.until_step);
             } else {
               group_lean_step_soa<LeanPolicy::none, false, Method, Inst>(slice, rp, soa.data(), n, i, k, work,
-                                                                        limit.until_step);
+                                                                         limit.until_step);
             }
           }
         } else {
@@ -304,10 +301,11 @@ TEST(SoaSegment, ChainWithAdvancingNumericalReference) {
   using Model = Chain<double, 7>;
   using Sys = HamiltonDirac<Model>;
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>>(
-      Sys{ModelTraits<Chain<double, 7>>::make(system_args(s, {}))}, {}, rp, initial_of<Chain<double, 7>>(system_args(s, {})), 70, 1e-3, 3, "chain dirac + rk4, numerical reference");
+      Sys{ModelTraits<Chain<double, 7>>::make(system_args(s, {}))}, {}, rp, initial_of<Chain<double, 7>>(system_args(s, {})),
+      70, 1e-3, 3, "chain dirac + rk4, numerical reference");
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::lean>(
-      Sys{ModelTraits<Chain<double, 7>>::make(system_args(s, {}))}, {}, rp, initial_of<Chain<double, 7>>(system_args(s, {})), 70, 1e-3, 3,
-      "chain dirac + rk4, numerical reference, lean path");
+      Sys{ModelTraits<Chain<double, 7>>::make(system_args(s, {}))}, {}, rp, initial_of<Chain<double, 7>>(system_args(s, {})),
+      70, 1e-3, 3, "chain dirac + rk4, numerical reference, lean path");
 }
 
 // A chain study on thread groups, without a reference unless a test turns it on.
@@ -320,7 +318,7 @@ Study chain_group_study(int atoms) {
   s.sample_dt = 0.25;
   s.momentum = true;
   s.projection_tol = 1e-10;  // fires now and then
-  return s;  // output.reference: "none" by default for chains
+  return s;                  // output.reference: "none" by default for chains
 }
 
 // Chains on thread groups (issue 20): 16 atoms on the GPU's 8 lanes, instances stepped,
@@ -343,8 +341,8 @@ TEST(SoaSegment, ChainOnThreadGroups) {
   none.masses = {1.0, 2.0, 0.5, 1.5, 1.0, 3.0, 0.25, 1.0, 1.0, 2.0, 0.5, 1.5, 1.0, 3.0, 0.25, 1.0};
   const RunParams<double> rp_none = resolve(none);
   expect_kernel_body_matches_cpu_backend<Sys, ExplicitRk<Rk4Tableau>, NumericalReference<Model>, Path::group>(
-      Sys{ModelTraits<Model>::make(system_args(none, {}))}, {}, rp_none, initial_of<Model>(system_args(none, {})), 4, 1e-3, 5,
-      "16-atom chain dirac + rk4 on 8 lanes, no projection, non-uniform masses");
+      Sys{ModelTraits<Model>::make(system_args(none, {}))}, {}, rp_none, initial_of<Model>(system_args(none, {})), 4, 1e-3,
+      5, "16-atom chain dirac + rk4 on 8 lanes, no projection, non-uniform masses");
 }
 
 // A 16-atom chain study in sys's formulation, stepped by `method` on 8 host-thread lanes
@@ -449,11 +447,11 @@ TEST(SoaSegment, ChainOnThreadGroupsRunsEveryFormulationLikeTheCpu) {
 
   s.formulation = FormulationId::impetus;
   s.momentum = false;
-  expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(system_args(s, {}))}, s, ExplicitRk<Rk4Tableau>{},
-                             "16-atom chain impetus + rk4 on 8 lanes");
+  expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(system_args(s, {}))}, s,
+                             ExplicitRk<Rk4Tableau>{}, "16-atom chain impetus + rk4 on 8 lanes");
   s.impetus_reset = 1e-12;  // fires: the impetus drifts from the physical momenta
-  cpu = expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(system_args(s, {}))}, s, ExplicitRk<Rk4Tableau>{},
-                                   "16-atom chain impetus + rk4 with impetus reset on 8 lanes");
+  cpu = expect_16_atoms_on_8_lanes(ImpetusStriction<Model>{ModelTraits<Model>::make(system_args(s, {}))}, s,
+                                   ExplicitRk<Rk4Tableau>{}, "16-atom chain impetus + rk4 with impetus reset on 8 lanes");
   EXPECT_GT(cpu.totals.impetus_resets, 0u);
 
   s = chain_group_study(16);
@@ -489,9 +487,9 @@ TEST(SoaSegment, ChainOnThreadGroupsAdvancesTheNumericalReferenceLikeTheCpu) {
       }
     }
   };
-  EnsembleResult cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(system_args(s, {}))}, s, ExplicitRk<Rk4Tableau>{},
-                                                  "16-atom chain dirac + rk4 with a numerical reference on 8 lanes",
-                                                  true);
+  EnsembleResult cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(system_args(s, {}))}, s,
+                                                  ExplicitRk<Rk4Tableau>{},
+                                                  "16-atom chain dirac + rk4 with a numerical reference on 8 lanes", true);
   expect_reference_work(cpu, "rk4");
   EXPECT_EQ(cpu.lost_total(), 0u);
 
@@ -514,8 +512,7 @@ TEST(SoaSegment, ChainOnThreadGroupsAdvancesTheNumericalReferenceLikeTheCpu) {
   Study fail = s;
   fail.max_steps = 12;  // the reference's steps over the run; RK4's fixed steps are not bounded by it
   cpu = expect_16_atoms_on_8_lanes(Sys{ModelTraits<Model>::make(system_args(fail, {}))}, fail, ExplicitRk<Rk4Tableau>{},
-                                   "16-atom chain dirac + rk4, reference failing at integrator.max_steps, on 8 lanes",
-                                   true);
+                                   "16-atom chain dirac + rk4, reference failing at integrator.max_steps, on 8 lanes", true);
   EXPECT_GT(cpu.lost[int(LostReason::reference_failed)], 0u);
 }
 

@@ -107,8 +107,9 @@ extern "C" { struct CStruct { int x; }; }
 auto raw = R"x(struct InARawString {)x";
 struct After {};
 )cpp";
-  const std::vector<std::string> expected = {"::Plain",   "::Derived",          "::outer::Inner", "::outer::Hidden",
-                                             "::outer::v1::Versioned", "::a::b::Deep", "::CStruct", "::After"};
+  const std::vector<std::string> expected = {
+      "::Plain",      "::Derived", "::outer::Inner", "::outer::Hidden", "::outer::v1::Versioned",
+      "::a::b::Deep", "::CStruct", "::After"};
   EXPECT_EQ(spec_candidates(text), expected);
 }
 
@@ -182,26 +183,30 @@ struct Swing2 : Swing { static constexpr const char* name = "source-test-swing2"
   EXPECT_NE(find_custom_model("source-test-swing")->source_hash, hash);
   // Two models and no model.kind: which one is the study's?
   const std::string study = dir.write("study.toml", "[model]\nsource = \"models.hpp\"\n");
-  EXPECT_NE(refusal([&] { load_runs(study, {}); }).find("defines 2 models (\"source-test-swing\", \"source-test-swing2\"): "
-                                                        "say which with model.kind"),
+  EXPECT_NE(refusal([&] { load_runs(study, {}); })
+                .find("defines 2 models (\"source-test-swing\", \"source-test-swing2\"): "
+                      "say which with model.kind"),
             std::string::npos);
-  EXPECT_NE(refusal([&] { load_runs(study, {"model.kind=pendulum"}); })
-                .find("model.kind = \"pendulum\" is not a model of model.source"),
+  EXPECT_NE(refusal([&] {
+              load_runs(study, {"model.kind=pendulum"});
+            }).find("model.kind = \"pendulum\" is not a model of model.source"),
             std::string::npos);
   // The formulations a user model runs.
   const std::string total = refusal([&] {
     const std::vector<StudyRun> runs = load_runs(study, {"model.kind=source-test-swing", "integrator.formulation=total"});
     resolve(runs.at(0).study);
   });
-  EXPECT_NE(total.find("integrator.formulation = \"total\": model.kind = \"source-test-swing\" has \"naive\", "
-                       "\"dirac\", \"impetus\", \"baumgarte\" and \"constrained\" (\"constrained\" is method \"rattle\"; the "
-                       "formulations of a user model from its header)"),
-            std::string::npos)
+  EXPECT_NE(
+      total.find("integrator.formulation = \"total\": model.kind = \"source-test-swing\" has \"naive\", "
+                 "\"dirac\", \"impetus\", \"baumgarte\" and \"constrained\" (\"constrained\" is method \"rattle\"; the "
+                 "formulations of a user model from its header)"),
+      std::string::npos)
       << total;
   // Sweeping the header's models is a study; sweeping headers is not.
   EXPECT_EQ(load_runs(dir.write("kinds.toml", "[model]\nsource = \"models.hpp\"\n[sweep]\nmodel.kind = "
                                               "[\"source-test-swing\", \"source-test-swing2\"]\n"),
-                      {}).size(),
+                      {})
+                .size(),
             2u);
   EXPECT_NE(refusal([&] {
               load_runs(dir.write("headers.toml", "[model]\nkind = \"source-test-swing\"\n[sweep]\nmodel.source = "
@@ -218,7 +223,8 @@ TEST(SourceModels, SpecsInFilesTheHeaderIncludesAreFound) {
   const TempDir dir("included");
   fs::create_directories(dir.path() / "specs");
   dir.write("specs/deeper.hpp", "#pragma once\n" + unit_circle_spec("Deeper", "source-test-deeper"));
-  dir.write("specs/swing.hpp", "#pragma once\n#include \"deeper.hpp\"\n" + unit_circle_spec("Included", "source-test-included"));
+  dir.write("specs/swing.hpp",
+            "#pragma once\n#include \"deeper.hpp\"\n" + unit_circle_spec("Included", "source-test-included"));
   dir.write("decoy.hpp", "#pragma once\nstruct Decoy { int x; };\n");
   const std::string header = dir.write("models.hpp", "#pragma once\n"
                                                      "// #include \"decoy.hpp\"\n"
@@ -233,14 +239,17 @@ TEST(SourceModels, BadHeadersAreRefusedWithTheReason) {
   const TempDir dir("bad");
   EXPECT_NE(refusal([&] { load_source_models((dir.path() / "missing.hpp").string()); }).find("missing.hpp\": no such file"),
             std::string::npos);
-  EXPECT_NE(refusal([&] { load_source_models(dir.write("quo\"te.hpp", "#pragma once\nstruct A {};\n")); })
-                .find("may not contain a double quote"),
+  EXPECT_NE(refusal([&] {
+              load_source_models(dir.write("quo\"te.hpp", "#pragma once\nstruct A {};\n"));
+            }).find("may not contain a double quote"),
             std::string::npos);
-  EXPECT_NE(refusal([&] { load_source_models(dir.write("none.hpp", "#pragma once\nint f();\n")); })
-                .find("defines no struct at namespace scope, nor do the files it includes in quotes"),
+  EXPECT_NE(refusal([&] {
+              load_source_models(dir.write("none.hpp", "#pragma once\nint f();\n"));
+            }).find("defines no struct at namespace scope, nor do the files it includes in quotes"),
             std::string::npos);
-  EXPECT_NE(refusal([&] { load_source_models(dir.write("other.hpp", "#pragma once\nstruct Point { double x, y; };\n")); })
-                .find("defines no user model: none of its structs (Point) has the members"),
+  EXPECT_NE(refusal([&] {
+              load_source_models(dir.write("other.hpp", "#pragma once\nstruct Point { double x, y; };\n"));
+            }).find("defines no user model: none of its structs (Point) has the members"),
             std::string::npos);
   // A header that does not compile: the compiler's message, naming the header's line.
   const std::string broken = refusal([&] {
@@ -249,9 +258,8 @@ TEST(SourceModels, BadHeadersAreRefusedWithTheReason) {
   EXPECT_NE(broken.find("compiling the user models of"), std::string::npos) << broken;
   EXPECT_NE(broken.find("broken.hpp:3:"), std::string::npos) << broken;
   // A model named as a built-in model.kind would shadow it.
-  const std::string clash = refusal([&] {
-    load_source_models(dir.write("clash.hpp", "#pragma once\n" + unit_circle_spec("Clash", "chain")));
-  });
+  const std::string clash =
+      refusal([&] { load_source_models(dir.write("clash.hpp", "#pragma once\n" + unit_circle_spec("Clash", "chain"))); });
   EXPECT_NE(clash.find("defines a model called \"chain\", the name of a built-in model.kind"), std::string::npos) << clash;
 }
 

@@ -66,6 +66,7 @@ TEST_P(BadInput, IsRefusedWithAMessageNamingTheKeyAndNothingIsWritten) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
+// clang-format off
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadInput,
     ::testing::Values(
@@ -353,10 +354,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"wedge_in_float", {"--set", "output.wedge=true", "--set", "integrator.precision=float"}, "",
                 "output.wedge runs in double precision only"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
+// clang-format on
 
 TEST(Cli, CudaBackendWithoutAGpuIsAClearErrorWithItsOwnExitCode) {
   const CudaDeviceInfo dev = cuda_device_info();
-  if (dev.available) GTEST_SKIP() << "skipped: a CUDA device is present (" << dev.description << "); tests/gpu runs --backend cuda";
+  if (dev.available)
+    GTEST_SKIP() << "skipped: a CUDA device is present (" << dev.description << "); tests/gpu runs --backend cuda";
   test::TempDir dir;
   const CliResult r = run_cli({"run", "--backend", "cuda", "--out", dir.str("out")});
   EXPECT_EQ(r.code, exit_no_backend);
@@ -375,7 +378,8 @@ TEST(Cli, CudaBackendWithoutAGpuIsAClearErrorWithItsOwnExitCode) {
 
 TEST(Cli, AutoBackendSaysWhereItRanAndWhy) {
   test::TempDir dir;
-  const CliResult r = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out", dir.str("out")});
+  const CliResult r =
+      run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out", dir.str("out")});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   std::ifstream f(dir.str("out") + "/summary.json");
   const nlohmann::json j = nlohmann::json::parse(f);
@@ -389,9 +393,9 @@ TEST(Cli, AutoBackendSaysWhereItRanAndWhy) {
 TEST(Cli, RunWritesACompleteSummaryAndSeries) {
   test::TempDir dir;
   const std::string out = dir.str("out");
-  const CliResult r = run_cli({"run", "--single", "--backend", "cpu", "--set", "ensemble.size=100", "--set", "integrator.t_end=10",
-                               "--set", "projection.momentum=true", "--set", "output.sample_dt=0.5", "--set",
-                               "output.trajectory=true", "--out", out});
+  const CliResult r = run_cli({"run", "--single", "--backend", "cpu", "--set", "ensemble.size=100", "--set",
+                               "integrator.t_end=10", "--set", "projection.momentum=true", "--set", "output.sample_dt=0.5",
+                               "--set", "output.trajectory=true", "--out", out});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   std::ifstream f(out + "/summary.json");
   const nlohmann::json j = nlohmann::json::parse(f);
@@ -476,8 +480,8 @@ TEST(Cli, SweepRunsEveryCombinationIntoItsOwnDirectory) {
   const std::string out = dir.str("out");
   const CliResult r = run_cli({"run", dir.str("sweep.toml"), "--out", out, "--no-progress"});
   ASSERT_EQ(r.code, exit_ok) << r.err;
-  const std::vector<std::string> names = {"formulation=naive_h=0.1", "formulation=dirac_h=0.1",
-                                          "formulation=naive_h=0.05", "formulation=dirac_h=0.05"};
+  const std::vector<std::string> names = {"formulation=naive_h=0.1", "formulation=dirac_h=0.1", "formulation=naive_h=0.05",
+                                          "formulation=dirac_h=0.05"};
   std::ifstream f(out + "/study.json");
   const auto index = nlohmann::json::parse(f);
   EXPECT_TRUE(index["complete"].get<bool>());
@@ -521,10 +525,9 @@ TEST(Cli, DefaultStudyIsASixRunStabilityStudyWithTable1) {
   EXPECT_TRUE(index["complete"].get<bool>());
   EXPECT_EQ(index["study_file"], "examples/default_study.toml (built in)");
   ASSERT_EQ(index["runs"].size(), 6u);
-  const std::map<std::string, std::array<double, 5>> table1 = {
-      {"naive", {9.66e-3, 7.28e-2, 9.22e-1, 2.16e-1, 3.05e-1}},
-      {"extended", {5.75e-3, 1.77e-2, 8.98e-2, 3.17e-1, 6.21e-1}},
-      {"dirac", {8.28e-4, 2.63e-3, 1.39e-2, 5.18e-2, 1.13e-1}}};
+  const std::map<std::string, std::array<double, 5>> table1 = {{"naive", {9.66e-3, 7.28e-2, 9.22e-1, 2.16e-1, 3.05e-1}},
+                                                               {"extended", {5.75e-3, 1.77e-2, 8.98e-2, 3.17e-1, 6.21e-1}},
+                                                               {"dirac", {8.28e-4, 2.63e-3, 1.39e-2, 5.18e-2, 1.13e-1}}};
   for (const auto& run : index["runs"]) {
     EXPECT_EQ(run["status"], "complete");
     std::ifstream sf(out + "/" + run["directory"].get<std::string>() + "/summary.json");
@@ -547,11 +550,10 @@ TEST(Cli, DefaultStudyIsASixRunStabilityStudyWithTable1) {
 // failed and the rest pending, and the study marked incomplete.
 TEST(Cli, AFailedRunLeavesTheCompletedRunsAndSaysWhichFailed) {
   test::TempDir dir;
-  write_file(dir.str("runs.toml"),
-             "[integrator]\nt_end = 1.0\n[ensemble]\nsize = 20\n"
-             "[[run]]\nname = \"plain\"\n"
-             "[[run]]\nname = \"huge\"\nensemble.size = 1000000000000\n"
-             "[[run]]\nname = \"projected\"\nprojection.momentum = true\n");
+  write_file(dir.str("runs.toml"), "[integrator]\nt_end = 1.0\n[ensemble]\nsize = 20\n"
+                                   "[[run]]\nname = \"plain\"\n"
+                                   "[[run]]\nname = \"huge\"\nensemble.size = 1000000000000\n"
+                                   "[[run]]\nname = \"projected\"\nprojection.momentum = true\n");
   const std::string out = dir.str("out");
   const CliResult r = run_cli({"run", dir.str("runs.toml"), "--out", out, "--no-progress"});
   EXPECT_EQ(r.code, exit_bad_input) << r.err;
@@ -583,8 +585,8 @@ TEST(Cli, RunNamesCannotLeaveTheOutputDirectory) {
 
 TEST(Cli, DryRunPrintsAStudyThatReadsBackToTheSameRun) {
   test::TempDir dir;
-  const CliResult r = run_cli({"run", "--single", "--dry-run", "--set", "integrator.method=dopri5", "--set", "integrator.rtol=1e-9",
-                               "--set", "ensemble.seed=99", "--out", dir.str("out")});
+  const CliResult r = run_cli({"run", "--single", "--dry-run", "--set", "integrator.method=dopri5", "--set",
+                               "integrator.rtol=1e-9", "--set", "ensemble.seed=99", "--out", dir.str("out")});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   EXPECT_FALSE(fs::exists(dir.str("out")));
   write_file(dir.str("echo.toml"), r.out);
@@ -611,8 +613,8 @@ TEST(Cli, ResultsThatCannotBeWrittenWhereAskedAreRescuedNotLost) {
   // with something in it, so the rename over it fails): the results go elsewhere, and the
   // message says where.
   fs::create_directories(dir.str("out/series.csv/blocker"));
-  const CliResult r = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--force", "--out",
-                               dir.str("out")});
+  const CliResult r = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--force",
+                               "--out", dir.str("out")});
   EXPECT_EQ(r.code, exit_failure);
   const std::string marker = "the results were saved to ";
   const auto at = r.err.find(marker);
@@ -628,8 +630,8 @@ TEST(Cli, ResultsThatCannotBeWrittenWhereAskedAreRescuedNotLost) {
 // calibration run, nothing is written; bad ones are refused as chens run refuses them.
 TEST(Cli, CheckValidatesAndEstimatesWithoutRunning) {
   test::TempDir dir;
-  const CliResult r = run_cli({"check", "--single", "--set", "ensemble.size=20000", "--set", "integrator.t_end=500", "--backend",
-                               "cpu", "--out", dir.str("never")});
+  const CliResult r = run_cli({"check", "--single", "--set", "ensemble.size=20000", "--set", "integrator.t_end=500",
+                               "--backend", "cpu", "--out", dir.str("never")});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   EXPECT_NE(r.out.find(": valid, 1 run"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("# memory: about"), std::string::npos) << r.out;
@@ -673,10 +675,9 @@ TEST(StudyCli, AStudyFileThatIsNotARegularFileIsRefused) {
   fs::create_directories(dir.str("a-dir"));
   const std::string fifo = dir.str("a-fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {dir.str("a-dir"), "is a directory, not a study file"},
-      {"/dev/null", "is a character device, not a study file"},
-      {fifo, "is a FIFO, not a study file"}};
+  const std::vector<std::pair<std::string, std::string>> cases = {{dir.str("a-dir"), "is a directory, not a study file"},
+                                                                  {"/dev/null", "is a character device, not a study file"},
+                                                                  {fifo, "is a FIFO, not a study file"}};
   for (const auto& [path, what] : cases)
     for (const char* command : {"run", "check", "validate"}) {
       std::vector<std::string> args = {command, path};
@@ -707,7 +708,8 @@ TEST(StudyCli, AnOptionValueThatIsAnOptionIsRefused) {
       {{"run", "--set", "integrator.h=-1", "--backend", "--force"}, "chens run: --backend needs a value"},
       {{"run", "--set", "integrator.h=-1", "--threads", "--force"}, "chens run: --threads needs a value"},
       {{"run", "--resume", "--force"}, "chens run: --resume needs a value"},
-      {{"run", "--set", "integrator.h=-1", "--checkpoint-minutes", "--force"}, "chens run: --checkpoint-minutes needs a value"},
+      {{"run", "--set", "integrator.h=-1", "--checkpoint-minutes", "--force"},
+       "chens run: --checkpoint-minutes needs a value"},
       {{"run", "--set", "integrator.h=-1", "--checkpoint-segments", "--force"},
        "chens run: --checkpoint-segments needs a value"},
       {{"run", "--set", "integrator.h=-1", "--set"}, "chens run: --set needs a value"},
@@ -736,8 +738,9 @@ TEST(StudyCli, AnOptionValueThatIsAnOptionIsRefused) {
 // user typed, and a name with invisible characters is shown with them escaped.
 TEST(StudyCli, SetTrimsBlanksAndDidYouMeanNeverOffersTheSameName) {
   test::TempDir dir;
-  const CliResult r = run_cli({"run", "--single", "--dry-run", "--set", "integrator.h = 0.05", "--set", " ensemble.size =\t10 ",
-                               "--set", "integrator.method = dopri5 ", "--set", "integrator . t_end=2"});
+  const CliResult r =
+      run_cli({"run", "--single", "--dry-run", "--set", "integrator.h = 0.05", "--set", " ensemble.size =\t10 ", "--set",
+               "integrator.method = dopri5 ", "--set", "integrator . t_end=2"});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   EXPECT_NE(r.out.find("\nh = 0.05\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nsize = 10\n"), std::string::npos) << r.out;
@@ -777,8 +780,7 @@ TEST(StudyCli, AUtf8ByteOrderMarkIsAcceptedOtherEncodingsAreNamed) {
   write_file(dir.str("utf16.toml"), std::string("\xFF\xFE[\0i\0", 6));
   const CliResult u16 = run_cli({"run", dir.str("utf16.toml"), "--out", dir.str("out")});
   EXPECT_EQ(u16.code, exit_bad_input);
-  EXPECT_NE(u16.err.find("utf16.toml: UTF-16 text (it starts with a UTF-16 byte-order mark)"), std::string::npos)
-      << u16.err;
+  EXPECT_NE(u16.err.find("utf16.toml: UTF-16 text (it starts with a UTF-16 byte-order mark)"), std::string::npos) << u16.err;
   // Binary data (the start of a PNG file).
   write_file(dir.str("image.toml"), std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
   const CliResult png = run_cli({"validate", dir.str("image.toml")});
@@ -872,8 +874,8 @@ TEST(StudyCli, EveryCommandHasItsOwnHelpAndUsageErrorsAreShort) {
 // the results table only, for a single run as for a study.
 TEST(StudyCli, StatusGoesToStderrAndTheResultsTableToStdout) {
   test::TempDir dir;
-  const CliResult one = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1",
-                                 "--out", dir.str("single"), "--no-progress"});
+  const CliResult one = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out",
+                                 dir.str("single"), "--no-progress"});
   ASSERT_EQ(one.code, exit_ok) << one.err;
   EXPECT_EQ(one.out.rfind("Work and cost", 0), 0u) << one.out;
   EXPECT_NE(one.out.find("\n  single "), std::string::npos) << "the row is named after the directory: " << one.out;
@@ -918,8 +920,8 @@ TEST(StudyCli, SetWithoutAStudyFileChangesEveryRunOfTheDefaultStudy) {
       << short_study.err;
   EXPECT_FALSE(fs::exists(out));
   const std::vector<std::string> short_outputs = {"--set", "output.phase_error=[]", "--set", "output.periodogram=\"\""};
-  std::vector<std::string> args = {"run", "--set", "ensemble.size=64", "--set", "integrator.t_end=2", "--out", out,
-                                   "--no-progress"};
+  std::vector<std::string> args = {"run",   "--set", "ensemble.size=64", "--set", "integrator.t_end=2",
+                                   "--out", out,     "--no-progress"};
   args.insert(args.end(), short_outputs.begin(), short_outputs.end());
   const CliResult r = run_cli(args);
   ASSERT_EQ(r.code, exit_ok) << r.err;
@@ -928,8 +930,8 @@ TEST(StudyCli, SetWithoutAStudyFileChangesEveryRunOfTheDefaultStudy) {
   const auto index = nlohmann::json::parse(f);
   EXPECT_TRUE(index["complete"].get<bool>());
   EXPECT_EQ(index["study_file"], "examples/default_study.toml (built in)");
-  EXPECT_EQ(index["set"], nlohmann::json({"ensemble.size=64", "integrator.t_end=2", "output.phase_error=[]",
-                                          "output.periodogram=\"\""}));
+  EXPECT_EQ(index["set"],
+            nlohmann::json({"ensemble.size=64", "integrator.t_end=2", "output.phase_error=[]", "output.periodogram=\"\""}));
   ASSERT_EQ(index["runs"].size(), 6u);
   std::set<std::pair<std::string, bool>> swept;
   for (const auto& run : index["runs"]) {
@@ -944,11 +946,11 @@ TEST(StudyCli, SetWithoutAStudyFileChangesEveryRunOfTheDefaultStudy) {
     EXPECT_EQ(run["overrides"]["integrator.formulation"], formulation) << run["name"];
     swept.insert({formulation, momentum});
   }
-  const std::set<std::pair<std::string, bool>> sweep = {{"naive", false},    {"naive", true}, {"extended", false},
+  const std::set<std::pair<std::string, bool>> sweep = {{"naive", false},   {"naive", true},  {"extended", false},
                                                         {"extended", true}, {"dirac", false}, {"dirac", true}};
   EXPECT_EQ(swept, sweep);
   // chens check says the same: the default study's six runs.
-  std::vector<std::string> check_args = {"check", "--set", "ensemble.size=64", "--set", "integrator.t_end=2",
+  std::vector<std::string> check_args = {"check",     "--set", "ensemble.size=64", "--set", "integrator.t_end=2",
                                          "--backend", "cpu"};
   check_args.insert(check_args.end(), short_outputs.begin(), short_outputs.end());
   const CliResult check = run_cli(check_args);
@@ -994,9 +996,9 @@ TEST(StudyCli, UsageErrorsAreTheFirstOnTheCommandLine) {
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
   // --help wins over a bad option before it, and as an option's value.
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"run", "--threads", "0", "--help"},
-                                               std::vector<std::string>{"run", "--set", "--help"},
-                                               std::vector<std::string>{"run", "--frob", "-h"}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "--threads", "0", "--help"}, std::vector<std::string>{"run", "--set", "--help"},
+        std::vector<std::string>{"run", "--frob", "-h"}}) {
     const CliResult r = run_cli(args);
     EXPECT_EQ(r.code, exit_ok) << r.err;
     EXPECT_EQ(r.out, run_cli({"run", "--help"}).out);
@@ -1014,15 +1016,15 @@ TEST(StudyCli, UsageErrorsAreTheFirstOnTheCommandLine) {
 TEST(StudyCli, SingleIsOneRunFromTheDefaultsOfEveryKey) {
   test::TempDir dir;
   const std::string out = dir.str("one");
-  const CliResult r = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out",
-                               out, "--no-progress"});
+  const CliResult r = run_cli({"run", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--out", out,
+                               "--no-progress"});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   EXPECT_FALSE(fs::exists(out + "/study.json"));
   std::ifstream f(out + "/summary.json");
   const auto summary = nlohmann::json::parse(f);
   EXPECT_EQ(summary["instances"], 10);
-  const CliResult check = run_cli({"check", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1",
-                                   "--backend", "cpu"});
+  const CliResult check =
+      run_cli({"check", "--single", "--set", "ensemble.size=10", "--set", "integrator.t_end=1", "--backend", "cpu"});
   ASSERT_EQ(check.code, exit_ok) << check.err;
   EXPECT_NE(check.out.find("the defaults of every key (--single) with --set: valid, 1 run\n"), std::string::npos)
       << check.out;
@@ -1031,11 +1033,10 @@ TEST(StudyCli, SingleIsOneRunFromTheDefaultsOfEveryKey) {
 TEST(StudyCli, SingleWithAStudyFileOrResumeIsRefused) {
   test::TempDir dir;
   write_file(dir.str("s.toml"), "[ensemble]\nsize = 10\n");
-  const std::vector<std::vector<std::string>> refused = {
-      {"run", dir.str("s.toml"), "--single", "--out", dir.str("out")},
-      {"run", "--single", "--resume", dir.str("out")},
-      {"check", "--single", dir.str("s.toml")},
-      {"check", "--single", "--resume", dir.str("out")}};
+  const std::vector<std::vector<std::string>> refused = {{"run", dir.str("s.toml"), "--single", "--out", dir.str("out")},
+                                                         {"run", "--single", "--resume", dir.str("out")},
+                                                         {"check", "--single", dir.str("s.toml")},
+                                                         {"check", "--single", "--resume", dir.str("out")}};
   for (const auto& args : refused) {
     const CliResult r = run_cli(args);
     EXPECT_EQ(r.code, exit_bad_input) << args[1] << " " << args[2] << ": " << r.err;
@@ -1060,8 +1061,8 @@ TEST(StudyCli, ADefaultStudyChangedBySetResumes) {
   test::TempDir dir;
   const std::string out = dir.str("default");
   ::setenv("CHENS_TEST_INTERRUPT_AT", "3", 1);
-  const CliResult stopped = test::run_cli({"run", "--set", "ensemble.size=16", "--out", out, "--no-progress",
-                                           "--checkpoint-segments", "1"});
+  const CliResult stopped =
+      test::run_cli({"run", "--set", "ensemble.size=16", "--out", out, "--no-progress", "--checkpoint-segments", "1"});
   ::unsetenv("CHENS_TEST_INTERRUPT_AT");
   ASSERT_EQ(stopped.code, exit_interrupted_int) << stopped.err;
   std::ifstream rf(out + "/resume.json");

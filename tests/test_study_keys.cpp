@@ -50,9 +50,8 @@ struct PinnedStudy {
 const std::vector<PinnedStudy>& pinned_studies() {
   static const std::vector<PinnedStudy> studies = {
       {"pendulum_default", ""},
-      {"chain_masses",
-       "[model]\nkind = \"chain\"\nlj_epsilon = 0.25\nmasses = [1, 2, 3, 4, 5, 6, 7.5]\n"
-       "[integrator]\nmethod = \"rattle\"\nh = 0.01\nt_end = 1\n"},
+      {"chain_masses", "[model]\nkind = \"chain\"\nlj_epsilon = 0.25\nmasses = [1, 2, 3, 4, 5, 6, 7.5]\n"
+                       "[integrator]\nmethod = \"rattle\"\nh = 0.01\nt_end = 1\n"},
       {"chain_mass", "[model]\nkind = \"chain\"\natoms = 16\nmass = 2\n[integrator]\nformulation = \"impetus\"\n"
                      "impetus_reset = 0.5\nt_end = 3.3\n[output]\nreference = \"auto\"\nperiodogram = \"x6\"\n"},
       {"penalty_pendulum",
@@ -74,8 +73,9 @@ const std::vector<PinnedStudy>& pinned_studies() {
                     "[output]\nreference = \"none\"\n"},
       // Pinned when the double pendulum was added (issue 18): masses and one length as given in
       // TOML, both resolved in JSON.
-      {"double_pendulum", "[model]\nkind = \"double-pendulum\"\nmasses = [1.5, 0.5]\nlength = 0.8\ngravity = 9.81\n"
-                          "[integrator]\nformulation = \"baumgarte\"\nbaumgarte_alpha = 3\n[output]\nreference = \"auto\"\n"},
+      {"double_pendulum",
+       "[model]\nkind = \"double-pendulum\"\nmasses = [1.5, 0.5]\nlength = 0.8\ngravity = 9.81\n"
+       "[integrator]\nformulation = \"baumgarte\"\nbaumgarte_alpha = 3\n[output]\nreference = \"auto\"\n"},
   };
   return studies;
 }
@@ -101,6 +101,7 @@ TEST(StudyKeys, ToJsonIsByteForByteWhatItWas) {
 // Every key of today's studies, and values that each key's parser or range rule refuses or
 // takes: the message (or "ok") of --set KEY=VALUE on the defaults, through load and resolve.
 const std::vector<std::string>& every_key() {
+  // clang-format off
   static const std::vector<std::string> keys = {
       "model.kind", "model.initial", "model.mass", "model.masses", "model.length", "model.gravity", "model.atoms",
       "model.bond_length", "model.lj_epsilon", "model.penalty", "model.constraint", "model.lengths",
@@ -120,12 +121,30 @@ const std::vector<std::string>& every_key() {
       "first_passage.lost",
       "parameters.mass", "parameters.length", "parameters.gravity", "parameters.bond_length", "parameters.lj_epsilon",
       "parameters.penalty", "parameters.h", "parameters.group_by", "parameters.group_bins", "parameters.group_edges"};
+  // clang-format on
   return keys;
 }
 
-const std::vector<std::string> probe_values = {
-    "-1", "0", "1", "2.5", "1e400", "nan", "\"x\"", "true", "[]", "[1, -2]", "[0, 2, 1]", "[1, 1]", "[0, 1, 2, 3]",
-    "9223372036854775807", "\"G1\"", "\"float\"", "\"midpoint\"", "\"inconsistent\"", "\"none\"", "\"y\""};
+const std::vector<std::string> probe_values = {"-1",
+                                               "0",
+                                               "1",
+                                               "2.5",
+                                               "1e400",
+                                               "nan",
+                                               "\"x\"",
+                                               "true",
+                                               "[]",
+                                               "[1, -2]",
+                                               "[0, 2, 1]",
+                                               "[1, 1]",
+                                               "[0, 1, 2, 3]",
+                                               "9223372036854775807",
+                                               "\"G1\"",
+                                               "\"float\"",
+                                               "\"midpoint\"",
+                                               "\"inconsistent\"",
+                                               "\"none\"",
+                                               "\"y\""};
 
 std::string outcome(const std::vector<std::string>& sets) {
   try {
@@ -139,16 +158,20 @@ std::string outcome(const std::vector<std::string>& sets) {
 // Unknown keys (the allowed keys listed), and keys given together whose checks come in an order.
 const std::vector<std::vector<std::string>> probe_sets = {
     // [parameters]: laws, and the rules between keys
-    {"parameters.length=\"uniform(0.5, 2)\""}, {"parameters.mass=\"normal(1, 0.2)\""},
-    {"parameters.gravity=\"log-uniform(0, 1)\""}, {"parameters.gravity=\"log-uniform(0.1, 10)\""},
-    {"parameters.h=[0.1, 0.05]", "output.sample_dt=1"}, {"parameters.h=[0.1, 0.05]", "integrator.method=dopri5"},
+    {"parameters.length=\"uniform(0.5, 2)\""},
+    {"parameters.mass=\"normal(1, 0.2)\""},
+    {"parameters.gravity=\"log-uniform(0, 1)\""},
+    {"parameters.gravity=\"log-uniform(0.1, 10)\""},
+    {"parameters.h=[0.1, 0.05]", "output.sample_dt=1"},
+    {"parameters.h=[0.1, 0.05]", "integrator.method=dopri5"},
     {"parameters.h=\"uniform(0.01, 0.1)\"", "output.sample_dt=1", "integrator.t_end=10.5"},
     {"parameters.h=[0.1]", "output.sample_dt=1", "integrator.precision=float"},
     {"model.kind=chain", "parameters.bond_length=\"normal(1, 0.01)\"", "parameters.lj_epsilon=[0, 0.1]"},
     {"model.kind=chain", "model.masses=[1, 2, 1, 2, 1, 2, 1]", "parameters.mass=[1, 2]"},
     {"model.kind=penalty-pendulum", "parameters.penalty=\"log-uniform(10, 1000)\""},
     {"model.kind=double-pendulum", "parameters.mass=[1, 2]"},
-    {"parameters.length=[1, 2]", "output.phase_error=[1]"}, {"parameters.length=\"uniform (1 , 2)\""},
+    {"parameters.length=[1, 2]", "output.phase_error=[1]"},
+    {"parameters.length=\"uniform (1 , 2)\""},
     // [parameters] group_by: the groups each law takes, and the rules between the keys
     {"parameters.length=\"uniform(0.5, 2)\"", "parameters.group_by=\"length\"", "parameters.group_bins=4"},
     {"parameters.length=\"log-uniform(0.5, 2)\"", "parameters.group_by=\"length\"", "parameters.group_edges=[0.5, 1, 2]"},
@@ -162,16 +185,27 @@ const std::vector<std::vector<std::string>> probe_sets = {
      "parameters.group_edges=[0.5, 2]"},
     {"parameters.length=\"uniform(0.5, 2)\"", "parameters.group_by=\"length\"", "parameters.group_edges=[1]"},
     {"parameters.length=\"uniform(0.5, 2)\"", "parameters.group_by=\"mass\""},
-    {"parameters.length=\"uniform(1, 2, 3)\""}, {"parameters.length=\"uniform(1,\""}, {"parameters.length=\"()\""},
-    {"model.zz=1"}, {"integrator.zz=1"}, {"projection.zz=1"}, {"ensemble.zz=1"}, {"output.zz=1"}, {"model.mases=1"},
-    {"model.atoms=7", "model.length=2"}, {"model.kind=chain", "model.mass=-1", "model.atoms=1"},
+    {"parameters.length=\"uniform(1, 2, 3)\""},
+    {"parameters.length=\"uniform(1,\""},
+    {"parameters.length=\"()\""},
+    {"model.zz=1"},
+    {"integrator.zz=1"},
+    {"projection.zz=1"},
+    {"ensemble.zz=1"},
+    {"output.zz=1"},
+    {"model.mases=1"},
+    {"model.atoms=7", "model.length=2"},
+    {"model.kind=chain", "model.mass=-1", "model.atoms=1"},
     {"integrator.steps_per_oscillation=10", "integrator.method=verlet"},
     {"integrator.baumgarte_alpha=1", "integrator.method=verlet"},
     {"integrator.baumgarte_alpha=1", "model.kind=penalty-pendulum", "projection.momentum=true"},
-    {"model.penalty=5", "integrator.steps_per_oscillation=10"}, {"model.kind=chain", "model.gravity=1", "model.penalty=1"},
+    {"model.penalty=5", "integrator.steps_per_oscillation=10"},
+    {"model.kind=chain", "model.gravity=1", "model.penalty=1"},
     {"model.kind=penalty-pendulum", "integrator.steps_per_oscillation=10", "integrator.h=0.1"},
-    {"model.kind=double-pendulum", "model.masses=[1, 2, 3]"}, {"model.kind=double-pendulum", "model.lengths=[1]"},
-    {"model.kind=double-pendulum", "model.length=2", "model.lengths=[1, 2]"}, {"model.kind=double-pendulum", "model.atoms=7"}};
+    {"model.kind=double-pendulum", "model.masses=[1, 2, 3]"},
+    {"model.kind=double-pendulum", "model.lengths=[1]"},
+    {"model.kind=double-pendulum", "model.length=2", "model.lengths=[1, 2]"},
+    {"model.kind=double-pendulum", "model.atoms=7"}};
 
 std::string every_key_outcome() {
   std::string out;

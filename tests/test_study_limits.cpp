@@ -50,9 +50,8 @@ TEST(SetOfAVariedKey, IsRefusedNamingTheKeyAndItsValues) {
 
 TEST(SetOfAVariedKey, SetByARunIsRefusedNamingTheRuns) {
   test::TempDir dir;
-  write_file(dir.str("runs.toml"),
-             "[integrator]\nt_end = 1.0\n[[run]]\nname = \"rk4\"\nintegrator.method = \"rk4\"\n"
-             "[[run]]\nname = \"euler\"\nintegrator.method = \"euler\"\n[[run]]\nname = \"plain\"\n");
+  write_file(dir.str("runs.toml"), "[integrator]\nt_end = 1.0\n[[run]]\nname = \"rk4\"\nintegrator.method = \"rk4\"\n"
+                                   "[[run]]\nname = \"euler\"\nintegrator.method = \"euler\"\n[[run]]\nname = \"plain\"\n");
   const CliResult r = run_cli({"run", dir.str("runs.toml"), "--set", "integrator.method=rk2", "--out", dir.str("out")});
   EXPECT_EQ(r.code, exit_bad_input) << r.err;
   EXPECT_NE(r.err.find("--set integrator.method=rk2: [[run]] \"rk4\", \"euler\" set integrator.method themselves"),
@@ -86,12 +85,13 @@ TEST(StudySize, TooManyRunsAreRefusedBeforeAnyIsBuilt) {
   std::string thousand = "[";
   for (int i = 0; i < 1000; ++i) thousand += (i ? ", " : "") + std::to_string(i + 1);
   thousand += "]";
-  write_file(dir.str("many.toml"), "[integrator]\nt_end = 0.1\n[ensemble]\nsize = 1\n[sweep]\nensemble.seed = " +
-                                       thousand + "\n");
+  write_file(dir.str("many.toml"),
+             "[integrator]\nt_end = 0.1\n[ensemble]\nsize = 1\n[sweep]\nensemble.seed = " + thousand + "\n");
   const std::vector<StudyRun> runs = load_runs(dir.str("many.toml"), {});
   EXPECT_EQ(runs.size(), 1000u);
   write_file(dir.str("more.toml"), "[integrator]\nt_end = 0.1\n[[run]]\nname = \"a\"\n[[run]]\nname = \"b\"\n[sweep]\n"
-                                       "ensemble.seed = " + thousand + "\n");
+                                   "ensemble.seed = " +
+                                       thousand + "\n");
   const CliResult more = run_cli({"check", dir.str("more.toml")});
   EXPECT_EQ(more.code, exit_bad_input);
   EXPECT_NE(more.err.find("the study has 2000 runs (2 [[run]] x 1000 values of ensemble.seed)"), std::string::npos)
@@ -103,7 +103,8 @@ TEST(StudySize, TooManyRunsAreRefusedBeforeAnyIsBuilt) {
 TEST(RunNames, LongerThanADirectoryNameMayBeAreRefusedBeforeTheFirstRun) {
   test::TempDir dir;
   write_file(dir.str("long.toml"), "[integrator]\nt_end = 0.1\n[ensemble]\nsize = 1\n[[run]]\nname = \"short\"\n"
-                                   "[[run]]\nname = \"" + std::string(300, 'x') + "\"\n");
+                                   "[[run]]\nname = \"" +
+                                       std::string(300, 'x') + "\"\n");
   for (const char* command : {"run", "check"}) {
     const CliResult r = run_cli({command, dir.str("long.toml"), "--out", dir.str("out")});
     EXPECT_EQ(r.code, exit_bad_input) << r.err;
@@ -113,15 +114,16 @@ TEST(RunNames, LongerThanADirectoryNameMayBeAreRefusedBeforeTheFirstRun) {
     EXPECT_FALSE(fs::exists(dir.str("out"))) << "the first run must not have run";
   }
   // 255 bytes is a name.
-  write_file(dir.str("ok.toml"), "[integrator]\nt_end = 0.1\n[ensemble]\nsize = 1\n[[run]]\nname = \"" +
-                                     std::string(255, 'y') + "\"\n");
+  write_file(dir.str("ok.toml"),
+             "[integrator]\nt_end = 0.1\n[ensemble]\nsize = 1\n[[run]]\nname = \"" + std::string(255, 'y') + "\"\n");
   EXPECT_EQ(run_cli({"check", dir.str("ok.toml")}).code, exit_ok);
 }
 
 TEST(RunNames, APathLongerThanTheSystemTakesIsRefusedBeforeTheFirstRun) {
   test::TempDir dir;
-  write_file(dir.str("two.toml"), "[integrator]\nt_end = 0.1\n[ensemble]\nsize = 1\n[[run]]\nname = \"a\"\n[[run]]\nname = \"" +
-                                      std::string(250, 'z') + "\"\n");
+  write_file(dir.str("two.toml"),
+             "[integrator]\nt_end = 0.1\n[ensemble]\nsize = 1\n[[run]]\nname = \"a\"\n[[run]]\nname = \"" +
+                 std::string(250, 'z') + "\"\n");
   std::string out = dir.str("");
   while (out.size() < 3900) out += "/" + std::string(200, 'd');
   const CliResult r = run_cli({"run", dir.str("two.toml"), "--out", out, "--no-progress"});
@@ -169,8 +171,9 @@ TEST(StudyText, DeepNestingIsRefusedBeforeTheParserRecursesIntoIt) {
   EXPECT_EQ(set.code, exit_bad_input) << set.err;
   EXPECT_NE(set.err.find("nested arrays"), std::string::npos) << set.err;
   // What study files hold passes: strings and comments are not counted, numbers have one dot.
-  EXPECT_NO_THROW(load_runs_text("# " + repeat("a.", 100) + "\n[model]\ninitial = [1.0, 0.0, 0.0, -2.0]  # a.b.c\n"
-                                 "kind = \"pendulum\"\n[sweep]\nintegrator.h = [0.1, 0.05, 0.025, 0.0125]\n",
+  EXPECT_NO_THROW(load_runs_text("# " + repeat("a.", 100) +
+                                     "\n[model]\ninitial = [1.0, 0.0, 0.0, -2.0]  # a.b.c\n"
+                                     "kind = \"pendulum\"\n[sweep]\nintegrator.h = [0.1, 0.05, 0.025, 0.0125]\n",
                                  "ok.toml", {}));
 }
 
@@ -215,8 +218,8 @@ TEST(Messages, NoGpuIsNotCalledAnOldDriver) {
   const CudaDeviceInfo dev = cuda_device_info();
   if (dev.available) GTEST_SKIP() << "a GPU is usable here: " << dev.description;
   EXPECT_EQ(dev.description.find("insufficient"), std::string::npos) << dev.description;
-  EXPECT_EQ(dev.description.rfind("no usable CUDA device: ", 0) == 0 || dev.description.find("without CUDA") != std::string::npos ||
-                dev.description == "no CUDA device found",
+  EXPECT_EQ(dev.description.rfind("no usable CUDA device: ", 0) == 0 ||
+                dev.description.find("without CUDA") != std::string::npos || dev.description == "no CUDA device found",
             true)
       << dev.description;
   if (dev.description.find("returned 35") != std::string::npos) {

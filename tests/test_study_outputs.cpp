@@ -233,11 +233,12 @@ TEST(StudyOutputs, DigestAndCsvHoldTypedKeysCostSplitAndGrowthReasons) {
 
   const std::string csv = comparison_csv(digests);
   const std::string header = csv.substr(0, csv.find('\n'));
-  EXPECT_EQ(header.rfind("run,integrator.h,projection.momentum,projection.tol,formulation,method,h,instances,lost,live_final,"
-                         "steps,rhs_evals,reference_rhs_evals,projections,wall_s,integrate_s,measure_s,cost_s,cost_noise,"
-                         "cost_relative,cost_within_noise_of_fastest,device_s,setup_s,finish_s,",
-                         0),
-            0u)
+  EXPECT_EQ(
+      header.rfind("run,integrator.h,projection.momentum,projection.tol,formulation,method,h,instances,lost,live_final,"
+                   "steps,rhs_evals,reference_rhs_evals,projections,wall_s,integrate_s,measure_s,cost_s,cost_noise,"
+                   "cost_relative,cost_within_noise_of_fastest,device_s,setup_s,finish_s,",
+                   0),
+      0u)
       << header;
   const auto rows = read_csv(csv);
   ASSERT_EQ(rows.size(), 2u);
@@ -281,8 +282,7 @@ TEST(StudyOutputs, SeriesLongHoldsEveryCompleteRunsSeries) {
   for (const char* r : {"a", "b"}) {
     fs::create_directories(dir.str(r));
     std::ofstream(dir.str(std::string(r) + "/series.csv"))
-        << "t,live,phi_mean,phi_p50,surviving_phi\n0,4,0,0,1\n0.5,3," << (r[0] == 'a' ? "1e-3" : "2e-3")
-        << ",nan,0.75\n";
+        << "t,live,phi_mean,phi_p50,surviving_phi\n0,4,0,0,1\n0.5,3," << (r[0] == 'a' ? "1e-3" : "2e-3") << ",nan,0.75\n";
   }
   nlohmann::json index = {{"runs",
                            {{{"name", "a"}, {"directory", "a"}, {"status", "complete"}},

@@ -32,8 +32,9 @@ Study tiny(ModelKind kind, FormulationId f, Precision precision, bool wedge, int
 }
 
 std::string describe(const Study& s) {
-  return std::string(model_kind_name(s.model_kind)) + " " + formulation_name(s.formulation) + " " + precision_name(s.precision) +
-         (s.wedge ? " wedge" : "") + (s.model_kind == ModelKind::chain ? " N=" + std::to_string(s.atoms) : "");
+  return std::string(model_kind_name(s.model_kind)) + " " + formulation_name(s.formulation) + " " +
+         precision_name(s.precision) + (s.wedge ? " wedge" : "") +
+         (s.model_kind == ModelKind::chain ? " N=" + std::to_string(s.atoms) : "");
 }
 
 TEST(SystemsList, ResolveAcceptsExactlyTheStudiesTheListRunsAndEveryEntryRuns) {

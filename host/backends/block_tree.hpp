@@ -52,11 +52,11 @@ inline void tree_eval_leaves(const Accumulator* leaf, std::uint64_t first, std::
   for (int m = 0; m < metric_count; ++m) out[m].merge(right[m]);
 }
 
-inline void tree_collect(const Accumulator* leaf, std::uint64_t first, std::uint64_t n, std::uint64_t total,
-                         std::uint64_t s, std::uint64_t len, std::vector<TreeNode>& out) {
+inline void tree_collect(const Accumulator* leaf, std::uint64_t first, std::uint64_t n, std::uint64_t total, std::uint64_t s,
+                         std::uint64_t len, std::vector<TreeNode>& out) {
   const std::uint64_t end = std::min(s + len, total);
   if (s >= total || end <= first || s >= first + n) return;  // no block of the share
-  if (s >= first && end <= first + n) {                       // inside the share
+  if (s >= first && end <= first + n) {                      // inside the share
     TreeNode node;
     node.start = s;
     node.len = len;
@@ -73,8 +73,8 @@ inline void tree_eval_nodes(const std::vector<TreeNode>& nodes, std::uint64_t to
                             Accumulator* out) {
   for (int m = 0; m < metric_count; ++m) out[m] = Accumulator{};
   if (s >= total) return;
-  const auto it = std::lower_bound(nodes.begin(), nodes.end(), s,
-                                   [](const TreeNode& a, std::uint64_t x) { return a.start < x; });
+  const auto it =
+      std::lower_bound(nodes.begin(), nodes.end(), s, [](const TreeNode& a, std::uint64_t x) { return a.start < x; });
   if (it != nodes.end() && it->start == s && it->len == len) {
     for (int m = 0; m < metric_count; ++m) out[m] = it->acc[m];
     return;
@@ -94,8 +94,7 @@ inline void tree_merge(const Accumulator* leaf, std::uint64_t total, Accumulator
 
 // The largest nodes inside the share [first, first + n) of [0, total), from its leaves
 // leaf[(b - first) * metric_count + m], in order of start.
-inline std::vector<TreeNode> tree_nodes(const Accumulator* leaf, std::uint64_t first, std::uint64_t n,
-                                        std::uint64_t total) {
+inline std::vector<TreeNode> tree_nodes(const Accumulator* leaf, std::uint64_t first, std::uint64_t n, std::uint64_t total) {
   std::vector<TreeNode> out;
   detail::tree_collect(leaf, first, n, total, 0, tree_width(total), out);
   return out;

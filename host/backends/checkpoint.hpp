@@ -32,23 +32,21 @@ struct CheckpointState {
   // Saving: where the backend's instances are, instead of a copy in `instances` (a host
   // ensemble can fill most of the memory; the writer streams them from here).
   const unsigned char* instances_view = nullptr;
-  std::vector<SampleStats> series;       // the first `done` sample times
+  std::vector<SampleStats> series;  // the first `done` sample times
   // [parameters] group_by: the groups' first `done` sample times, group after group (empty on
   // the ranks of a sharded run that reduce no statistics, and without groups).
   std::vector<SampleStats> group_series;
-  RecordedTrajectories recorded;         // filled for the samples done
-  PerInstanceResult kept;                // the kept instances' initial states
+  RecordedTrajectories recorded;  // filled for the samples done
+  PerInstanceResult kept;         // the kept instances' initial states
 };
 
 static_assert(std::is_trivially_copyable_v<SampleStats>, "checkpoints copy SampleStats as bytes");
 
 // Throws unless `c` was written by this backend for this run (the file layer has already
 // checked the study; this guards the bytes the backend is about to reinterpret).
-inline void check_resumable(const CheckpointState& c, const char* backend, std::uint64_t instance_bytes,
-                            std::uint64_t size, std::int64_t samples) {
-  auto fail = [&](const std::string& what) {
-    throw std::runtime_error("the checkpoint does not fit this run: " + what);
-  };
+inline void check_resumable(const CheckpointState& c, const char* backend, std::uint64_t instance_bytes, std::uint64_t size,
+                            std::int64_t samples) {
+  auto fail = [&](const std::string& what) { throw std::runtime_error("the checkpoint does not fit this run: " + what); };
   if (c.backend != backend) fail("it was written by the " + c.backend + " backend, this is the " + backend + " backend");
   if (c.instance_bytes != instance_bytes)
     fail(std::to_string(c.instance_bytes) + " bytes per instance, this build has " + std::to_string(instance_bytes));
@@ -75,7 +73,8 @@ inline CheckpointState checkpoint_of(const EnsembleResult& res, const char* back
   c.measurement_seconds = res.measurement_seconds;
   c.step_cost = res.step_cost;
   c.series.assign(res.series.begin(), res.series.begin() + done);
-  for (const GroupResult& g : res.groups) c.group_series.insert(c.group_series.end(), g.series.begin(), g.series.begin() + done);
+  for (const GroupResult& g : res.groups)
+    c.group_series.insert(c.group_series.end(), g.series.begin(), g.series.begin() + done);
   c.recorded = res.recorded;
   c.kept.initial_state = res.kept.initial_state;
   c.kept.initial_physical = res.kept.initial_physical;
@@ -89,7 +88,8 @@ inline void restore_common(EnsembleResult& res, const CheckpointState& c) {
       throw std::runtime_error("the checkpoint does not fit this run: other statistics groups");
     for (std::size_t g = 0; g < res.groups.size(); ++g)
       std::copy(c.group_series.begin() + static_cast<std::ptrdiff_t>(g * c.series.size()),
-                c.group_series.begin() + static_cast<std::ptrdiff_t>((g + 1) * c.series.size()), res.groups[g].series.begin());
+                c.group_series.begin() + static_cast<std::ptrdiff_t>((g + 1) * c.series.size()),
+                res.groups[g].series.begin());
   }
   if (c.recorded.instances != res.recorded.instances || c.recorded.state.size() != res.recorded.state.size())
     throw std::runtime_error("the checkpoint does not fit this run: other recorded instances");

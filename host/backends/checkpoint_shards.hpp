@@ -31,7 +31,8 @@ struct InstanceLayout {
 inline InstanceLayout instance_layout(const std::string& backend, std::uint64_t instance_bytes) {
   if (backend == "cuda") {
     if (instance_bytes % 8 != 0)
-      throw std::runtime_error("a GPU checkpoint's instances are 8-byte words, not " + std::to_string(instance_bytes) + " bytes");
+      throw std::runtime_error("a GPU checkpoint's instances are 8-byte words, not " + std::to_string(instance_bytes) +
+                               " bytes");
     return {instance_bytes / 8, 8};
   }
   return {1, instance_bytes};
@@ -56,9 +57,8 @@ void for_each_piece(InstanceLayout lay, const std::vector<std::uint64_t>& shard_
 class PieceSplitter {
  public:
   PieceSplitter(InstanceLayout lay, const std::vector<std::uint64_t>& shard_sizes) {
-    for_each_piece(lay, shard_sizes, [this](std::size_t q, std::uint64_t, std::uint64_t count) {
-      pieces_.emplace_back(q, count);
-    });
+    for_each_piece(lay, shard_sizes,
+                   [this](std::size_t q, std::uint64_t, std::uint64_t count) { pieces_.emplace_back(q, count); });
     if (!pieces_.empty()) left_ = pieces_[0].second;
   }
   template <class Deliver>
@@ -154,7 +154,8 @@ inline CheckpointState shard_checkpoint(const CheckpointState& whole, std::uint6
   auto kept = [&](const std::vector<double>& all) {
     const std::size_t width = keep > 0 ? all.size() / keep : 0;
     return std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(first, keep) * width),
-                               all.begin() + static_cast<std::ptrdiff_t>((std::min<std::uint64_t>(first, keep) + mine) * width));
+                               all.begin() +
+                                   static_cast<std::ptrdiff_t>((std::min<std::uint64_t>(first, keep) + mine) * width));
   };
   part.kept.initial_state = kept(whole.kept.initial_state);
   part.kept.initial_physical = kept(whole.kept.initial_physical);

@@ -57,7 +57,7 @@ struct CheckpointState;
 struct EngineShape {
   const char* backend = "";  // "cpu" / "cuda"
   bool pipelined = false;
-  int physical_size = 0;     // components of the kept and recorded (physical) states
+  int physical_size = 0;             // components of the kept and recorded (physical) states
   bool reference_available = false;  // the system has a reference and the run computes it
   bool momentum_metrics = false;
   bool linear_momentum_metric = false;

@@ -93,7 +93,8 @@ class EngineAdapter final : public Engine {
   void tally_passage(const EnsembleSpec& spec, int group, PassageResult& out) override {
     const std::uint64_t n = spec_.size;
     if (group < 0) {
-      chens::tally_passage(rp_, spec, n, [&](auto&& f) { e_.for_first(n, f); }, out);
+      chens::tally_passage(
+          rp_, spec, n, [&](auto&& f) { e_.for_first(n, f); }, out);
       return;
     }
     auto members = [&](auto&& f) {
@@ -113,9 +114,9 @@ class EngineAdapter final : public Engine {
 
 // The engine of System integrated by Method from z0, measured against Reference, on Backend.
 template <class Backend, class System, class Method, class Reference>
-std::unique_ptr<Engine> make_backend_engine(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
-                                            const ModelStateOf<System>& z0, const EnsembleSpec& spec,
-                                            std::string reference_kind) {
+std::unique_ptr<Engine> make_backend_engine(const System& sys, const Method& method,
+                                            const RunParams<typename System::Real>& rp, const ModelStateOf<System>& z0,
+                                            const EnsembleSpec& spec, std::string reference_kind) {
   using E = typename EngineOf<Backend>::template type<System, Method, Reference>;
   return std::make_unique<EngineAdapter<E>>(sys, method, rp, z0, spec, std::move(reference_kind));
 }
@@ -124,7 +125,8 @@ std::unique_ptr<Engine> make_backend_engine(const System& sys, const Method& met
 template <class Backend, class System, class Method, class Reference>
 EnsembleResult run_ensemble(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
                             const ModelStateOf<System>& z0, const EnsembleSpec& spec) {
-  const std::unique_ptr<Engine> engine = make_backend_engine<Backend, System, Method, Reference>(sys, method, rp, z0, spec, "");
+  const std::unique_ptr<Engine> engine =
+      make_backend_engine<Backend, System, Method, Reference>(sys, method, rp, z0, spec, "");
   return drive_segments(*engine, spec);
 }
 

@@ -33,11 +33,11 @@ struct RecordedTrajectories {
   std::vector<std::uint64_t> instances;  // R instance indices, ascending
   int state_size = 0;
   bool has_reference = false;
-  std::vector<double> t;                 // the K = samples + 1 sample times
-  std::vector<double> state;             // K * R * state_size, physical (q, p)
-  std::vector<double> reference;         // K * R * state_size (has_reference)
-  std::vector<double> metrics;           // K * R * metric_count, 0 where not measured
-  std::vector<unsigned char> measured;   // K * R: 0 once the instance is lost
+  std::vector<double> t;                // the K = samples + 1 sample times
+  std::vector<double> state;            // K * R * state_size, physical (q, p)
+  std::vector<double> reference;        // K * R * state_size (has_reference)
+  std::vector<double> metrics;          // K * R * metric_count, 0 where not measured
+  std::vector<unsigned char> measured;  // K * R: 0 once the instance is lost
 
   // Slot of instance i, or -1 (binary search: instances are ascending).
   std::int64_t slot(std::uint64_t i) const {
@@ -49,7 +49,8 @@ struct RecordedTrajectories {
   std::vector<double> row(std::size_t k, std::size_t r) const {
     const std::size_t S = static_cast<std::size_t>(state_size), at = (k * instances.size() + r) * S;
     std::vector<double> out{t[k]};
-    out.insert(out.end(), state.begin() + static_cast<std::ptrdiff_t>(at), state.begin() + static_cast<std::ptrdiff_t>(at + S));
+    out.insert(out.end(), state.begin() + static_cast<std::ptrdiff_t>(at),
+               state.begin() + static_cast<std::ptrdiff_t>(at + S));
     if (has_reference)
       out.insert(out.end(), reference.begin() + static_cast<std::ptrdiff_t>(at),
                  reference.begin() + static_cast<std::ptrdiff_t>(at + S));
@@ -60,11 +61,11 @@ struct RecordedTrajectories {
 // First-passage statistics of one slot (output's [first_passage], ensemble/passage.hpp):
 // a metric's level, or the loss.
 struct PassageStats {
-  double level = 0.0;             // the metric's level (the loss: 0)
-  std::uint64_t crossed = 0;      // instances whose metric crossed it (the loss: instances lost)
-  std::uint64_t lost_first = 0;   // instances lost before their metric crossed it (the loss: 0)
-  std::uint64_t never = 0;        // neither, to the end of the run
-  Accumulator time;               // the crossing times of the `crossed` instances
+  double level = 0.0;                    // the metric's level (the loss: 0)
+  std::uint64_t crossed = 0;             // instances whose metric crossed it (the loss: instances lost)
+  std::uint64_t lost_first = 0;          // instances lost before their metric crossed it (the loss: 0)
+  std::uint64_t never = 0;               // neither, to the end of the run
+  Accumulator time;                      // the crossing times of the `crossed` instances
   double quantile[quantile_count] = {};  // and their quantiles (quantiles.hpp's histograms)
   // ended[k]: instances whose passage (a crossing, or the loss) is in (t_{k-1}, t_k], the
   // sample interval ending at sample k (k = 0: at t = 0); the surviving fraction at t_k is
@@ -147,20 +148,20 @@ struct EnsembleResult {
   // The first (lowest-index) lost instances, at most lost_examples_max, with their reasons.
   std::vector<std::uint64_t> lost_examples;
   std::vector<int> lost_example_reasons;
-  bool reference_available = false;       // integration_error is reported
-  std::string reference_kind = "none";    // what the reference is (summary.json)
-  bool momentum_metrics = false;          // the angular momentum error is reported (a first integral)
-  bool linear_momentum_metric = false;    // and the linear momentum error (chains)
-  bool wedge_metric = false;              // the wedge product's change is reported (output.wedge)
-  std::vector<std::string> state_names;   // names of the physical state's components
-  std::uint64_t reference_projected = 0;  // instances whose reference started from projected data
+  bool reference_available = false;        // integration_error is reported
+  std::string reference_kind = "none";     // what the reference is (summary.json)
+  bool momentum_metrics = false;           // the angular momentum error is reported (a first integral)
+  bool linear_momentum_metric = false;     // and the linear momentum error (chains)
+  bool wedge_metric = false;               // the wedge product's change is reported (output.wedge)
+  std::vector<std::string> state_names;    // names of the physical state's components
+  std::uint64_t reference_projected = 0;   // instances whose reference started from projected data
   std::vector<double> instance0_state;     // final state in the formulation's variables
   std::vector<double> instance0_physical;  // final physical (q, p)
   bool instance0_lost = false;
-  PassageResult passage;          // output's [first_passage]
+  PassageResult passage;            // output's [first_passage]
   std::vector<GroupResult> groups;  // [parameters] group_by: group g's statistics (none without)
-  RecordedTrajectories recorded;  // the instances EnsembleSpec::record names
-  PerInstanceResult kept;         // the first EnsembleSpec::keep_instances instances
+  RecordedTrajectories recorded;    // the instances EnsembleSpec::record names
+  PerInstanceResult kept;           // the first EnsembleSpec::keep_instances instances
 
   double wall_seconds = 0.0;  // of the whole run, resumed parts included
   // GPU: the time the integration kernels ran (stepping and measuring, between CUDA events on
@@ -213,8 +214,8 @@ void set_quantiles(SampleStats& st, const Count* hist) {
   for (int m = 0; m < metric_count; ++m)
     for (int q = 0; q < quantile_count; ++q)
       st.quantile[m][q] = st.metric[m].count == 0 ? 0.0
-                          : histogram_quantile(hist + m * LogBins::count, quantile_level[q], st.metric[m].min,
-                                               st.metric[m].max);
+                                                  : histogram_quantile(hist + m * LogBins::count, quantile_level[q],
+                                                                       st.metric[m].min, st.metric[m].max);
 }
 
 // A segment's statistics from one backend's own blocks and histograms (what EnsembleSpec::

@@ -19,9 +19,8 @@ namespace chens {
 
 // Storage for the recorded instances among the run's instances (global indices: those of
 // `only`, or [first, first + n)) of a run with samples + 1 sample times.
-inline RecordedTrajectories recorded_sized(const std::vector<std::uint64_t>& record, std::uint64_t first,
-                                           std::uint64_t n, const std::vector<std::uint64_t>& only, int S,
-                                           bool reference, index_t samples) {
+inline RecordedTrajectories recorded_sized(const std::vector<std::uint64_t>& record, std::uint64_t first, std::uint64_t n,
+                                           const std::vector<std::uint64_t>& only, int S, bool reference, index_t samples) {
   RecordedTrajectories rec;
   for (std::uint64_t i : record)
     if (only.empty() ? i >= first && i - first < n : std::binary_search(only.begin(), only.end(), i))
@@ -78,8 +77,8 @@ inline void record_row(RecordedTrajectories& rec, std::size_t slot, index_t k, d
 // Sample k of the recorded instance in slot `slot` on the host (the CPU backend): its row,
 // filled as the GPU fills it, then stored.
 template <class System, class Real, class Inst>
-void record_sample(RecordedTrajectories& rec, const System& sys, const RunParams<Real>& rp, std::size_t slot,
-                   index_t k, const Inst& in, bool measured, const Metrics<double>& m) {
+void record_sample(RecordedTrajectories& rec, const System& sys, const RunParams<Real>& rp, std::size_t slot, index_t k,
+                   const Inst& in, bool measured, const Metrics<double>& m) {
   double row[recorded_row_width(physical_state_size_v<System>)];
   fill_recorded_row(sys, rp, in, k, measured, m, row);
   record_row(rec, slot, k, rp.reference_time(k), row);
@@ -123,7 +122,8 @@ void keep_final(PerInstanceResult& kept, const System& sys, std::uint64_t i, con
   kept.lost[i] = in.lost;
   kept.counters[i] = in.c;
   if (!kept.first_passage.empty())
-    for (int s = 0; s < passage_slots; ++s) kept.first_passage[i * passage_slots + static_cast<std::uint64_t>(s)] = in.passage.at(s);
+    for (int s = 0; s < passage_slots; ++s)
+      kept.first_passage[i * passage_slots + static_cast<std::uint64_t>(s)] = in.passage.at(s);
 }
 
 }  // namespace chens

@@ -32,8 +32,9 @@ inline constexpr std::size_t segment_metric_bytes = std::size_t(512) << 20;
 inline constexpr std::size_t segment_snapshot_bytes = std::size_t(256) << 20;
 inline std::int64_t cuda_memory_rows(std::uint64_t instances, std::size_t snapshot_row) {
   const std::size_t per_row = static_cast<std::size_t>(instances) * (metric_count * sizeof(double) + 1);
-  return std::min<std::int64_t>({65535, static_cast<std::int64_t>(segment_metric_bytes / std::max<std::size_t>(1, per_row)),
-                                 static_cast<std::int64_t>(segment_snapshot_bytes / std::max<std::size_t>(1, snapshot_row))});
+  return std::min<std::int64_t>(
+      {65535, static_cast<std::int64_t>(segment_metric_bytes / std::max<std::size_t>(1, per_row)),
+       static_cast<std::int64_t>(segment_snapshot_bytes / std::max<std::size_t>(1, snapshot_row))});
 }
 
 // A sharded run's rows: the least of both backends' bounds for its largest shard (blocks of

@@ -23,7 +23,7 @@ struct SegmentWork {
   index_t k0 = 0, k1 = 0;  // a segment: advance to and measure the sample rows k0 .. k1-1
   bool partial = false;    // a pass toward row k0 within `limit`, measuring nothing
   StepLimit limit;
-  index_t steps = 0;       // fixed step: the steps it takes (the pace's measure)
+  index_t steps = 0;  // fixed step: the steps it takes (the pace's measure)
 };
 
 // The drivers call next() for the work to launch, take() once it is launched (a pipelined
@@ -163,14 +163,14 @@ class SegmentPlan {
   index_t fixed_rows_, pass_steps_;
   double stop_seconds_;
   index_t row_ = 0;
-  index_t step_ = 0;          // fixed step: the step index the live instances are at
-  double per_step_ = -1;      // fixed step: seconds per step of the whole ensemble
-  double per_attempt_ = -1;   // adaptive: seconds per trial step of the whole ensemble
+  index_t step_ = 0;         // fixed step: the step index the live instances are at
+  double per_step_ = -1;     // fixed step: seconds per step of the whole ensemble
+  double per_attempt_ = -1;  // adaptive: seconds per trial step of the whole ensemble
   index_t last_attempts_ = 0;
-  double row_seconds_ = -1;   // adaptive: seconds per row, passes included
-  double pass_seconds_ = 0;   // adaptive: passes of the current row so far
-  bool in_passes_ = false;    // row_'s interval is being crossed in passes
-  bool reached_ = false;      // the last pass brought every instance (and reference) to row_
+  double row_seconds_ = -1;  // adaptive: seconds per row, passes included
+  double pass_seconds_ = 0;  // adaptive: passes of the current row so far
+  bool in_passes_ = false;   // row_'s interval is being crossed in passes
+  bool reached_ = false;     // the last pass brought every instance (and reference) to row_
 };
 
 }  // namespace chens

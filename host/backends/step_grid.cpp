@@ -21,7 +21,8 @@ bool fixed_step_grid(RunParams<double>& rp, double h, double sample_dt) {
     rp.steps_per_sample = static_cast<index_t>(mr);
   } else {
     // About 100 samples over the run, on the step grid.
-    rp.steps_per_sample = std::max<index_t>(1, static_cast<index_t>(std::llround(static_cast<double>(rp.total_steps) / 100.0)));
+    rp.steps_per_sample =
+        std::max<index_t>(1, static_cast<index_t>(std::llround(static_cast<double>(rp.total_steps) / 100.0)));
   }
   rp.sample_dt = static_cast<double>(rp.steps_per_sample) * h;
   rp.samples = rp.total_steps == 0 ? 0 : (rp.total_steps + rp.steps_per_sample - 1) / rp.steps_per_sample;

@@ -117,8 +117,7 @@ Timed timed_run(const Study& c, BackendId backend, const RunArgs& ra, double dea
 // high) or is the run itself. Its time scales to the run's t_end and size. Writing the
 // results costs per sample time: the last calibration's files are built and timed too.
 // Every calibration run stops at the budget (`budget` seconds in all), however slow a step.
-double estimate_run_time(const Study& s, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out,
-                         double budget) {
+double estimate_run_time(const Study& s, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out, double budget) {
   RunInfo info;
   BackendId backend = BackendId::cpu;
   std::ostringstream ignored;
@@ -177,11 +176,14 @@ double estimate_run_time(const Study& s, const RunParams<double>& rp, const RunA
               static_cast<double>(rp.samples + 1) / static_cast<double>(last.rp.samples + 1);
     }
     const double seconds = integrate + write;
-    out << "# run time: about " << number_text(seconds) << " s (calibration: "
-        << counted(static_cast<std::uint64_t>(size), "instance", "instances") << " to t = "
-        << number_text(last.t_reached, "%.4g") << " in " << number_text(last.seconds) << " s on " << last.result.device;
+    out << "# run time: about " << number_text(seconds)
+        << " s (calibration: " << counted(static_cast<std::uint64_t>(size), "instance", "instances")
+        << " to t = " << number_text(last.t_reached, "%.4g") << " in " << number_text(last.seconds) << " s on "
+        << last.result.device;
     if (!rp.fixed_step && !last.stopped)
-      out << ", " << number_text(static_cast<double>(last.result.totals.steps) / static_cast<double>(size) * s.t_end / last.t_reached)
+      out << ", "
+          << number_text(static_cast<double>(last.result.totals.steps) / static_cast<double>(size) * s.t_end /
+                         last.t_reached)
           << " steps per instance";
     out << (last.stopped ? "; stopped at the check's time budget" : "; writing the files about " + number_text(write) + " s")
         << ")\n";
@@ -236,10 +238,11 @@ int check_runs(const std::vector<StudyRun>& runs, const std::vector<RunParams<do
     }
     // Every (runs / calibrated)-th run is calibrated, within what is left of the budget.
     if (i * calibrated / runs.size() != (i + 1) * calibrated / runs.size() || runs.size() == 1) {
-      const double left = check_budget_seconds -
-                          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double left =
+          check_budget_seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       const std::size_t to_go = calibrated - std::min(calibrated, estimated);
-      const double seconds = estimate_run_time(s, rps[i], ra, out, std::max(0.05, left / static_cast<double>(std::max<std::size_t>(1, to_go))));
+      const double seconds =
+          estimate_run_time(s, rps[i], ra, out, std::max(0.05, left / static_cast<double>(std::max<std::size_t>(1, to_go))));
       if (seconds > 0) {
         estimated_seconds += seconds;
         ++estimated;
@@ -255,8 +258,8 @@ int check_runs(const std::vector<StudyRun>& runs, const std::vector<RunParams<do
     if (estimated == runs.size() || estimated == 0) {
       out << number_text(total_seconds) << " s\n";
     } else {
-      out << number_text(estimated_seconds / static_cast<double>(estimated) * static_cast<double>(runs.size()))
-          << " s (the " << estimated << " runs calibrated took " << number_text(estimated_seconds)
+      out << number_text(estimated_seconds / static_cast<double>(estimated) * static_cast<double>(runs.size())) << " s (the "
+          << estimated << " runs calibrated took " << number_text(estimated_seconds)
           << " s; the others are taken to cost as much on average)\n";
     }
   }

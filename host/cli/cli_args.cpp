@@ -50,8 +50,8 @@ std::string unmarked(std::string a) {
 class Parser {
  public:
   Parser(Command command, RunArgs& r) : r_(r) {
-    app_.set_help_flag();     // --help is answered before parsing (cli.cpp)
-    app_.allow_extras();      // unknown options and surplus study files: chens's messages
+    app_.set_help_flag();         // --help is answered before parsing (cli.cpp)
+    app_.allow_extras();          // unknown options and surplus study files: chens's messages
     app_.validate_positionals();  // so that "-" and "-1" are unknown options, not study files
     study_ = app_.add_option("STUDY")->check(CLI::Validator(
         [](const std::string& v) { return !v.empty() && v[0] == '-' ? std::string("an option") : std::string(); }, ""));
@@ -106,13 +106,15 @@ class Parser {
   // meets the option (trigger_on_parse), so that errors come in command-line order.
   void value(const std::string& name, std::function<void(const std::string&)> take) {
     value_options_.insert(name);
-    app_.add_option_function<std::string>(name, [this, name, take](const std::string& v) {
-          refuse_earlier_extra();
-          // A value beginning with "--" is the next option, not a value (CLI11 takes the
-          // argument after an option whatever it is): `--set --force` is not a key "--force".
-          if (v.compare(0, 2, "--") == 0) throw UsageError(name + " needs a value (got the option " + unmarked(v) + ")");
-          take(v);
-        })
+    app_.add_option_function<std::string>(
+            name,
+            [this, name, take](const std::string& v) {
+              refuse_earlier_extra();
+              // A value beginning with "--" is the next option, not a value (CLI11 takes the
+              // argument after an option whatever it is): `--set --force` is not a key "--force".
+              if (v.compare(0, 2, "--") == 0) throw UsageError(name + " needs a value (got the option " + unmarked(v) + ")");
+              take(v);
+            })
         ->trigger_on_parse();
   }
 
@@ -140,7 +142,8 @@ class Parser {
     value("--checkpoint-minutes", [this](const std::string& v) {
       const double x = whole_double(v).value_or(-1);
       if (!(x >= 0) || !std::isfinite(x))
-        throw UsageError("--checkpoint-minutes " + v + ": must be a finite number of minutes >= 0 (0: only when interrupted)");
+        throw UsageError("--checkpoint-minutes " + v +
+                         ": must be a finite number of minutes >= 0 (0: only when interrupted)");
       r_.checkpoint_minutes = x;
     });
     value("--checkpoint-segments", [this](const std::string& v) {
@@ -149,7 +152,8 @@ class Parser {
       r_.checkpoint_segments = n;
     });
     value("--backend", [this](const std::string& v) {
-      if (v != "auto" && v != "cpu" && v != "cuda") throw UsageError("--backend " + v + ": unknown backend; allowed: auto, cpu, cuda");
+      if (v != "auto" && v != "cpu" && v != "cuda")
+        throw UsageError("--backend " + v + ": unknown backend; allowed: auto, cpu, cuda");
       r_.backend = v;
       r_.backend_given = true;
     });
@@ -190,7 +194,8 @@ void refuse_exclusive_options(RunArgs& r) {
     throw UsageError("--single and --resume " + *r.resume + " exclude each other: --resume continues the study saved in " +
                      *r.resume + "/resume.json");
   if (r.single && r.study)
-    throw UsageError("--single and the study file " + *r.study + " exclude each other: --single runs the defaults of "
+    throw UsageError("--single and the study file " + *r.study +
+                     " exclude each other: --single runs the defaults of "
                      "every key (with --set) instead of a study file");
   if (!r.resume) return;
   if (r.study || !r.sets.empty())

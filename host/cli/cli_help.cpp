@@ -6,6 +6,8 @@ namespace chens::cli {
 
 // `chens --help`: every command's usage line and what it does; `chens COMMAND --help`: that
 // command's own text below.
+// (one printed line a source line: the layout is the text's)
+// clang-format off
 const char* const overview_text =
     "usage: chens run [STUDY.toml | --single] [--set SECTION.KEY=VALUE]... [--out DIR] [OPTIONS]\n"
     "       chens run --resume DIR [OPTIONS]\n"
@@ -142,6 +144,7 @@ const char* const models_help =
     "  takes beyond every study's, its formulations, its state's components (at the keys'\n"
     "  defaults), its reference solution's default, and the options only some models have.\n";
 
+// clang-format on
 }  // namespace
 
 const char* help_text(const std::string& command) {

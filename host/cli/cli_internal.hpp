@@ -112,8 +112,8 @@ std::string study_source(const RunArgs& ra);
 // The GPU or the CPU for this study, as --backend asks: sets `gpu` and info's backend
 // fields; exit_no_backend (with the message, naming `run` when given) when --backend cuda
 // cannot be honoured.
-std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info, BackendId& backend,
-                                  const std::string& run = "");
+std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info,
+                                  BackendId& backend, const std::string& run = "");
 
 // The resolved study as `--dry-run` and `chens check` print it, after its backend and size.
 void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out);
@@ -218,8 +218,7 @@ int check_runs(const std::vector<StudyRun>& runs, const std::vector<RunParams<do
 
 // `chens validate` once its study is read: the study on both backends, compared (exit_ok,
 // exit_mismatch; exit_no_backend without a usable GPU).
-int validate_study(const Study& study, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out,
-                   std::ostream& err);
+int validate_study(const Study& study, const RunParams<double>& rp, const RunArgs& ra, std::ostream& out, std::ostream& err);
 
 // `chens run` once its runs are read: SIGINT and SIGTERM stop it at the next stop point
 // (with a checkpoint where it writes files); a single run (several false) or a study.

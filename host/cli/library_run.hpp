@@ -18,13 +18,13 @@ struct LibraryRunRequest {
   // The built-in default study, every key's default (--single), a file, a TOML text, or the
   // interrupted run or study in the directory `study` (--resume).
   Source source = Source::default_study;
-  std::string study;  // the file's path, the TOML text, the directory to resume
-  std::vector<std::string> sets;          // "section.key=value", as --set
-  std::string backend = "auto";           // auto | cpu | cuda
-  int threads = 0;                        // 0: every core
-  std::optional<std::string> out;         // the output directory (--out); none: nothing is written
-  bool force = false;                     // --force
-  bool progress = false;                  // progress lines on err
+  std::string study;               // the file's path, the TOML text, the directory to resume
+  std::vector<std::string> sets;   // "section.key=value", as --set
+  std::string backend = "auto";    // auto | cpu | cuda
+  int threads = 0;                 // 0: every core
+  std::optional<std::string> out;  // the output directory (--out); none: nothing is written
+  bool force = false;              // --force
+  bool progress = false;           // progress lines on err
 };
 
 struct LibraryRunResult {
@@ -56,7 +56,7 @@ struct LibraryCommandResult {
   int code = 0;
   std::string report;
 };
-LibraryCommandResult command_for_library(LibraryCommand command, const LibraryRunRequest& request, double rtol,
-                                         double atol, std::ostream& err);
+LibraryCommandResult command_for_library(LibraryCommand command, const LibraryRunRequest& request, double rtol, double atol,
+                                         std::ostream& err);
 
 }  // namespace chens

@@ -43,10 +43,12 @@ void describe(const Study& s, const std::string& title, std::ostream& out) {
   out << "  keys          " << (keys.empty() ? std::string("none beyond every study's") : joined(keys)) << "\n";
   std::vector<std::string> formulations;
   for (FormulationId f : model.formulations(s))
-    formulations.push_back(f == FormulationId::constrained ? std::string("constrained (method rattle)") : formulation_name(f));
-  out << "  formulations  " << joined(formulations) << (model.default_formulation != FormulationId::dirac
-                                                          ? std::string(" (the default: ") + formulation_name(model.default_formulation) + ")"
-                                                          : std::string())
+    formulations.push_back(f == FormulationId::constrained ? std::string("constrained (method rattle)")
+                                                           : formulation_name(f));
+  out << "  formulations  " << joined(formulations)
+      << (model.default_formulation != FormulationId::dirac
+              ? std::string(" (the default: ") + formulation_name(model.default_formulation) + ")"
+              : std::string())
       << "\n";
   out << "  state         " << state_text(model.state_names(s)) << "\n";
   out << "  reference     "
@@ -101,7 +103,9 @@ int models_command(const std::vector<std::string>& args, std::ostream& out, std:
     s.custom_model = m.name;
     for (const CustomModelParameter& p : m.parameters) s.parameters.push_back(p.value);
     separate();
-    describe(s, "model.kind = \"" + m.name + "\" (a user model: " + m.header + (m.from_header ? ", model.source" : ", chens_add_model") + ")",
+    describe(s,
+             "model.kind = \"" + m.name + "\" (a user model: " + m.header +
+                 (m.from_header ? ", model.source" : ", chens_add_model") + ")",
              out);
   }
   return exit_ok;

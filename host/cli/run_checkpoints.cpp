@@ -40,7 +40,8 @@ StudyRun read_resume_run(const nlohmann::json& run, const std::string& origin) {
       load_runs_text(run.at("study").get<std::string>(), origin + (name.empty() ? "" : " (run " + name + ")"), {});
   if (one.size() != 1) throw StudyError(origin + ": run \"" + name + "\" is not a single run");
   one[0].name = name;
-  for (const auto& kv : run.at("overrides")) one[0].overrides.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+  for (const auto& kv : run.at("overrides"))
+    one[0].overrides.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
   return std::move(one[0]);
 }
 
@@ -128,13 +129,15 @@ Resumed read_resume_record(const std::string& dir) {
     const std::string version = j.at("chens_version").get<std::string>();
     if (version != CHENS_VERSION_STRING)
       throw StudyError(path.string() + ": the run was started by chens " + version + ", this is chens " +
-                       CHENS_VERSION_STRING + "; resume it with the chens that started it (another version would not "
+                       CHENS_VERSION_STRING +
+                       "; resume it with the chens that started it (another version would not "
                        "continue it bit for bit)");
     Resumed r;
     r.several = j.at("several").get<bool>();
     r.backend = j.at("backend").get<std::string>();
     for (const auto& run : j.at("runs")) r.runs.push_back(read_resume_run(run, path.string()));
-    if (r.runs.empty() || (!r.several && r.runs.size() != 1)) throw StudyError(path.string() + ": no runs, or several for a single run");
+    if (r.runs.empty() || (!r.several && r.runs.size() != 1))
+      throw StudyError(path.string() + ": no runs, or several for a single run");
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw StudyError(path.string() + ": not a chens resume record: " + e.what());

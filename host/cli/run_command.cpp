@@ -34,9 +34,8 @@ long env_long(const char* name) {
 // Progress on stderr after each segment: on a terminal one line rewritten in place;
 // otherwise (--progress into a log) a line per segment. Rates and the time left count this
 // process's share of a resumed run (from `done0` sample times on).
-std::function<void(std::int64_t, std::int64_t)> progress_reporter(const RunParams<double>& rp, double instances,
-                                                                  std::int64_t done0, const std::string& label,
-                                                                  std::ostream& err) {
+std::function<void(std::int64_t, std::int64_t)> progress_reporter(
+    const RunParams<double>& rp, double instances, std::int64_t done0, const std::string& label, std::ostream& err) {
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const auto t0 = std::chrono::steady_clock::now();
   return [&err, tty, t0, instances, &rp, label, done0](std::int64_t done, std::int64_t total) {
@@ -48,10 +47,11 @@ std::function<void(std::int64_t, std::int64_t)> progress_reporter(const RunParam
                     instances * static_cast<double>(rp.sample_step(done - 1) - (done0 > 0 ? rp.sample_step(done0 - 1) : 0)) /
                         elapsed);
     char buf[300];
-    std::snprintf(buf, sizeof buf, "chens: %st = %.6g of %.6g (%lld of %lld sample times, %.0f %%)%s, %.1f s, about %.0f s left",
+    std::snprintf(buf, sizeof buf,
+                  "chens: %st = %.6g of %.6g (%lld of %lld sample times, %.0f %%)%s, %.1f s, about %.0f s left",
                   label.c_str(), rp.sample_time(done - 1), rp.t_end, static_cast<long long>(done),
-                  static_cast<long long>(total), 100.0 * static_cast<double>(done) / static_cast<double>(total), rate, elapsed,
-                  frac > 0 ? elapsed * (1.0 - frac) / frac : 0.0);
+                  static_cast<long long>(total), 100.0 * static_cast<double>(done) / static_cast<double>(total), rate,
+                  elapsed, frac > 0 ? elapsed * (1.0 - frac) / frac : 0.0);
     err << (tty ? "\r" : "") << buf << (tty && done < total ? "" : "\n") << std::flush;
   };
 }
@@ -63,8 +63,15 @@ class SingleRun {
  public:
   SingleRun(const Study& study, const RunParams<double>& rp, const RunArgs& ra, const std::string& dir, std::ostream& err,
             const std::string& label, const std::string& resume_json)
-      : study_(study), rp_(rp), ra_(ra), dir_(dir), err_(err), label_(label), resume_json_(resume_json),
-        ck_path_((fs::path(dir) / checkpoint_file_name).string()), key_(run_key(CHENS_VERSION_STRING, to_toml(study, rp))) {}
+      : study_(study),
+        rp_(rp),
+        ra_(ra),
+        dir_(dir),
+        err_(err),
+        label_(label),
+        resume_json_(resume_json),
+        ck_path_((fs::path(dir) / checkpoint_file_name).string()),
+        key_(run_key(CHENS_VERSION_STRING, to_toml(study, rp))) {}
 
   int execute(EnsembleResult& result, bool lock_dir) {
     if (lock_dir && files_)
@@ -117,7 +124,8 @@ class SingleRun {
       return exit_bad_input;
     }
     if (status == 0) {
-      if (root_path_exists(dir_)) err_ << "chens: " << label_ << "no checkpoint in " << dir_ << ": the run starts again from t = 0\n";
+      if (root_path_exists(dir_))
+        err_ << "chens: " << label_ << "no checkpoint in " << dir_ << ": the run starts again from t = 0\n";
       return std::nullopt;
     }
     if (from_->backend == "cuda") {
@@ -309,8 +317,9 @@ class SingleRun {
       err_ << "chens run: checkpoint written to " << ck_path_ << "; continue with: chens run --resume " << ra_.out << "\n";
     } else {
       err_ << "chens run: the checkpoint could not be written (" << save_error_ << "); "
-           << (fs::exists(ck_path_) ? "an earlier checkpoint in " + ck_path_ + " can be resumed with: chens run --resume " + ra_.out
-                                    : std::string("the run must be started again"))
+           << (fs::exists(ck_path_)
+                   ? "an earlier checkpoint in " + ck_path_ + " can be resumed with: chens run --resume " + ra_.out
+                   : std::string("the run must be started again"))
            << "\n";
     }
     return interrupted_exit_code(sig);
@@ -386,8 +395,9 @@ class SingleRun {
       err_ << "chens: " << label_ << "every instance was lost (none live from t = " << live.none_t
            << " on): the run has no statistics from then on (summary.json live; exit code " << exit_all_lost << ")\n";
     } else if (live.few()) {
-      err_ << "chens: " << label_ << "only " << live.final << " of " << result.instances << " instances were live at t = "
-           << rp_.t_end << " (fewer than " << few_live_fraction * 100 << " % from t = " << live.below_t
+      err_ << "chens: " << label_ << "only " << live.final << " of " << result.instances
+           << " instances were live at t = " << rp_.t_end << " (fewer than " << few_live_fraction * 100
+           << " % from t = " << live.below_t
            << "): the statistics from then on are those of the survivors, not of the ensemble (summary.json live)\n";
     }
   }
@@ -448,8 +458,8 @@ void print_single_table(const Study& study, const RunParams<double>& rp, const R
 }  // namespace
 
 int execute_run(const Study& study, const RunParams<double>& rp, const RunArgs& ra, const std::string& dir,
-                std::ostream& err, EnsembleResult& result, const std::string& progress_label,
-                const std::string& resume_json, bool lock_dir) {
+                std::ostream& err, EnsembleResult& result, const std::string& progress_label, const std::string& resume_json,
+                bool lock_dir) {
   return SingleRun(study, rp, ra, dir, err, progress_label, resume_json).execute(result, lock_dir);
 }
 
@@ -492,7 +502,8 @@ int run_runs(const std::vector<StudyRun>& runs, bool several, const RunArgs& ra,
   }
   EnsembleResult result;
   const int code = execute_run(study, rp, ra, ra.out, err, result, "", record);
-  if ((code == exit_ok || code == exit_all_lost) && mpi_root() && ra.write_files) print_single_table(study, rp, ra, result, out);
+  if ((code == exit_ok || code == exit_all_lost) && mpi_root() && ra.write_files)
+    print_single_table(study, rp, ra, result, out);
   return code;
 }
 

@@ -55,8 +55,8 @@ std::string study_source(const RunArgs& ra) {
   return ra.single ? "" : builtin_default_study_name;
 }
 
-std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info, BackendId& backend,
-                                  const std::string& run) {
+std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::ostream& err, RunInfo& info,
+                                  BackendId& backend, const std::string& run) {
   info.backend_requested = ra.backend;
   // auto: the GPU where one is usable and has kernels for the study, else the CPU, and
   // summary.json says why; cuda: the GPU or a clear refusal (exit 3).
@@ -95,10 +95,10 @@ void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArg
           << "\n";
   }
   out << "# steps per instance: "
-      << (!rp.fixed_step                 ? std::string("adaptive")
-          : study.law(ParameterId::h).varies() ? "each instance's own (parameters.h; " + std::to_string(rp.total_steps) +
-                                                     " with integrator.h)"
-                                         : std::to_string(rp.total_steps))
+      << (!rp.fixed_step ? std::string("adaptive")
+          : study.law(ParameterId::h).varies()
+              ? "each instance's own (parameters.h; " + std::to_string(rp.total_steps) + " with integrator.h)"
+              : std::to_string(rp.total_steps))
       << ", sample times: " << rp.samples + 1 << "\n"
       << to_toml(study, rp);
 }
@@ -136,7 +136,8 @@ RunMemory run_memory(const Study& s, const RunParams<double>& rp, BackendId back
   m.instances = backend == BackendId::cuda ? 0 : n * static_cast<double>(bytes_per_instance(s));
   // The statistics of every sample time (SampleStats), each set's, twice while a checkpoint
   // is taken (checkpoint_of copies them); the first-passage tallies, an integer per slot.
-  m.statistics = 2 * K * sets * (static_cast<double>(sizeof(SampleStats)) + (s.first_passage_on() ? passage_slots * 8.0 : 0.0));
+  m.statistics =
+      2 * K * sets * (static_cast<double>(sizeof(SampleStats)) + (s.first_passage_on() ? passage_slots * 8.0 : 0.0));
   // Recorded trajectories: t, the state (and reference), the metrics and a flag per sample
   // time and instance; held in the result, copied by a checkpoint and into states.h5's image.
   const double R = static_cast<double>(recorded_instances(s).size());
@@ -211,7 +212,8 @@ std::optional<int> lock_output_dir(const std::string& dir, std::ostream& err, st
 void check_writable_dir(const std::string& dir) {
   // Created and removed again, as the results will be: a directory a run cannot write into
   // is refused (exit 2) before anything is computed, not found out once the results exist.
-  const std::string probe = (std::filesystem::path(dir) / (".chens-partial-" + std::to_string(::getpid()) + "-probe")).string();
+  const std::string probe =
+      (std::filesystem::path(dir) / (".chens-partial-" + std::to_string(::getpid()) + "-probe")).string();
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("--out " + dir + ": cannot write there (" + std::strerror(errno) + ")");
   ::close(fd);

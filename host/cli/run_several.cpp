@@ -87,8 +87,8 @@ class SeveralRuns {
     const std::size_t dir = fs::absolute(dir_).string().size();
     for (const StudyRun& r : runs_)
       if (dir + 1 + r.name.size() + longest_inside >= PATH_MAX)
-        throw StudyError("run \"" + r.name.substr(0, 60) + (r.name.size() > 60 ? "...\"" : "\"") + ": the path of its files in " +
-                         ra_.out + " would be longer than the " + std::to_string(PATH_MAX) +
+        throw StudyError("run \"" + r.name.substr(0, 60) + (r.name.size() > 60 ? "...\"" : "\"") +
+                         ": the path of its files in " + ra_.out + " would be longer than the " + std::to_string(PATH_MAX) +
                          " bytes a path may have; choose a shorter --out or shorter run names");
   }
 
@@ -182,11 +182,10 @@ class SeveralRuns {
       // A signal between runs: a run too short to reach a stop point of its own (one
       // segment) never asks, and a study of many such runs went on for minutes after Ctrl-C.
       if (const int sig = interrupt_signal_received()) {
-        err_ << "chens run: interrupted (" << interrupt_signal_name(sig)
-             << ") before run " << i + 1 << " of " << n
+        err_ << "chens run: interrupted (" << interrupt_signal_name(sig) << ") before run " << i + 1 << " of " << n
              << (!ra_.write_files ? "; the study was in memory: nothing was saved"
-                 : (i > 0 ? "; the runs before it are complete in " + ra_.out + "/" : std::string()) +
-                       "; continue with: chens run --resume " + ra_.out)
+                                  : (i > 0 ? "; the runs before it are complete in " + ra_.out + "/" : std::string()) +
+                                        "; continue with: chens run --resume " + ra_.out)
              << "\n";
         return interrupted_exit_code(sig);
       }
@@ -196,7 +195,8 @@ class SeveralRuns {
       save_index();
       EnsembleResult result;
       const std::string label = "run " + std::to_string(i + 1) + " of " + std::to_string(n) + " (" + runs_[i].name + "): ";
-      const int code = execute_run(runs_[i].study, rps_[i], ra_, (dir_ / runs_[i].name).string(), err_, result, label, "", false);
+      const int code =
+          execute_run(runs_[i].study, rps_[i], ra_, (dir_ / runs_[i].name).string(), err_, result, label, "", false);
       // A run that lost every instance is complete (its files are written); the study goes
       // on and says so at the end.
       if (code == exit_all_lost) all_lost_.push_back(runs_[i].name);

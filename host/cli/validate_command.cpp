@@ -144,7 +144,8 @@ class Comparison {
     const bool pass = worst <= tol;
     ok_ = ok_ && pass;
     char line[320];
-    std::snprintf(line, sizeof line, "%-26s %12.3g  %-8s %s\n", what.c_str(), worst, pass ? "ok" : "MISMATCH", where.c_str());
+    std::snprintf(line, sizeof line, "%-26s %12.3g  %-8s %s\n", what.c_str(), worst, pass ? "ok" : "MISMATCH",
+                  where.c_str());
     out_ << line;
   }
 
@@ -208,10 +209,11 @@ int validate_study(const Study& study, const RunParams<double>& rp, const RunArg
   const bool single = study.precision == Precision::single_precision;
   const double rtol = ra.rtol >= 0 ? ra.rtol : single ? std::max(1e-4, 1e-6 * steps) : std::max(1e-8, 1e-11 * steps);
   const double atol = ra.atol >= 0 ? ra.atol : single ? std::max(1e-6, 1e-8 * steps) : std::max(1e-12, 1e-15 * steps);
-  out << "chens validate: " << counted(spec.size, "instance", "instances") << " of " << formulation_name(study.formulation) << " + "
-      << method_name(study.method) << " to t = " << rp.t_end << " (" << steps << " steps per instance)\n  GPU: "
-      << gpu.device << " (" << gpu.wall_seconds << " s)\n  CPU: " << cpu.device << " (" << cpu.wall_seconds
-      << " s)\n  tolerance: relative " << rtol << " (statistics: relative to the larger value or the state's size), "
+  out << "chens validate: " << counted(spec.size, "instance", "instances") << " of " << formulation_name(study.formulation)
+      << " + " << method_name(study.method) << " to t = " << rp.t_end << " (" << steps
+      << " steps per instance)\n  GPU: " << gpu.device << " (" << gpu.wall_seconds << " s)\n  CPU: " << cpu.device << " ("
+      << cpu.wall_seconds << " s)\n  tolerance: relative " << rtol
+      << " (statistics: relative to the larger value or the state's size), "
       << "differences <= " << atol << " count as 0; quantiles: two histogram bins (18.9 %)\n\n";
   Comparison compare(cpu, gpu, n_states, rtol, atol, out);
   compare.final_states();

@@ -48,7 +48,8 @@ CustomModelInfo auto_model_info(const char* header, std::vector<CustomEntry> ent
   info.dof = M::dof;
   info.constraints = M::constraints;
   if constexpr (M::parameter_count > 0)
-    for (const ModelParameter& p : Spec::parameters) info.parameters.push_back({p.name, p.value, p.meaning ? p.meaning : ""});
+    for (const ModelParameter& p : Spec::parameters)
+      info.parameters.push_back({p.name, p.value, p.meaning ? p.meaning : ""});
   for (const char* c : Spec::coordinates) info.coordinates.emplace_back(c);
   if constexpr (spec_has_initial<Spec>) {
     info.has_initial = true;

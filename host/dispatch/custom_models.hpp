@@ -38,9 +38,9 @@ struct CustomEntry {
 
 // What the initial data look like to the model (checked before anything runs).
 struct InitialCheck {
-  double potential = 0;            // V(q0)
-  std::vector<double> phi;         // phi(q0)
-  double gram_condition = 0;       // the 2-norm condition number of Q(q0) (002 eq. 28)
+  double potential = 0;       // V(q0)
+  std::vector<double> phi;    // phi(q0)
+  double gram_condition = 0;  // the 2-norm condition number of Q(q0) (002 eq. 28)
 };
 
 struct CustomModelParameter {
@@ -50,7 +50,7 @@ struct CustomModelParameter {
 };
 
 struct CustomModelInfo {
-  std::string name;  // model.kind
+  std::string name;    // model.kind
   std::string header;  // the spec's header (for messages and summary.json)
   // A model from a header compiled on first use (model.source, dispatch/source_models.hpp):
   // its systems too are compiled on first use, from the spec's C++ type ("::ns::Spec"), and

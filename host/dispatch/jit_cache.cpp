@@ -140,9 +140,11 @@ const Toolchain& toolchain() {
       out.support_lib = support.string();
       out.origin = "the build tree " + source.string();
     } else {
-      out.missing = "chens's headers and " + support.filename().string() + " are neither in the build tree it was built in (" +
-                    source.string() + ", " + support.string() + ") nor installed around " + binary.string() + " (PREFIX/" +
-                    CHENS_JIT_INSTALL_INCLUDEDIR + "/chens/host and PREFIX/" + CHENS_JIT_INSTALL_LIBDIR + ", as cmake --install "
+      out.missing = "chens's headers and " + support.filename().string() +
+                    " are neither in the build tree it was built in (" + source.string() + ", " + support.string() +
+                    ") nor installed around " + binary.string() + " (PREFIX/" + CHENS_JIT_INSTALL_INCLUDEDIR +
+                    "/chens/host and PREFIX/" + CHENS_JIT_INSTALL_LIBDIR +
+                    ", as cmake --install "
                     "lays them out)";
     }
     return out;
@@ -195,10 +197,8 @@ std::string fnv_hex(const std::string& text) {
 std::string file_stem(const std::string& label, const std::string& key) {
   std::string stem;
   for (char c : label) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      stem += c;
-    else if (!stem.empty() && stem.back() != '-')
-      stem += '-';
+    if (std::isalnum(static_cast<unsigned char>(c))) stem += c;
+    else if (!stem.empty() && stem.back() != '-') stem += '-';
   }
   while (!stem.empty() && stem.back() == '-') stem.pop_back();
   return stem + "-" + fnv_hex(key);
@@ -209,7 +209,7 @@ std::vector<std::string> command_words(const std::string& command) {
   std::string word;
   bool in_word = false, quoted = false;
   for (char c : command) {
-    if (c == '\'' ) {
+    if (c == '\'') {
       quoted = !quoted;
       in_word = true;
     } else if (!quoted && std::isspace(static_cast<unsigned char>(c))) {
@@ -272,13 +272,14 @@ void compile_object(const std::string& label, const fs::path& dir, const std::st
                     const std::string& extra_flags) {
   const Toolchain& tools = toolchain();
   if (!tools.missing.empty())
-    throw StudyError("compiling " + label + " on first use needs " + tools.missing + ": run a system this build has, "
+    throw StudyError("compiling " + label + " on first use needs " + tools.missing +
+                     ": run a system this build has, "
                      "or install chens with cmake --install (docs/jit.md)");
   const std::string compiler = compiler_of(tools.compile);
   std::error_code ec;
   if (!fs::exists(compiler, ec))
-    throw StudyError("compiling " + label + " on first use needs the C++ compiler this chens was built with, " +
-                     compiler + ", which is not there: install it (Debian: apt-get install g++) or run a system "
+    throw StudyError("compiling " + label + " on first use needs the C++ compiler this chens was built with, " + compiler +
+                     ", which is not there: install it (Debian: apt-get install g++) or run a system "
                      "this build has (docs/jit.md)");
   const fs::path src = dir / (stem + ".cpp"), obj = dir / (stem + ".so"), log = dir / (stem + ".log");
   const fs::path tmp = obj.string() + ".tmp." + std::to_string(::getpid());
@@ -287,16 +288,16 @@ void compile_object(const std::string& label, const fs::path& dir, const std::st
   const auto t0 = std::chrono::steady_clock::now();
   // -fPIC: a build without the Python package compiles its units without it; the object
   // needs it (position-independent code changes no arithmetic).
-  const std::string command = tools.compile + " -fPIC -shared" + extra_flags + " -o " +
-                              shell_word(tmp.string()) + " " + shell_word(src.string()) + " " +
-                              shell_word(tools.support_lib) + " > " + shell_word(log.string()) + " 2>&1";
+  const std::string command = tools.compile + " -fPIC -shared" + extra_flags + " -o " + shell_word(tmp.string()) + " " +
+                              shell_word(src.string()) + " " + shell_word(tools.support_lib) + " > " +
+                              shell_word(log.string()) + " 2>&1";
   const int rc = std::system(command.c_str());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc != 0 || !fs::exists(tmp, ec)) {
     fs::remove(tmp, ec);
     std::cerr << "failed\n";
-    throw StudyError("compiling " + label + " failed (" + compiler + " exited with status " + std::to_string(rc) +
-                     "):\n" + head_of_file(log, 30) + "the unit: " + src.string() + "; the whole log: " + log.string());
+    throw StudyError("compiling " + label + " failed (" + compiler + " exited with status " + std::to_string(rc) + "):\n" +
+                     head_of_file(log, 30) + "the unit: " + src.string() + "; the whole log: " + log.string());
   }
   fs::rename(tmp, obj);
   char took[32];

@@ -29,14 +29,14 @@ inline constexpr int max_jit_chain_atoms = 256;
 
 // One system as a unit compiled on first use instantiates it.
 struct JitSystem {
-  std::string model_type;  // the model's C++ type in namespace chens, e.g. "Chain<double, 12>"
-  std::string traits;       // a built-in model's traits header (models/<model>_traits.hpp)
-  std::string header;       // a user model from a header (model.source): its absolute path
-  std::string header_hash;  // and the SHA-256 of it and of every file it includes (source_models.hpp)
-  std::string formulation;  // FormulationId's enumerator, e.g. "dirac"
-  bool tangents = false;    // output.wedge
+  std::string model_type;           // the model's C++ type in namespace chens, e.g. "Chain<double, 12>"
+  std::string traits;               // a built-in model's traits header (models/<model>_traits.hpp)
+  std::string header;               // a user model from a header (model.source): its absolute path
+  std::string header_hash;          // and the SHA-256 of it and of every file it includes (source_models.hpp)
+  std::string formulation;          // FormulationId's enumerator, e.g. "dirac"
+  bool tangents = false;            // output.wedge
   MethodId method = MethodId::rk4;  // the one method the unit instantiates
-  std::string label;        // for messages: "chain N = 12, dirac, rk4, cpu"
+  std::string label;                // for messages: "chain N = 12, dirac, rk4, cpu"
 };
 
 // CHENS_SYSTEMS: "jit" compiles every system on first use, even those the build has (tests

@@ -79,8 +79,8 @@ std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& 
       case MethodId::midpoint:
         if constexpr (has_method(Methods, MethodId::midpoint)) {
           if (rp.stage_projection)  // projection.scheme = "midpoint" (004 §4)
-            return f(MidpointProjection<Real>{rp.iteration_tol, rp.max_iterations, rp.project_position,
-                                              rp.project_momentum, rp.projection_tol, rp.projection_max_iterations});
+            return f(MidpointProjection<Real>{rp.iteration_tol, rp.max_iterations, rp.project_position, rp.project_momentum,
+                                              rp.projection_tol, rp.projection_max_iterations});
           return f(ImplicitRk<Gauss1Tableau, Real>{rp.iteration_tol, rp.max_iterations});
         }
         break;
@@ -101,6 +101,7 @@ std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& 
 // The formulation template of each FormulationId.
 template <FormulationId F>
 struct FormulationOf;
+// clang-format off
 template <> struct FormulationOf<FormulationId::naive> { template <class M> using type = Naive<M>; };
 template <> struct FormulationOf<FormulationId::total> { template <class M> using type = TotalHamiltonian<M>; };
 template <> struct FormulationOf<FormulationId::extended> { template <class M> using type = ExtendedHamiltonian<M>; };
@@ -110,6 +111,7 @@ template <> struct FormulationOf<FormulationId::impetus_modified> { template <cl
 template <> struct FormulationOf<FormulationId::constrained> { template <class M> using type = Constrained<M>; };
 template <> struct FormulationOf<FormulationId::baumgarte> { template <class M> using type = Baumgarte<M>; };
 template <> struct FormulationOf<FormulationId::penalty> { template <class M> using type = PenaltyOde<M>; };
+// clang-format on
 
 // The formulation F over `model` with the study's parameters (Baumgarte's alpha, beta).
 template <FormulationId F, class Model>

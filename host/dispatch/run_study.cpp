@@ -77,10 +77,13 @@ std::size_t bytes_per_instance(const Study& s) {
   // instance's group index.
   const std::size_t groups = parameter_ensemble(s).groups();
   const std::size_t grouped =
-      groups == 0 ? 0 : (groups * metric_count * sizeof(Accumulator) + cpu_block_size - 1) / cpu_block_size + sizeof(std::int16_t);
+      groups == 0
+          ? 0
+          : (groups * metric_count * sizeof(Accumulator) + cpu_block_size - 1) / cpu_block_size + sizeof(std::int16_t);
   std::size_t bytes = 0;
   if (s.model_kind == ModelKind::custom) return custom_model_of(s).bytes_per_instance + kept + grouped;
-  if (s.model_kind == ModelKind::chain && !with_study_model(s, [](auto) {})) return chain_bytes_per_instance(s) + kept + grouped;
+  if (s.model_kind == ModelKind::chain && !with_study_model(s, [](auto) {}))
+    return chain_bytes_per_instance(s) + kept + grouped;
   with_model_of(s, [&](auto m) { bytes = ModelTraits<typename decltype(m)::type>::bytes_per_instance(s.wedge); });
   return bytes + kept + grouped;
 }

@@ -21,15 +21,15 @@ namespace chens {
 // Which model type of the systems list runs a study: ModelTraits<Model>::matches(key).
 struct ModelKey {
   ModelKind kind = ModelKind::pendulum;
-  bool single = false;          // integrator.precision = "float"
-  int atoms = 0;                // chains: model.atoms
-  std::string custom_name;      // user models: model.kind
+  bool single = false;      // integrator.precision = "float"
+  int atoms = 0;            // chains: model.atoms
+  std::string custom_name;  // user models: model.kind
 };
 
 struct SystemArgs {
-  RunParams<double> rp;               // resolve()'s run parameters
-  MethodId method = MethodId::rk4;    // integrator.method
-  std::vector<double> initial;        // the nominal initial state (model.initial or the model's default)
+  RunParams<double> rp;             // resolve()'s run parameters
+  MethodId method = MethodId::rk4;  // integrator.method
+  std::vector<double> initial;      // the nominal initial state (model.initial or the model's default)
   // The model's parameters as the study gives them, by ParameterId (mass, length, gravity,
   // bond_length, lj_epsilon, penalty; h is rp's).
   std::array<double, parameter_count> parameter{};

@@ -119,11 +119,9 @@ EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const Ense
     if (const CustomRunFn make = find_custom_entry(s, Backend::name)) engine = make(args, spec);
   if (!engine)
     throw std::runtime_error(std::string("this build has no ") + Backend::name + " unit for model.kind = \"" +
-                             model_name(s) +
-                             "\", integrator.formulation = \"" +
-                             formulation_name(s.formulation) + "\", integrator.precision = \"" + precision_name(s.precision) +
-                             "\" and output.wedge = " + (s.wedge ? "true" : "false") +
-                             " (the systems list, CMakeLists.txt)");
+                             model_name(s) + "\", integrator.formulation = \"" + formulation_name(s.formulation) +
+                             "\", integrator.precision = \"" + precision_name(s.precision) + "\" and output.wedge = " +
+                             (s.wedge ? "true" : "false") + " (the systems list, CMakeLists.txt)");
   EnsembleResult r = drive_segments(*engine, spec);
   r.reference_kind = engine->reference_kind();
   r.state_names = physical_state_names(s);
@@ -135,10 +133,10 @@ EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const Ense
 template <class F>
 bool with_study_model(const Study& s, F&& f) {
   const ModelKey key = model_key(s);
-#define CHENS_MODEL_ENTRY(...)                    \
-  if (ModelTraits<__VA_ARGS__>::matches(key)) {   \
-    f(TypeTag<__VA_ARGS__>{});                    \
-    return true;                                  \
+#define CHENS_MODEL_ENTRY(...)                  \
+  if (ModelTraits<__VA_ARGS__>::matches(key)) { \
+    f(TypeTag<__VA_ARGS__>{});                  \
+    return true;                                \
   }
   CHENS_MODELS(CHENS_MODEL_ENTRY)
 #undef CHENS_MODEL_ENTRY

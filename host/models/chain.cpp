@@ -71,8 +71,8 @@ void validate(const Study& s) {
                        "\"none\" or precision = \"double\"");
   }
   if (!s.masses.empty() && s.masses.size() != static_cast<std::size_t>(s.atoms))
-    throw StudyError("model.masses has " + std::to_string(s.masses.size()) + " entries; model.atoms = " +
-                     std::to_string(s.atoms) + " needs one mass per atom");
+    throw StudyError("model.masses has " + std::to_string(s.masses.size()) +
+                     " entries; model.atoms = " + std::to_string(s.atoms) + " needs one mass per atom");
   if (s.has("model.masses") && s.has("model.mass"))
     throw StudyError("model.mass and model.masses are both given: use one (mass sets every atom)");
   if (s.law(ParameterId::mass).varies() && !s.masses.empty())
@@ -80,10 +80,9 @@ void validate(const Study& s) {
                      "remove one of them");
   const std::vector<double> z = initial_state(s);
   if (z.size() != static_cast<std::size_t>(4 * s.atoms))
-    throw StudyError("model.initial has " + std::to_string(z.size()) + " numbers; model.atoms = " +
-                     std::to_string(s.atoms) + " needs 4 * atoms = " + std::to_string(4 * s.atoms) +
-                     " (x0, y0, ..., x" + std::to_string(s.atoms - 1) + ", y" + std::to_string(s.atoms - 1) +
-                     ", then px0, py0, ...)");
+    throw StudyError("model.initial has " + std::to_string(z.size()) + " numbers; model.atoms = " + std::to_string(s.atoms) +
+                     " needs 4 * atoms = " + std::to_string(4 * s.atoms) + " (x0, y0, ..., x" + std::to_string(s.atoms - 1) +
+                     ", y" + std::to_string(s.atoms - 1) + ", then px0, py0, ...)");
   // Bonds must have the bond length: the constraint manifold is the whole point.
   for (std::int64_t a = 0; a + 1 < s.atoms; ++a) {
     const double dx = z[2 * a + 2] - z[2 * a], dy = z[2 * a + 3] - z[2 * a + 1];
@@ -119,8 +118,7 @@ const ModelDescription& chain_description() {
       .kind = ModelKind::chain,
       .name = "chain",
       .keys = {"model.mass", "model.masses", "model.atoms", "model.bond_length", "model.lj_epsilon",
-               "first_passage.linear_momentum_error", "parameters.mass", "parameters.bond_length",
-               "parameters.lj_epsilon"},
+               "first_passage.linear_momentum_error", "parameters.mass", "parameters.bond_length", "parameters.lj_epsilon"},
       .formulations =
           [](const Study&) {
             return std::vector<FormulationId>{FormulationId::naive, FormulationId::dirac, FormulationId::impetus,

@@ -23,7 +23,8 @@ struct ModelTraits<Chain<Real, N>> {
   static constexpr ModelKind kind = ModelKind::chain;
   static bool matches(const ModelKey& k) { return k.kind == kind && k.atoms == N && precision_matches<Real>(k); }
   static Chain<Real, N> make(const SystemArgs& a) {
-    Chain<double, N> c = Chain<double, N>::uniform(a[ParameterId::bond_length], a[ParameterId::lj_epsilon], a[ParameterId::mass]);
+    Chain<double, N> c =
+        Chain<double, N>::uniform(a[ParameterId::bond_length], a[ParameterId::lj_epsilon], a[ParameterId::mass]);
     for (int i = 0; i < N; ++i) c.w[i] = a.inverse_masses[static_cast<std::size_t>(i)];
     if constexpr (std::is_same_v<Real, double>) {
       return c;

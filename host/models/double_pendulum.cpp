@@ -17,8 +17,7 @@ DoublePendulum<double> model(const Study& s) {
   // validate() has checked that masses and lengths hold two numbers where given.
   const bool two_masses = s.masses.size() == 2, two_lengths = s.lengths.size() == 2;
   return DoublePendulum<double>{two_masses ? s.masses[0] : s.mass, two_masses ? s.masses[1] : s.mass,
-                                two_lengths ? s.lengths[0] : s.length, two_lengths ? s.lengths[1] : s.length,
-                                s.gravity};
+                                two_lengths ? s.lengths[0] : s.length, two_lengths ? s.lengths[1] : s.length, s.gravity};
 }
 
 std::vector<std::string> state_names(const Study&) { return {"x1", "y1", "x2", "y2", "px1", "py1", "px2", "py2"}; }
@@ -48,13 +47,11 @@ void validate(const Study& s) {
   const DoublePendulum<double> m = model(s);
   const double r1 = std::hypot(z[0], z[1]), r2 = std::hypot(z[2] - z[0], z[3] - z[1]);
   if (!(std::fabs(r1 - m.l1) <= length_rel_tol * m.l1))
-    throw StudyError("model.initial: link 1 (pivot to bob 1) has length " + shortest(r1) + ", but l1 = " +
-                     shortest(m.l1) + " (model.length or model.lengths; allowed relative deviation " +
-                     shortest(length_rel_tol) + ")");
+    throw StudyError("model.initial: link 1 (pivot to bob 1) has length " + shortest(r1) + ", but l1 = " + shortest(m.l1) +
+                     " (model.length or model.lengths; allowed relative deviation " + shortest(length_rel_tol) + ")");
   if (!(std::fabs(r2 - m.l2) <= length_rel_tol * m.l2))
-    throw StudyError("model.initial: link 2 (bob 1 to bob 2) has length " + shortest(r2) + ", but l2 = " +
-                     shortest(m.l2) + " (model.length or model.lengths; allowed relative deviation " +
-                     shortest(length_rel_tol) + ")");
+    throw StudyError("model.initial: link 2 (bob 1 to bob 2) has length " + shortest(r2) + ", but l2 = " + shortest(m.l2) +
+                     " (model.length or model.lengths; allowed relative deviation " + shortest(length_rel_tol) + ")");
 }
 
 void system_args(const Study& s, SystemArgs& a) {

@@ -23,8 +23,8 @@
 namespace chens {
 
 struct ModelDescription {
-  ModelKind kind;         // the systems list's key (dispatch/system_args.hpp)
-  const char* name;       // model.kind's value; "user-model" for the description user models share
+  ModelKind kind;    // the systems list's key (dispatch/system_args.hpp)
+  const char* name;  // model.kind's value; "user-model" for the description user models share
   // The keys of the key table (study_key_table.hpp) declared with KeyScope::model that apply
   // to it: "model.atoms", "parameters.mass", "first_passage.linear_momentum_error", ...
   std::vector<std::string> keys;

@@ -10,9 +10,7 @@
 
 namespace chens {
 
-bool ModelDescription::takes(const std::string& key) const {
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
-}
+bool ModelDescription::takes(const std::string& key) const { return std::find(keys.begin(), keys.end(), key) != keys.end(); }
 
 // Each model's description (host/models/<model>.cpp), the user models' last.
 #define CHENS_DECLARE_DESCRIPTION(id) const ModelDescription& id##_description();

@@ -20,7 +20,8 @@ struct ModelTraits<PenaltyPendulum<double>> {
   // As study_model.cpp's penalty_model(study).
   static PenaltyPendulum<double> make(const SystemArgs& a) {
     return PenaltyPendulum<double>::make(a[ParameterId::mass], a[ParameterId::length], a[ParameterId::gravity],
-                                         a[ParameterId::penalty], a.penalty_g1 ? PenaltyConstraint::g1 : PenaltyConstraint::g);
+                                         a[ParameterId::penalty],
+                                         a.penalty_g1 ? PenaltyConstraint::g1 : PenaltyConstraint::g);
   }
   // integration_error measures the distance to the rigid pendulum, which is the mu -> infinity
   // limit for tangential initial velocities (003 §3).
@@ -29,7 +30,9 @@ struct ModelTraits<PenaltyPendulum<double>> {
     return "constrained pendulum (closed form in Jacobi elliptic functions) from the initial data projected onto the "
            "constraint manifold";
   }
-  static constexpr std::size_t bytes_per_instance(bool tangents) { return ModelTraits<Pendulum<double>>::bytes_per_instance(tangents); }
+  static constexpr std::size_t bytes_per_instance(bool tangents) {
+    return ModelTraits<Pendulum<double>>::bytes_per_instance(tangents);
+  }
   static void set_parameter(PenaltyPendulum<double>& m, ParameterId p, double v) {
     ModelTraits<Pendulum<double>>::set_parameter(m, p, v);
     if (p == ParameterId::penalty) m.mu = v;

@@ -61,8 +61,7 @@ const ModelDescription& pendulum_description() {
   static const ModelDescription d{
       .kind = ModelKind::pendulum,
       .name = "pendulum",
-      .keys = {"model.mass", "model.length", "model.gravity", "parameters.mass", "parameters.length",
-               "parameters.gravity"},
+      .keys = {"model.mass", "model.length", "model.gravity", "parameters.mass", "parameters.length", "parameters.gravity"},
       .formulations = [](const Study&) { return formulations_without_penalty(); },
       .closed_form_reference = true,
       .wedge = true,

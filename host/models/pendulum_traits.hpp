@@ -25,9 +25,8 @@ struct ModelTraits<Pendulum<Real>> {
   // The closed form, in double at the float runs' step times too (diagnostics/metrics.hpp).
   using Reference = PendulumExact<double>;
   static std::string reference_kind(const RunParams<double>&) {
-    return std::is_same_v<Real, float>
-               ? "closed form in Jacobi elliptic functions (double, at the float run's step times)"
-               : "closed form in Jacobi elliptic functions";
+    return std::is_same_v<Real, float> ? "closed form in Jacobi elliptic functions (double, at the float run's step times)"
+                                       : "closed form in Jacobi elliptic functions";
   }
   // With output.wedge an instance also carries two tangent vectors (geometry/wedge.hpp).
   static constexpr std::size_t bytes_per_instance(bool tangents) { return tangents ? 576 : 448; }

@@ -79,8 +79,10 @@ void validate(const Study& s) {
                        "\" is not finite at the initial state (phi = " + shortest(c.phi[a]) + ")");
   constexpr double max_condition = 1e12;
   if (!(c.gram_condition <= max_condition))
-    throw StudyError("the constraints of model.kind = \"" + m.name + "\" are dependent at the initial state: Q = J M^-1 J^T "
-                     "has condition number " + shortest(c.gram_condition) + " (> " + shortest(max_condition) +
+    throw StudyError("the constraints of model.kind = \"" + m.name +
+                     "\" are dependent at the initial state: Q = J M^-1 J^T "
+                     "has condition number " +
+                     shortest(c.gram_condition) + " (> " + shortest(max_condition) +
                      "; infinite: singular or not positive definite, e.g. a mass <= 0). Choose initial data where the "
                      "constraint gradients are independent");
 }

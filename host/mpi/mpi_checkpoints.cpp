@@ -78,7 +78,8 @@ void broadcast_bytes(std::vector<unsigned char>& v) {
   check(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
   v.resize(n);
   for (std::size_t at = 0; at < n; at += chunk_bytes)
-    check(MPI_Bcast(v.data() + at, static_cast<int>(std::min<std::size_t>(chunk_bytes, n - at)), MPI_BYTE, 0, MPI_COMM_WORLD),
+    check(MPI_Bcast(v.data() + at, static_cast<int>(std::min<std::size_t>(chunk_bytes, n - at)), MPI_BYTE, 0,
+                    MPI_COMM_WORLD),
           "MPI_Bcast");
 }
 
@@ -313,7 +314,8 @@ int mpi_read_checkpoint(const std::string& path, std::uint64_t key, std::uint64_
   part.size = own.size;
   part.instances = std::move(instances);
   // Statistics are reduced on rank 0 only; other ranks carry sample times they never read.
-  if (mpi_world().rank != 0) part.series.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, part.done)), SampleStats{});
+  if (mpi_world().rank != 0)
+    part.series.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, part.done)), SampleStats{});
   mine = std::move(part);
   return 1;
 }

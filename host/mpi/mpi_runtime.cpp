@@ -163,8 +163,8 @@ struct SegmentReducer {
   std::uint64_t first_block = 0, total_blocks = 0;
   int fail_rank = -1;  // CHENS_TEST_FAIL_RANK: the rank that throws at its first segment (tests)
 
-  void operator()(std::int64_t k0, std::int64_t k1, const Accumulator* acc, std::int64_t blocks,
-                  const std::uint32_t* hist, std::vector<SampleStats>& series) const {
+  void operator()(std::int64_t k0, std::int64_t k1, const Accumulator* acc, std::int64_t blocks, const std::uint32_t* hist,
+                  std::vector<SampleStats>& series) const {
     if (world.rank == fail_rank && k0 == 0)
       throw std::runtime_error("injected failure (CHENS_TEST_FAIL_RANK=" + std::to_string(fail_rank) + ")");
     const std::int64_t rows = k1 - k0;
@@ -262,9 +262,9 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   // The recorded instances' rows (instance_records.hpp).
   const std::size_t snapshot_row =
       whole.record.size() * static_cast<std::size_t>(recorded_row_width(physical_state_size(s))) * sizeof(double);
-  spec.segment_rows = segment_rows(
-      rp.samples, shard_memory_rows(blocks, world.size, threads, 1 + static_cast<std::int64_t>(whole.parameters.groups()),
-                                    cpu_block_size, snapshot_row));
+  spec.segment_rows = segment_rows(rp.samples, shard_memory_rows(blocks, world.size, threads,
+                                                                 1 + static_cast<std::int64_t>(whole.parameters.groups()),
+                                                                 cpu_block_size, snapshot_row));
   spec.reduce_segment = SegmentReducer{mine.first / cpu_block_size, blocks, env_int("CHENS_TEST_FAIL_RANK", -1)};
   // Checkpoints: one for the whole ensemble, whatever the number of ranks that wrote it or
   // resumes it (docs/checkpoints.md); spec.resume_from is this rank's shard of it.
@@ -321,11 +321,13 @@ EnsembleResult run_study_sharded(const Study& s, const RunParams<double>& rp, co
   r.wall_seconds = wall;
   r.instances = n;
   r.kept = std::move(kept);
-  r.lost_examples.assign(lost_examples.begin(), lost_examples.begin() + static_cast<std::ptrdiff_t>(
-                                                                          std::min(lost_examples.size(), lost_examples_max)));
-  r.lost_example_reasons.assign(lost_reasons.begin(), lost_reasons.begin() + static_cast<std::ptrdiff_t>(r.lost_examples.size()));
+  r.lost_examples.assign(lost_examples.begin(), lost_examples.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                                            lost_examples.size(), lost_examples_max)));
+  r.lost_example_reasons.assign(lost_reasons.begin(),
+                                lost_reasons.begin() + static_cast<std::ptrdiff_t>(r.lost_examples.size()));
   r.recorded = std::move(recorded);
-  r.device = std::to_string(world.size) + " MPI ranks (" + (backend == BackendId::cuda ? "GPU" : "CPU") + " each); rank 0: " + r.device;
+  r.device = std::to_string(world.size) + " MPI ranks (" + (backend == BackendId::cuda ? "GPU" : "CPU") +
+             " each); rank 0: " + r.device;
   return r;
 }
 

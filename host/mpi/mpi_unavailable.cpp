@@ -49,7 +49,8 @@ int mpi_read_checkpoint(const std::string&, std::uint64_t, std::uint64_t, std::u
 
 Shard shard_of(std::uint64_t n, int, int) { return {0, n}; }
 
-EnsembleResult run_study_sharded(const Study&, const RunParams<double>&, const EnsembleSpec&, BackendId, const ShardedSave&) {
+EnsembleResult run_study_sharded(const Study&, const RunParams<double>&, const EnsembleSpec&, BackendId,
+                                 const ShardedSave&) {
   throw std::logic_error("run_study_sharded: this chens was built without MPI");
 }
 

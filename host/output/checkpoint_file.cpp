@@ -106,7 +106,8 @@ class Writer {
 
  private:
   void raw(const void* data, std::size_t n) {
-    if (const int error = write_all(fd_, data, n)) throw CheckpointError("cannot write " + path_ + ": " + std::strerror(error));
+    if (const int error = write_all(fd_, data, n))
+      throw CheckpointError("cannot write " + path_ + ": " + std::strerror(error));
   }
   std::string path_;
   int fd_ = -1;
@@ -197,10 +198,12 @@ void write_checkpoint(const std::string& path, std::uint64_t key, const Checkpoi
   write_checkpoint(path, key, c, [bytes, inst](const InstanceSink& sink) { sink(bytes, inst); });
 }
 
-void write_checkpoint(const std::string& path, std::uint64_t key, const CheckpointState& c, const InstanceSource& instances) {
+void write_checkpoint(const std::string& path, std::uint64_t key, const CheckpointState& c,
+                      const InstanceSource& instances) {
   namespace fs = std::filesystem;
   const fs::path target(path);
-  const fs::path tmp = target.parent_path() / (".chens-partial-" + std::to_string(::getpid()) + "-" + target.filename().string());
+  const fs::path tmp =
+      target.parent_path() / (".chens-partial-" + std::to_string(::getpid()) + "-" + target.filename().string());
   try {
     Writer w(tmp.string(), path);
     w.bytes(magic, sizeof magic);

@@ -15,8 +15,7 @@
 namespace chens {
 
 
-std::optional<GrowthFit> growth_exponent(const std::vector<double>& t, const std::vector<double>& v, double t0,
-                                         double t1) {
+std::optional<GrowthFit> growth_exponent(const std::vector<double>& t, const std::vector<double>& v, double t0, double t1) {
   std::vector<double> lx, ly;
   double running = 0.0;
   for (std::size_t i = 0; i < t.size() && i < v.size(); ++i) {
@@ -85,8 +84,9 @@ GrowthVerdict assess_growth(const std::vector<double>& t, const std::vector<doub
     const double tm = std::sqrt(std::max(t0, 0.0) * t1);
     const auto first = growth_exponent(t, v, t0, tm), second = growth_exponent(t, v, tm, t1);
     if (first && second && first->exponent >= 0.5 && second->exponent < 0.5 * first->exponent)
-      out.reason = "growth stops within the window (slope " + number_text(first->exponent) + " over t in [" + number_text(t0) + ", " +
-                   number_text(tm) + "], " + number_text(second->exponent) + " over [" + number_text(tm) + ", " + number_text(t1) + "])";
+      out.reason = "growth stops within the window (slope " + number_text(first->exponent) + " over t in [" +
+                   number_text(t0) + ", " + number_text(tm) + "], " + number_text(second->exponent) + " over [" +
+                   number_text(tm) + ", " + number_text(t1) + "])";
   }
   if (out.reason.empty()) out.exponent = fit->exponent;
   return out;

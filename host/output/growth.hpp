@@ -31,8 +31,7 @@ struct GrowthFit {
 
 // The fit over t0 <= t <= t1 of the running maximum of v (samples in time order); no value
 // when fewer than 3 samples in the window are positive.
-std::optional<GrowthFit> growth_exponent(const std::vector<double>& t, const std::vector<double>& v, double t0,
-                                         double t1);
+std::optional<GrowthFit> growth_exponent(const std::vector<double>& t, const std::vector<double>& v, double t0, double t1);
 
 // Where the errors of a run stop saying anything about its method's error growth.
 struct GrowthLimits {
@@ -55,9 +54,9 @@ GrowthLimits growth_limits(const Study& s);
 // A growth exponent, or none with the reason (exponent empty, reason non-empty).
 struct GrowthVerdict {
   std::optional<double> exponent;
-  int points = 0;       // samples in the fit (0 when none was made)
-  double largest = 0;   // the running maximum at the end of the window
-  std::string reason;   // why there is no exponent; empty when there is one
+  int points = 0;      // samples in the fit (0 when none was made)
+  double largest = 0;  // the running maximum at the end of the window
+  std::string reason;  // why there is no exponent; empty when there is one
 };
 
 // The fit of growth_exponent(), withheld when the running maximum at t1 is at rounding

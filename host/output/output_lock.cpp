@@ -68,7 +68,8 @@ std::string now_utc() {
 }
 
 bool same_file(int fd, const fs::path& path) {
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   return ::fstat(fd, &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
 }
 

@@ -21,7 +21,8 @@ namespace chens {
 #ifndef CHENS_HAVE_HDF5
 
 std::string states_h5_image(const Study&, const RunParams<double>&, const EnsembleResult&) {
-  throw std::runtime_error("cannot write states.h5: this build of chens has no HDF5 (install libhdf5-dev and configure again)");
+  throw std::runtime_error(
+      "cannot write states.h5: this build of chens has no HDF5 (install libhdf5-dev and configure again)");
 }
 
 #else
@@ -45,13 +46,21 @@ void string_attribute(H5::H5Object& obj, const char* name, const std::string& va
 template <class T>
 const H5::PredType& h5_type();
 template <>
-const H5::PredType& h5_type<double>() { return H5::PredType::NATIVE_DOUBLE; }
+const H5::PredType& h5_type<double>() {
+  return H5::PredType::NATIVE_DOUBLE;
+}
 template <>
-const H5::PredType& h5_type<std::uint64_t>() { return H5::PredType::NATIVE_UINT64; }
+const H5::PredType& h5_type<std::uint64_t>() {
+  return H5::PredType::NATIVE_UINT64;
+}
 template <>
-const H5::PredType& h5_type<std::int32_t>() { return H5::PredType::NATIVE_INT32; }
+const H5::PredType& h5_type<std::int32_t>() {
+  return H5::PredType::NATIVE_INT32;
+}
 template <>
-const H5::PredType& h5_type<unsigned char>() { return H5::PredType::NATIVE_UINT8; }
+const H5::PredType& h5_type<unsigned char>() {
+  return H5::PredType::NATIVE_UINT8;
+}
 
 // A dataset of the given shape (row-major, C order: h5py reads it with the same shape).
 template <class T>

@@ -245,9 +245,26 @@ std::vector<std::vector<std::string>> rows_of(const std::vector<nlohmann::json>&
   const std::vector<std::int64_t> ks = phase_periods(digests);
   std::vector<std::string> head = {"run"};
   head.insert(head.end(), varied.begin(), varied.end());
-  for (const char* c : {"formulation", "method", "h", "instances", "lost", "live_final", "steps", "rhs_evals",
-                        "reference_rhs_evals", "projections", "wall_s", "integrate_s", "measure_s", "cost_s", "cost_noise",
-                        "cost_relative", "cost_within_noise_of_fastest", "device_s", "setup_s", "finish_s"})
+  for (const char* c : {"formulation",
+                        "method",
+                        "h",
+                        "instances",
+                        "lost",
+                        "live_final",
+                        "steps",
+                        "rhs_evals",
+                        "reference_rhs_evals",
+                        "projections",
+                        "wall_s",
+                        "integrate_s",
+                        "measure_s",
+                        "cost_s",
+                        "cost_noise",
+                        "cost_relative",
+                        "cost_within_noise_of_fastest",
+                        "device_s",
+                        "setup_s",
+                        "finish_s"})
     head.push_back(c);
   for (const char* m : metrics)
     for (const char* what : {"_p50", "_max", "_growth", "_growth_reason"}) head.push_back(std::string(m) + what);
@@ -258,13 +275,13 @@ std::vector<std::vector<std::string>> rows_of(const std::vector<nlohmann::json>&
     std::vector<std::string> row = {csv_cell(d["name"], "")};
     for (const auto& k : varied) row.push_back(csv_cell(value_of(d, "varied", k), ""));
     for (const char* c : {"formulation", "method"}) row.push_back(csv_cell(field(d, c), ""));
-    for (const char* c : {"h", "instances", "lost", "live_final", "steps", "rhs_evaluations", "reference_rhs_evaluations",
-                          "projections", "wall_seconds", "integration_seconds", "measurement_seconds", "cost_seconds",
-                          "cost_noise"})
+    for (const char* c :
+         {"h", "instances", "lost", "live_final", "steps", "rhs_evaluations", "reference_rhs_evaluations", "projections",
+          "wall_seconds", "integration_seconds", "measurement_seconds", "cost_seconds", "cost_noise"})
       row.push_back(csv_cell(field(d, c), "nan"));
     row.push_back(csv_cell(relative_cost(digests, d), "nan"));
     row.push_back(std::string(cost_key(digests)) == "cost_seconds" ? (within_noise_of_fastest(digests, d) ? "true" : "false")
-                                                                  : "");
+                                                                   : "");
     for (const char* c : {"device_seconds", "setup_seconds", "finish_seconds"}) row.push_back(csv_cell(field(d, c), "nan"));
     for (const char* m : metrics) {
       const nlohmann::json st = value_of(d, "final", m);
@@ -332,7 +349,8 @@ void groups_table(std::ostringstream& os, const std::vector<nlohmann::json>& dig
 // [first_passage]: per run and level, the instances that crossed it, were lost before they
 // did or never did, and the median crossing time (summary.json's first_passage).
 void first_passage_table(std::ostringstream& os, const std::vector<nlohmann::json>& digests) {
-  std::vector<std::vector<std::string>> rows = {{"run", "passage of", "level", "crossed", "lost_first", "never", "time p50"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"run", "passage of", "level", "crossed", "lost_first", "never", "time p50"}};
   for (const auto& d : digests) {
     if (!d.contains("first_passage")) continue;
     for (const auto& [what, e] : d["first_passage"].items())
@@ -435,11 +453,10 @@ nlohmann::json run_digest(const std::string& name, const Study& s, const RunPara
 
 std::string comparison_table(const std::vector<nlohmann::json>& digests) {
   std::ostringstream os;
-  const std::string window =
-      digests.empty() || !digests[0].contains("growth_window")
-          ? std::string()
-          : " over t in [" + printf_cell("%.4g", digests[0]["growth_window"][0].get<double>()) + ", " +
-                printf_cell("%.4g", digests[0]["growth_window"][1].get<double>()) + "]";
+  const std::string window = digests.empty() || !digests[0].contains("growth_window")
+                                 ? std::string()
+                                 : " over t in [" + printf_cell("%.4g", digests[0]["growth_window"][0].get<double>()) +
+                                       ", " + printf_cell("%.4g", digests[0]["growth_window"][1].get<double>()) + "]";
   const std::vector<std::string> varied = keys_of(digests, "varied", shown_in_work);
   const bool reference_work = any_reference_work(digests);
   const std::string key = cost_key(digests);
@@ -484,8 +501,8 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests) {
     work.push_back(row);
   }
   aligned(os, work);
-  os << "\nErrors at t_final over the ensemble: median (p50), maximum, and the growth exponent of the maximum"
-     << window << ":\n";
+  os << "\nErrors at t_final over the ensemble: median (p50), maximum, and the growth exponent of the maximum" << window
+     << ":\n";
   std::vector<std::vector<std::string>> errors = {{"run", "live"}};
   const std::vector<const char*> metrics = shown_metrics(digests);
   bool few = false;
@@ -582,8 +599,9 @@ std::string series_long_csv(const std::string& dir, const nlohmann::json& index)
       what[c] = head[c] == "live" ? std::pair<std::string, std::string>{"live", "count"}
                 : head[c].rfind(surviving, 0) == 0
                     ? std::pair<std::string, std::string>{head[c].substr(surviving.size()), "surviving"}
-                : cut == std::string::npos ? std::pair<std::string, std::string>{head[c], ""}
-                                           : std::pair<std::string, std::string>{head[c].substr(0, cut), head[c].substr(cut + 1)};
+                : cut == std::string::npos
+                    ? std::pair<std::string, std::string>{head[c], ""}
+                    : std::pair<std::string, std::string>{head[c].substr(0, cut), head[c].substr(cut + 1)};
     }
     const std::string run_cell = csv_text(name);
     while (std::getline(in, line)) {

@@ -268,7 +268,8 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
   // device says how this run's method used it.
   if (r.backend == "cpu") {
     const CpuIsa isa = cpu_isa_in_use();
-    j["cpu_isa"] = {{"isa", cpu_isa_name(isa)}, {"doubles_per_register", cpu_isa_width(isa)}, {"chosen_by", cpu_isa_chosen_by()}};
+    j["cpu_isa"] = {
+        {"isa", cpu_isa_name(isa)}, {"doubles_per_register", cpu_isa_width(isa)}, {"chosen_by", cpu_isa_chosen_by()}};
   }
   j["study"] = to_json(s, rp);
   j["instances"] = r.instances;
@@ -277,7 +278,8 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
   for (int q = 1; q < lost_reason_count; ++q) j["lost"][lost_reason_name(q)] = r.lost[q];
   j["lost_examples"] = nlohmann::json::array();  // the first lost instances, to rerun or record alone
   for (std::size_t q = 0; q < r.lost_examples.size(); ++q)
-    j["lost_examples"].push_back({{"instance", r.lost_examples[q]}, {"reason", lost_reason_name(r.lost_example_reasons[q])}});
+    j["lost_examples"].push_back({{"instance", r.lost_examples[q]},
+                                  {"reason", lost_reason_name(r.lost_example_reasons[q])}});
   j["live"] = live_summary(r.series, r.instances);
   j["t_final"] = r.series.empty() ? 0.0 : r.series.back().t;
   j["samples"] = r.series.size();
@@ -305,8 +307,7 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
                                                       {"p75_seconds", cost.p75},
                                                       {"samples", cost.samples},
                                                       {"median_relative_notch", cost.relative_notch()}};
-  j["instance_steps_per_second"] =
-      r.wall_seconds > 0 ? static_cast<double>(r.totals.steps) / r.wall_seconds : 0.0;
+  j["instance_steps_per_second"] = r.wall_seconds > 0 ? static_cast<double>(r.totals.steps) / r.wall_seconds : 0.0;
   nlohmann::json i0;
   i0["final_state"] = r.instance0_physical;
   if (r.instance0_state != r.instance0_physical) i0["final_state_variables"] = r.instance0_state;
@@ -417,7 +418,8 @@ void check_output_dir(const std::string& dir, bool force) {
   // A run writes its files into DIR itself (and --force would clear them there): never the
   // filesystem's root, which root may write.
   if (const fs::path canonical = fs::weakly_canonical(fs::absolute(dir, ec), ec); !ec && canonical == canonical.root_path())
-    throw std::runtime_error("--out " + dir + ": the root of the filesystem; give the results a directory of their own "
+    throw std::runtime_error("--out " + dir +
+                             ": the root of the filesystem; give the results a directory of their own "
                              "(e.g. --out /tmp/run1)");
   if (!fs::exists(dir, ec)) return;
   if (!fs::is_directory(dir, ec)) throw std::runtime_error("--out " + dir + ": exists and is not a directory");
@@ -459,7 +461,8 @@ bool plain_name(const std::string& name) {
 
 void write_file_atomically(const std::string& path, const std::string& text) {
   const fs::path target(path);
-  const fs::path tmp = target.parent_path() / (".chens-partial-" + std::to_string(::getpid()) + "-" + target.filename().string());
+  const fs::path tmp =
+      target.parent_path() / (".chens-partial-" + std::to_string(::getpid()) + "-" + target.filename().string());
   write_file_checked(tmp, text, path);
   std::error_code ec;
   fs::rename(tmp, target, ec);
@@ -478,8 +481,7 @@ namespace {
 bool plot_file(const std::string& name) {
   if (name == "summary.txt") return true;
   const auto extension = name.rfind('.');
-  if (extension == std::string::npos || (name.substr(extension) != ".png" && name.substr(extension) != ".svg"))
-    return false;
+  if (extension == std::string::npos || (name.substr(extension) != ".png" && name.substr(extension) != ".svg")) return false;
   const std::string stem = name.substr(0, extension);
   for (int m = 0; m < metric_count; ++m)
     if (stem == metric_name(m)) return true;

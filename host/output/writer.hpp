@@ -59,8 +59,7 @@ nlohmann::json periodogram_summary(const Study& s, const RunParams<double>& rp, 
 std::string make_periodogram_csv(const Instance0Spectrum& spectrum);
 
 // Names of the files a run writes into DIR (states.h5 and periodogram.csv when asked for).
-inline const char* const output_files[] = {"summary.json", "series.csv", "trajectory.csv", "periodogram.csv",
-                                           "states.h5"};
+inline const char* const output_files[] = {"summary.json", "series.csv", "trajectory.csv", "periodogram.csv", "states.h5"};
 
 // Throws std::runtime_error when DIR holds results of an earlier run and !force.
 void check_output_dir(const std::string& dir, bool force);

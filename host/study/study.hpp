@@ -44,20 +44,20 @@ std::string model_name(const Study& s);
 struct Study {
   // [model]
   ModelKind model_kind = ModelKind::pendulum;
-  std::string custom_model;             // model_kind = custom: the user model's name (model.kind)
-  std::string model_source;             // model.source: the absolute path of the header defining it, or ""
-  std::vector<double> parameters;       // model_kind = custom: its parameters' values, in its spec's order
-  std::vector<double> initial;          // empty: the model's default (initial_state())
-  double mass = 1.0;                    // every atom's mass (chain), the bob's (pendulum), both bobs' (double pendulum)
-  std::vector<double> masses;           // chain: one mass per atom; double pendulum: [m1, m2] (overrides mass)
-  double length = 1.0;                  // pendulum; double pendulum: both links
-  std::vector<double> lengths;          // double pendulum: [l1, l2] (overrides length)
-  double gravity = 1.0;                 // pendulum, double pendulum
-  std::int64_t atoms = 7;               // chain
-  double bond_length = 1.0;             // chain
-  double lj_epsilon = 0.1;              // chain (002 eq. 39)
-  double penalty = 1000.0;              // penalty-pendulum: mu of H = T + V + mu C^2 (003)
-  std::string penalty_constraint = "G"; // penalty-pendulum: C = "G" or "G1" = exp(x/l) G (003 §5)
+  std::string custom_model;              // model_kind = custom: the user model's name (model.kind)
+  std::string model_source;              // model.source: the absolute path of the header defining it, or ""
+  std::vector<double> parameters;        // model_kind = custom: its parameters' values, in its spec's order
+  std::vector<double> initial;           // empty: the model's default (initial_state())
+  double mass = 1.0;                     // every atom's mass (chain), the bob's (pendulum), both bobs' (double pendulum)
+  std::vector<double> masses;            // chain: one mass per atom; double pendulum: [m1, m2] (overrides mass)
+  double length = 1.0;                   // pendulum; double pendulum: both links
+  std::vector<double> lengths;           // double pendulum: [l1, l2] (overrides length)
+  double gravity = 1.0;                  // pendulum, double pendulum
+  std::int64_t atoms = 7;                // chain
+  double bond_length = 1.0;              // chain
+  double lj_epsilon = 0.1;               // chain (002 eq. 39)
+  double penalty = 1000.0;               // penalty-pendulum: mu of H = T + V + mu C^2 (003)
+  std::string penalty_constraint = "G";  // penalty-pendulum: C = "G" or "G1" = exp(x/l) G (003 §5)
   // [integrator]
   FormulationId formulation = FormulationId::dirac;
   MethodId method = MethodId::rk4;
@@ -69,17 +69,17 @@ struct Study {
   std::int64_t max_iterations = 100;
   std::int64_t max_steps = 100000000;
   double impetus_reset = 0.0;
-  double baumgarte_alpha = 1.0;              // formulation baumgarte: phi'' + 2 alpha phi' + beta^2 phi = 0
+  double baumgarte_alpha = 1.0;  // formulation baumgarte: phi'' + 2 alpha phi' + beta^2 phi = 0
   double baumgarte_beta = 1.0;
-  std::int64_t steps_per_oscillation = 50;   // penalty-pendulum: h = (2 pi / omega_fast) / this, unless h is given
+  std::int64_t steps_per_oscillation = 50;  // penalty-pendulum: h = (2 pi / omega_fast) / this, unless h is given
   Precision precision = Precision::double_precision;
   // [projection]
   bool momentum = false;
   bool position = false;
   double projection_tol = 1e-6;
   std::int64_t projection_max_iterations = 50;
-  std::int64_t projection_every = 1;          // project after every k-th step (004 Fig. 4.5)
-  std::string projection_scheme = "endpoint"; // "endpoint" | "midpoint" (stage projection, 004 §4)
+  std::int64_t projection_every = 1;           // project after every k-th step (004 Fig. 4.5)
+  std::string projection_scheme = "endpoint";  // "endpoint" | "midpoint" (stage projection, 004 §4)
   // [ensemble]
   std::int64_t size = 1024;
   std::uint64_t seed = 1;
@@ -98,11 +98,11 @@ struct Study {
   std::optional<std::string> reference;  // "auto" | "none"; default: auto for the (penalty) pendulum, none for
                                          // chains and the double pendulum (numerical references)
   double reference_tol = 1e-12;
-  bool states = false;                 // states.h5: every instance's initial and final state
-  std::vector<std::int64_t> record;    // instances whose trajectories go into states.h5
+  bool states = false;                    // states.h5: every instance's initial and final state
+  std::vector<std::int64_t> record;       // instances whose trajectories go into states.h5
   std::vector<std::int64_t> phase_error;  // pendulum: |y(kT) - y_exact(kT)| of instance 0 at these k
-  std::string periodogram;             // a physical state component of instance 0, or "" (none)
-  bool wedge = false;                  // the wedge-product diagnostic (004 §3.2): metric wedge_error
+  std::string periodogram;                // a physical state component of instance 0, or "" (none)
+  bool wedge = false;                     // the wedge-product diagnostic (004 §3.2): metric wedge_error
   // [first_passage] (ensemble/passage.hpp): the level of each metric whose first crossing every
   // instance records (0 = not checked), and whether the time it is lost is recorded.
   double passage_integration_error = 0.0;
@@ -142,11 +142,13 @@ struct Study {
 
 // The [first_passage] levels in the order of the metrics (metrics.hpp's MetricId): the one
 // list that reading, resolving and the tests go through.
-inline constexpr double Study::*passage_level_members[] = {
-    &Study::passage_integration_error,     &Study::passage_energy_error,
-    &Study::passage_phi,                   &Study::passage_psi,
-    &Study::passage_linear_momentum_error, &Study::passage_angular_momentum_error,
-    &Study::passage_wedge_error};
+inline constexpr double Study::*passage_level_members[] = {&Study::passage_integration_error,
+                                                           &Study::passage_energy_error,
+                                                           &Study::passage_phi,
+                                                           &Study::passage_psi,
+                                                           &Study::passage_linear_momentum_error,
+                                                           &Study::passage_angular_momentum_error,
+                                                           &Study::passage_wedge_error};
 
 inline bool Study::first_passage_on() const {
   for (double Study::*level : passage_level_members)

@@ -100,8 +100,8 @@ std::string scope_name(const StudyKey& k) {
 }
 
 std::string markdown_row(const StudyKey& k) {
-  const std::string default_text =
-      k.doc_default ? std::string(k.doc_default) : std::string("`").append(toml_text(k.type.value(Study{}))).append("`");
+  const std::string default_text = k.doc_default ? std::string(k.doc_default)
+                                                 : std::string("`").append(toml_text(k.type.value(Study{}))).append("`");
   const std::string allowed = k.type.allowed + (k.doc_allowed ? "; " + std::string(k.doc_allowed) : "");
   return "| `" + std::string(k.name) + "` | " + default_text + " | " + allowed + " | " + k.meaning + " |\n";
 }

@@ -193,8 +193,7 @@ std::vector<std::string> set_keys(const std::vector<std::string>& sets) {
   for (const std::string& s : sets) {
     const std::string lhs = s.substr(0, s.find('='));
     const auto period = lhs.find('.');
-    out.push_back(period == std::string::npos ? ""
-                                              : trimmed(lhs.substr(0, period)) + "." + trimmed(lhs.substr(period + 1)));
+    out.push_back(period == std::string::npos ? "" : trimmed(lhs.substr(0, period)) + "." + trimmed(lhs.substr(period + 1)));
   }
   return out;
 }
@@ -232,7 +231,7 @@ const toml::node* varied_in_runs(const toml::table& root, const std::string& sec
 void load_model_source(toml::table& root, std::vector<std::string>& sets, const fs::path& base) {
   if (const toml::node* v = varied_in_runs(root, "model", "source"))
     throw StudyError(where(*v) + ": model.source may not vary between runs ([sweep] or [[run]]): a study reads one "
-                     "header, which may define several models; vary model.kind over them instead");
+                                 "header, which may define several models; vary model.kind over them instead");
   toml::table holder;
   const toml::node* from_set = last_set(sets, "model.source", holder);
   const toml::node* node = from_set ? from_set : root["model"]["source"].node();
@@ -255,8 +254,8 @@ void load_model_source(toml::table& root, std::vector<std::string>& sets, const 
   if (!model) throw StudyError("[model] is not a table in the study file");
   if (!kind && !varied_in_runs(root, "model", "kind")) {
     if (names.size() != 1)
-      throw StudyError("model.source = \"" + header.string() + "\" defines " + std::to_string(names.size()) +
-                       " models (" + list + "): say which with model.kind");
+      throw StudyError("model.source = \"" + header.string() + "\" defines " + std::to_string(names.size()) + " models (" +
+                       list + "): say which with model.kind");
     model->insert_or_assign("kind", names.front());
   }
   model->insert_or_assign("source", header.string());
@@ -281,9 +280,9 @@ void read_custom_parameters(const toml::table& model, Study& st) {
     if (i == m.parameters.size()) {
       std::vector<std::string> candidates;
       for (const CustomModelParameter& p : m.parameters) candidates.push_back(p.name);
-      throw StudyError(where(v) + ": model." + shown_name(key) + " is not a parameter of model.kind = \"" + m.name +
-                       "\"" + did_you_mean(key, candidates, "model.") + "; its parameters: " +
-                       (names.empty() ? "none" : names) + " (" + m.header + ")");
+      throw StudyError(where(v) + ": model." + shown_name(key) + " is not a parameter of model.kind = \"" + m.name + "\"" +
+                       did_you_mean(key, candidates, "model.") + "; its parameters: " + (names.empty() ? "none" : names) +
+                       " (" + m.header + ")");
     }
     st.parameters[i] = finite_number(v, "model." + key, "", [](double) { return true; });
     st.given.insert("model." + key);
@@ -309,8 +308,10 @@ Study study_from_root(const toml::table& root) {
     for (const auto& [k, v] : *model) {
       const std::string key(k.str());
       if (find_key("model", key)) continue;
-      throw StudyError(where(v) + ": model." + shown_name(key) + " is a parameter of a user model; this study's "
-                       "model.kind is \"" + model_name(st) + "\"");
+      throw StudyError(where(v) + ": model." + shown_name(key) +
+                       " is a parameter of a user model; this study's "
+                       "model.kind is \"" +
+                       model_name(st) + "\"");
     }
   // RATTLE integrates the constrained equations themselves: that is its formulation; a model
   // whose equations are its own (the penalty pendulum) has no other.
@@ -425,7 +426,8 @@ void refuse_sets_of_varied_keys(const std::vector<std::string>& sets, const std:
     for (const Axis& a : axes)
       if (a.section + "." + a.key == keys[q])
         throw StudyError("--set " + clipped(sets[q]) + ": the study sweeps " + keys[q] + " over " +
-                         clipped(render(*a.values)) + ", and --set would give every run one value under names that "
+                         clipped(render(*a.values)) +
+                         ", and --set would give every run one value under names that "
                          "say otherwise; drop the --set, or list the values to run in [sweep] of a study file of "
                          "your own (the built-in default study is examples/default_study.toml)");
     std::string setters;
@@ -433,8 +435,9 @@ void refuse_sets_of_varied_keys(const std::vector<std::string>& sets, const std:
       for (const Override& o : p.overrides)
         if (o.section + "." + o.key == keys[q]) setters += (setters.empty() ? "\"" : ", \"") + clipped(p.name) + "\"";
     if (!setters.empty())
-      throw StudyError("--set " + clipped(sets[q]) + ": [[run]] " + setters + " set" + (setters.find(',') == std::string::npos ? "s " : " ") +
-                       keys[q] + " " + (setters.find(',') == std::string::npos ? "itself" : "themselves") +
+      throw StudyError("--set " + clipped(sets[q]) + ": [[run]] " + setters + " set" +
+                       (setters.find(',') == std::string::npos ? "s " : " ") + keys[q] + " " +
+                       (setters.find(',') == std::string::npos ? "itself" : "themselves") +
                        ", and --set would replace it under the run's name; drop the --set, or change the [[run]] in "
                        "the study file");
   }
@@ -518,8 +521,9 @@ std::vector<StudyRun> runs_of(toml::table root, std::vector<std::string> sets, c
     factors += (factors.empty() ? "" : " x ") + std::to_string(a.values->size()) + " values of " + a.section + "." + a.key;
   }
   if (count > static_cast<double>(max_study_runs))
-    throw StudyError("the study has " + number_text(count, count < 1e15 ? "%.0f" : "%.3g") + " runs (" + factors + "); one study runs at most " +
-                     std::to_string(max_study_runs) + " (each is a directory, an entry of study.json, which is rewritten "
+    throw StudyError("the study has " + number_text(count, count < 1e15 ? "%.0f" : "%.3g") + " runs (" + factors +
+                     "); one study runs at most " + std::to_string(max_study_runs) +
+                     " (each is a directory, an entry of study.json, which is rewritten "
                      "after every run, and a row of every table): sweep fewer values, split it into several studies, or "
                      "vary model parameters and h per instance in one run ([parameters], docs/parameter_ensembles.md)");
 

@@ -137,18 +137,21 @@ ParameterLaw read_law(const toml::node& n, const std::string& k, Bound b) {
   ParameterLaw law;
   if (n.is_array()) {
     law.kind = LawKind::list;
-    law.values = number_array(n, k, "must be a distribution (\"uniform(min, max)\", \"normal(mean, sd)\", "
-                                    "\"log-uniform(min, max)\") or a non-empty array of values",
+    law.values = number_array(n, k,
+                              "must be a distribution (\"uniform(min, max)\", \"normal(mean, sd)\", "
+                              "\"log-uniform(min, max)\") or a non-empty array of values",
                               (std::string(" ") + b.rule).c_str(), b.ok);
     return law;
   }
   if (n.is_number())
-    fail(n, k, "one value for every instance is the model's or integrator's own key; [parameters] takes a "
-               "distribution (\"uniform(min, max)\", \"normal(mean, sd)\", \"log-uniform(min, max)\") or an array of values");
+    fail(n, k,
+         "one value for every instance is the model's or integrator's own key; [parameters] takes a "
+         "distribution (\"uniform(min, max)\", \"normal(mean, sd)\", \"log-uniform(min, max)\") or an array of values");
   const auto given = n.as_string();
   if (!given)
-    fail(n, k, "must be a distribution (\"uniform(min, max)\", \"normal(mean, sd)\", \"log-uniform(min, max)\") or "
-               "an array of values");
+    fail(n, k,
+         "must be a distribution (\"uniform(min, max)\", \"normal(mean, sd)\", \"log-uniform(min, max)\") or "
+         "an array of values");
   std::string t;
   for (char c : given->get())
     if (c != ' ' && c != '\t') t += c;
@@ -158,8 +161,10 @@ ParameterLaw read_law(const toml::node& n, const std::string& k, Bound b) {
       {"uniform", LawKind::uniform}, {"normal", LawKind::normal}, {"log-uniform", LawKind::log_uniform}};
   const auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const auto& e) { return e.first == name; });
   if (kind == kinds.end())
-    fail(n, k, "unknown distribution \"" + name + "\"; allowed: \"uniform(min, max)\", \"normal(mean, sd)\", "
-               "\"log-uniform(min, max)\", or an array of values");
+    fail(n, k,
+         "unknown distribution \"" + name +
+             "\"; allowed: \"uniform(min, max)\", \"normal(mean, sd)\", "
+             "\"log-uniform(min, max)\", or an array of values");
   law.kind = kind->second;
   const bool normal = law.kind == LawKind::normal;
   const std::string form = normal ? name + "(mean, sd)" : name + "(min, max)";
@@ -202,7 +207,8 @@ KeyType law_key(ParameterId p) {
     return law_text(l);
   };
   t.allowed = std::string("`\"uniform(min, max)\"`, `\"normal(mean, sd)\"`, `\"log-uniform(min, max)\"`, or an "
-                          "array of values; values ") + b.rule;
+                          "array of values; values ") +
+              b.rule;
   return t;
 }
 
@@ -332,6 +338,7 @@ std::optional<KeyValue> printed_lengths(const Study& s, const RunParams<double>&
   return model.link_lengths(s);
 }
 
+// clang-format off
 std::vector<StudyKey> declare_keys() {
   using S = Study;
   return {
@@ -649,6 +656,7 @@ std::vector<StudyKey> declare_keys() {
        .meaning = "the bins [e0, e1), [e1, e2), ..., [e(n-1), en] (the last one closed)"},
   };
 }
+// clang-format on
 
 }  // namespace
 

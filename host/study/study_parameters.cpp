@@ -60,7 +60,8 @@ void validate_groups(const Study& s, const ParameterEnsemble& e, std::uint64_t n
   }
   if (bins && edges) throw StudyError(by + ": give parameters.group_bins or parameters.group_edges, not both");
   if (!bins && !edges)
-    throw StudyError(by + " draws its values from \"" + law_text(l) + "\": give parameters.group_bins (equal bins of a "
+    throw StudyError(by + " draws its values from \"" + law_text(l) +
+                     "\": give parameters.group_bins (equal bins of a "
                      "uniform or log-uniform law's range) or parameters.group_edges (the bins' edges)");
   if (bins && l.kind == LawKind::normal)
     throw StudyError("parameters.group_bins: parameters." + s.group_by + " = \"" + law_text(l) +
@@ -81,10 +82,11 @@ void validate_groups(const Study& s, const ParameterEnsemble& e, std::uint64_t n
     const bool h = id == ParameterId::h;
     const auto [lo, hi] = drawn_range(l, id, e.h_grid);
     if (!(x.front() <= lo && hi <= x.back()))
-      throw StudyError("parameters.group_edges = " + edges_text + " do not cover parameters." + s.group_by + " = \"" +
-                       law_text(l) + "\"" + (h && e.h_grid > 0 ? " (its values on the sample grid lie in [" +
-                                                                       shortest(lo) + ", " + shortest(hi) + "])" : "") +
-                       ": every instance's value must lie in a bin");
+      throw StudyError(
+          "parameters.group_edges = " + edges_text + " do not cover parameters." + s.group_by + " = \"" + law_text(l) +
+          "\"" +
+          (h && e.h_grid > 0 ? " (its values on the sample grid lie in [" + shortest(lo) + ", " + shortest(hi) + "])" : "") +
+          ": every instance's value must lie in a bin");
     return;
   }
   const double tail = 8.6 * l.b;  // Box-Muller's reach (validate_parameters)
@@ -98,7 +100,8 @@ void validate_groups(const Study& s, const ParameterEnsemble& e, std::uint64_t n
     const std::uint64_t i = s.only.empty() ? j : static_cast<std::uint64_t>(s.only[j]);
     if (e.group_of(i) < 0)
       throw StudyError("parameters.group_edges = " + edges_text + ": instance " + std::to_string(i) + " draws " +
-                       s.group_by + " = " + shortest(e.value(id, i)) + ", outside every bin: widen the outer edges "
+                       s.group_by + " = " + shortest(e.value(id, i)) +
+                       ", outside every bin: widen the outer edges "
                        "(nothing was run)");
   }
 }
@@ -122,7 +125,8 @@ void validate_parameters(const Study& s, const RunParams<double>& rp) {
   const auto varied = [&](ParameterId p) { return s.law(p).varies(); };
   const auto key = [](ParameterId p) { return std::string("parameters.") + parameter_name(p); };
   bool model_varied = false;
-  for (int p = 0; p < parameter_count; ++p) model_varied = model_varied || (ParameterId(p) != ParameterId::h && varied(ParameterId(p)));
+  for (int p = 0; p < parameter_count; ++p)
+    model_varied = model_varied || (ParameterId(p) != ParameterId::h && varied(ParameterId(p)));
   if (model_varied && !s.phase_error.empty())
     throw StudyError("output.phase_error compares instance 0 with the period of the study's own pendulum; with "
                      "[parameters] varying the model, instance 0 has its own: remove output.phase_error");

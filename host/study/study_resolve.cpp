@@ -30,7 +30,8 @@ void validate_model(const Study& s) {
   const std::vector<FormulationId> formulations = model.formulations(s);
   if (std::find(formulations.begin(), formulations.end(), s.formulation) == formulations.end()) {
     if (!model.constrained)
-      throw StudyError(std::string("model.kind = \"") + model_name(s) + "\" has no constraint to formulate: its "
+      throw StudyError(std::string("model.kind = \"") + model_name(s) +
+                       "\" has no constraint to formulate: its "
                        "equations are an ODE of their own; remove integrator.formulation (it was \"" +
                        formulation_name(s.formulation) + "\")");
     std::vector<std::string> has;
@@ -59,8 +60,9 @@ void validate_model(const Study& s) {
   }
   if (s.method == MethodId::verlet && !model.separable)
     throw StudyError("integrator.method = \"verlet\" (Stormer-Verlet) needs a separable Hamiltonian without "
-                     "constraints: " + models_with(&ModelDescription::separable) + " (this study's model.kind is \"" +
-                     model_name(s) + "\"); for constrained models \"rattle\" is Stormer-Verlet with the constraints");
+                     "constraints: " +
+                     models_with(&ModelDescription::separable) + " (this study's model.kind is \"" + model_name(s) +
+                     "\"); for constrained models \"rattle\" is Stormer-Verlet with the constraints");
   refuse_keys_out_of_scope(s, "integrator");
   if (s.has("integrator.steps_per_oscillation") && s.has("integrator.h"))
     throw StudyError("integrator.h and integrator.steps_per_oscillation are both given: use one (steps_per_oscillation "
@@ -68,21 +70,26 @@ void validate_model(const Study& s) {
   if (s.projection_scheme == "midpoint") {
     if (s.method != MethodId::midpoint)
       throw StudyError(std::string("projection.scheme = \"midpoint\" projects the stage of the implicit midpoint rule "
-                       "(004 §4): it needs integrator.method = \"midpoint\" (method was \"") + method_name(s.method) + "\")");
+                                   "(004 §4): it needs integrator.method = \"midpoint\" (method was \"") +
+                       method_name(s.method) + "\")");
     if (!s.position && !s.momentum)
       throw StudyError("projection.scheme = \"midpoint\" projects the stage onto the manifold: set projection.position "
                        "and/or projection.momentum = true");
     if (s.projection_every != 1)
-      throw StudyError("projection.every = " + std::to_string(s.projection_every) + " thins out the projections after "
+      throw StudyError("projection.every = " + std::to_string(s.projection_every) +
+                       " thins out the projections after "
                        "steps; with projection.scheme = \"midpoint\" every step projects its stage (use every = 1)");
   }
   if (s.projection_every != 1 && !s.position && !s.momentum && s.impetus_reset == 0)
-    throw StudyError("projection.every = " + std::to_string(s.projection_every) + " but no projection is enabled: set "
+    throw StudyError("projection.every = " + std::to_string(s.projection_every) +
+                     " but no projection is enabled: set "
                      "projection.position and/or projection.momentum = true");
   if (s.wedge) {
     if (!model.wedge)
-      throw StudyError("output.wedge is written for " + models_with(&ModelDescription::wedge) + " (their consistent "
-                       "initial tangents, 004 §3.2); model.kind is \"" + model_name(s) + "\"");
+      throw StudyError("output.wedge is written for " + models_with(&ModelDescription::wedge) +
+                       " (their consistent "
+                       "initial tangents, 004 §3.2); model.kind is \"" +
+                       model_name(s) + "\"");
     if (s.method == MethodId::dopri5)
       throw StudyError("output.wedge propagates tangents through fixed-step maps (004 §3.2); integrator.method = "
                        "\"dopri5\" chooses its steps from the state: use a fixed-step method");
@@ -91,11 +98,12 @@ void validate_model(const Study& s) {
   }
   if (s.method == MethodId::rattle && s.formulation != FormulationId::constrained)
     throw StudyError(std::string("integrator.method = \"rattle\" integrates the constrained equations themselves, not an "
-                     "underlying ODE: remove integrator.formulation (or set it to \"constrained\"); it was \"") +
+                                 "underlying ODE: remove integrator.formulation (or set it to \"constrained\"); it was \"") +
                      formulation_name(s.formulation) + "\"");
   if (s.formulation == FormulationId::constrained && s.method != MethodId::rattle)
     throw StudyError(std::string("integrator.formulation = \"constrained\" has no right-hand side to integrate; only "
-                     "integrator.method = \"rattle\" integrates it (method was \"") + method_name(s.method) + "\")");
+                                 "integrator.method = \"rattle\" integrates it (method was \"") +
+                     method_name(s.method) + "\")");
   // Float runs (docs/numerics.md, "Float runs"): the explicit fixed-step methods, whose
   // steps have no tolerance that float rounding could make unreachable; the naive and
   // Dirac equations (the throughput studies'; every float instantiation costs build time);
@@ -103,12 +111,12 @@ void validate_model(const Study& s) {
   if (s.precision == Precision::single_precision) {
     if (s.method != MethodId::euler && s.method != MethodId::rk2 && s.method != MethodId::rk4)
       throw StudyError(std::string("integrator.precision = \"float\" runs the explicit fixed-step methods \"euler\", "
-                       "\"rk2\" and \"rk4\" only (method was \"") + method_name(s.method) +
-                       "\": its tolerances assume double); use precision = \"double\"");
+                                   "\"rk2\" and \"rk4\" only (method was \"") +
+                       method_name(s.method) + "\": its tolerances assume double); use precision = \"double\"");
     if (s.formulation != FormulationId::naive && s.formulation != FormulationId::dirac)
       throw StudyError(std::string("integrator.precision = \"float\" is built for the formulations \"naive\" and "
-                       "\"dirac\" only (formulation was \"") + formulation_name(s.formulation) +
-                       "\"); use precision = \"double\"");
+                                   "\"dirac\" only (formulation was \"") +
+                       formulation_name(s.formulation) + "\"); use precision = \"double\"");
     if (!model.single_precision)
       throw StudyError("integrator.precision = \"float\" is built for " + models_with(&ModelDescription::single_precision) +
                        " only (model.kind = \"" + model_name(s) + "\"); use precision = \"double\"");
@@ -127,7 +135,8 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
                      "(scripts/bootstrap.sh does) and configure again");
   if (s.record.size() > max_recorded)
     throw StudyError("output.record lists " + std::to_string(s.record.size()) + " instances; at most " +
-                     std::to_string(max_recorded) + " trajectories are recorded (use output.states for final states of all)");
+                     std::to_string(max_recorded) +
+                     " trajectories are recorded (use output.states for final states of all)");
   for (std::int64_t i : s.record)
     if (i >= s.size)
       throw StudyError("output.record: instance " + std::to_string(i) + " is not in the ensemble (ensemble.size = " +
@@ -142,34 +151,40 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
       if (!std::binary_search(s.only.begin(), s.only.end(), i))
         throw StudyError("output.record: instance " + std::to_string(i) + " is not among ensemble.only's instances");
     if ((s.trajectory || !s.phase_error.empty() || !s.periodogram.empty()) && s.only.front() != 0)
-      throw StudyError(std::string(s.trajectory ? "output.trajectory" : !s.phase_error.empty() ? "output.phase_error"
-                                                                                            : "output.periodogram") +
+      throw StudyError(std::string(s.trajectory             ? "output.trajectory"
+                                   : !s.phase_error.empty() ? "output.phase_error"
+                                                            : "output.periodogram") +
                        " is about instance 0, which ensemble.only leaves out; add 0 to ensemble.only or drop it");
   }
   const double S = static_cast<double>(physical_state_names(s).size());
   const std::size_t recorded = recorded_instances(s).size();
-  const double rec_bytes = static_cast<double>(recorded) * static_cast<double>(rp.samples + 1) *
-                           (2 * S + metric_count + 1) * 8;
+  const double rec_bytes =
+      static_cast<double>(recorded) * static_cast<double>(rp.samples + 1) * (2 * S + metric_count + 1) * 8;
   if (rec_bytes > 8e9)
-    throw StudyError("output.record / output.trajectory: recording " + std::to_string(recorded) +
-                     " instances at " + std::to_string(rp.samples + 1) + " sample times needs " +
-                     shortest(rec_bytes / 1e9) + " GB of host memory (at most 8); record fewer instances or raise "
+    throw StudyError("output.record / output.trajectory: recording " + std::to_string(recorded) + " instances at " +
+                     std::to_string(rp.samples + 1) + " sample times needs " + shortest(rec_bytes / 1e9) +
+                     " GB of host memory (at most 8); record fewer instances or raise "
                      "output.sample_dt");
   if (!s.phase_error.empty()) {
     const double T = nominal_period(s);
     if (!rp.reference)
-      throw StudyError("output.phase_error compares y(kT) with the closed-form solution; it needs output.reference = \"auto\"");
+      throw StudyError(
+          "output.phase_error compares y(kT) with the closed-form solution; it needs output.reference = \"auto\"");
     for (std::int64_t k : s.phase_error) {
       const double t = static_cast<double>(k) * T;
       const double m = t / rp.sample_dt;
       if (t > rp.t_end * (1 + 1e-9))
-        throw StudyError("output.phase_error: " + std::to_string(k) + " T = " + shortest(t) + " is after integrator.t_end = " +
-                         shortest(rp.t_end) + " (T = " + shortest(T) + ")");
+        throw StudyError("output.phase_error: " + std::to_string(k) + " T = " + shortest(t) +
+                         " is after integrator.t_end = " + shortest(rp.t_end) + " (T = " + shortest(T) + ")");
       if (std::fabs(m - std::round(m)) > 1e-9 * std::max(1.0, m))
         throw StudyError("output.phase_error: " + std::to_string(k) + " T = " + shortest(t) +
-                         " is not a sample time (output.sample_dt = " + shortest(rp.sample_dt) + "); the period of the "
-                         "nominal initial data is T = " + shortest(T) + ": choose sample_dt = T / m and, for fixed-step "
-                         "methods, integrator.h = T / n (e.g. h = " + shortest(T / 33) + ", sample_dt = " + shortest(T) + ")");
+                         " is not a sample time (output.sample_dt = " + shortest(rp.sample_dt) +
+                         "); the period of the "
+                         "nominal initial data is T = " +
+                         shortest(T) +
+                         ": choose sample_dt = T / m and, for fixed-step "
+                         "methods, integrator.h = T / n (e.g. h = " +
+                         shortest(T / 33) + ", sample_dt = " + shortest(T) + ")");
     }
   }
   if (!s.periodogram.empty()) {
@@ -181,8 +196,10 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
                        allowed + (names.size() > 8 ? ", ..." : ""));
     }
     if (rp.samples + 1 > periodogram_max_samples)
-      throw StudyError("output.periodogram: " + std::to_string(rp.samples + 1) + " sample times; the periodogram takes at "
-                       "most " + std::to_string(periodogram_max_samples) + " (raise output.sample_dt)");
+      throw StudyError("output.periodogram: " + std::to_string(rp.samples + 1) +
+                       " sample times; the periodogram takes at "
+                       "most " +
+                       std::to_string(periodogram_max_samples) + " (raise output.sample_dt)");
     if (rp.samples < 4)
       throw StudyError("output.periodogram needs at least 5 sample times; the run has " + std::to_string(rp.samples + 1));
   }
@@ -212,8 +229,9 @@ PassageLevels passage_levels(const Study& s) {
       throw StudyError(key + ": this run has no reference solution (output.reference = \"none\"), so no integration "
                              "error to check; remove the key or use output.reference = \"auto\"");
     if (m == int(MetricId::angular_momentum_error) && !angular)
-      throw StudyError(key + ": model.kind = \"" + model_name(s) +
-                       "\" conserves no angular momentum (gravity or a pivot), so its error is not reported; remove the key");
+      throw StudyError(
+          key + ": model.kind = \"" + model_name(s) +
+          "\" conserves no angular momentum (gravity or a pivot), so its error is not reported; remove the key");
     if (m == int(MetricId::wedge_error) && !s.wedge)
       throw StudyError(key + ": the wedge product is computed with output.wedge = true only");
     out.level[m] = levels[m];
@@ -263,8 +281,8 @@ RunParams<double> resolve(const Study& s) {
   if (s.kind == "consistent" && (s.phi_offset > 0 || s.psi_offset > 0))
     throw StudyError("ensemble.phi_offset and ensemble.psi_offset move instances off the constraint manifold; they "
                      "need ensemble.kind = \"inconsistent\"");
-  rp.perturbation_shape.distribution =
-      s.distribution == "normal" ? PerturbationDistribution::normal : PerturbationDistribution::uniform;
+  rp.perturbation_shape.distribution = s.distribution == "normal" ? PerturbationDistribution::normal
+                                                                  : PerturbationDistribution::uniform;
   rp.perturbation_shape.phi_offset = s.phi_offset;
   rp.perturbation_shape.psi_offset = s.psi_offset;
   rp.reference = reference_on(s);
@@ -273,7 +291,8 @@ RunParams<double> resolve(const Study& s) {
   constexpr std::int64_t max_samples = 10000000;
   if (!adaptive) {
     const double n = s.t_end / h;
-    if (n > 9.0e15) throw StudyError("integrator.t_end / integrator.h = " + shortest(n) + " steps: too many for fixed-step integration");
+    if (n > 9.0e15)
+      throw StudyError("integrator.t_end / integrator.h = " + shortest(n) + " steps: too many for fixed-step integration");
     if (!fixed_step_grid(rp, h, s.sample_dt ? *s.sample_dt : 0.0))
       throw StudyError("output.sample_dt = " + shortest(*s.sample_dt) + " is not a multiple of integrator.h = " +
                        shortest(h) + ": fixed-step methods sample on their step grid; choose sample_dt = k * h");
@@ -281,8 +300,8 @@ RunParams<double> resolve(const Study& s) {
     rp.sample_dt = s.sample_dt ? *s.sample_dt : (s.t_end > 0 ? s.t_end / 100.0 : 1.0);
     const double k = s.t_end / rp.sample_dt;
     if (k > static_cast<double>(max_samples))
-      throw StudyError("output.sample_dt = " + shortest(rp.sample_dt) + " gives " + shortest(k) +
-                       " samples; at most " + std::to_string(max_samples) + " are allowed");
+      throw StudyError("output.sample_dt = " + shortest(rp.sample_dt) + " gives " + shortest(k) + " samples; at most " +
+                       std::to_string(max_samples) + " are allowed");
     const double kr = std::round(k);
     rp.samples = static_cast<index_t>(std::fabs(k - kr) <= rel * std::max(1.0, k) ? kr : std::ceil(k));
     rp.total_steps = 0;

@@ -66,7 +66,8 @@ std::string ascii_toml(const std::string& text, const std::string& origin) {
         if (c == '[' || c == '{') {
           dots = 0;
           if (++depth > max_nesting)
-            refuse_shape("more than " + std::to_string(max_nesting) + " nested arrays, inline tables or table "
+            refuse_shape("more than " + std::to_string(max_nesting) +
+                         " nested arrays, inline tables or table "
                          "headers; a study file nests at most a few (docs/study-format.md, \"Limits\")");
         } else if (c == ']' || c == '}') {
           dots = 0;
@@ -74,7 +75,8 @@ std::string ascii_toml(const std::string& text, const std::string& origin) {
         } else if (c == '=' || c == ',') {
           dots = 0;
         } else if (c == '.' && ++dots > max_key_dots) {
-          refuse_shape("a dotted key of more than " + std::to_string(max_key_dots + 1) + " parts; study keys have at "
+          refuse_shape("a dotted key of more than " + std::to_string(max_key_dots + 1) +
+                       " parts; study keys have at "
                        "most three (sweep.SECTION.KEY; docs/study-format.md, \"Limits\")");
         }
         if (starts("\"\"\"")) {
@@ -116,8 +118,7 @@ std::string ascii_toml(const std::string& text, const std::string& origin) {
           in = In::code;
         }
         break;
-      case In::comment:
-        break;
+      case In::comment: break;
     }
   }
   return out;
@@ -137,13 +138,14 @@ constexpr std::size_t max_study_bytes = std::size_t{64} << 20;
 toml::table parse_toml(const std::string& raw, const std::string& origin) {
   if (raw.size() > max_study_bytes)
     throw StudyError(origin + ": " + std::to_string(raw.size()) + " bytes; a study file has at most " +
-                     std::to_string(max_study_bytes >> 20) + " MiB (docs/study-format.md, \"Limits\"): give long "
+                     std::to_string(max_study_bytes >> 20) +
+                     " MiB (docs/study-format.md, \"Limits\"): give long "
                      "per-instance lists as a law of [parameters] instead");
   const bool bom = raw.compare(0, 3, "\xEF\xBB\xBF") == 0;
   const std::string text = bom ? raw.substr(3) : raw;
   if (text.compare(0, 2, "\xFF\xFE") == 0 || text.compare(0, 2, "\xFE\xFF") == 0)
     throw StudyError(origin + ": UTF-16 text (it starts with a UTF-16 byte-order mark); study files are ASCII or "
-                     "UTF-8 TOML: save it as UTF-8");
+                              "UTF-8 TOML: save it as UTF-8");
   if (const auto nul = text.find('\0'); nul != std::string::npos)
     throw StudyError(origin + ": a NUL byte at byte " + std::to_string(nul + (bom ? 3 : 0)) +
                      ": not a text file (binary data, or UTF-16 text); a study file is ASCII or UTF-8 TOML "
@@ -152,8 +154,8 @@ toml::table parse_toml(const std::string& raw, const std::string& origin) {
     return toml::parse(ascii_toml(text, origin), std::string_view(origin));
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
-    os << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": malformed TOML: "
-       << e.description();
+    os << origin << ":" << e.source().begin.line << ":" << e.source().begin.column
+       << ": malformed TOML: " << e.description();
     throw StudyError(os.str());
   }
 }

@@ -109,13 +109,15 @@ std::vector<std::int64_t> integer_array(const toml::node& n, const std::string& 
   for (std::size_t i = 0; i < a->size(); ++i) {
     auto v = a->get(i)->as_integer();
     if (!v || v->get() < lo || v->get() > hi)
-      fail(n, key, "element " + std::to_string(i) + " must be an integer in [" + std::to_string(lo) + ", " +
-                       std::to_string(hi) + "]");
+      fail(n, key,
+           "element " + std::to_string(i) + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+               "]");
     for (std::int64_t x : out)
       if (x == v->get()) fail(n, key, "element " + std::to_string(i) + " (" + std::to_string(x) + ") is repeated");
     if (sorted_unique && !out.empty() && v->get() < out.back())
-      fail(n, key, "must be in ascending order (element " + std::to_string(i) + " is " + std::to_string(v->get()) +
-                       ", after " + std::to_string(out.back()) + ")");
+      fail(n, key,
+           "must be in ascending order (element " + std::to_string(i) + " is " + std::to_string(v->get()) + ", after " +
+               std::to_string(out.back()) + ")");
     out.push_back(v->get());
   }
   return out;

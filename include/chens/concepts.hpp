@@ -32,20 +32,20 @@ concept ConstrainedModel = requires(const M& m, const typename M::State& z, cons
   { M::q_of(z) } -> std::same_as<typename M::Coords>;
   { M::p_of(z) } -> std::same_as<typename M::Coords>;
   { M::join(q, q) } -> std::same_as<typename M::State>;
-  { m.energy(z) } -> std::same_as<typename M::Real>;                         // H
-  { m.potential(q) } -> std::same_as<typename M::Real>;                      // V(q)
-  { m.grad_potential(q) } -> std::same_as<typename M::Coords>;               // grad V
-  { m.minv_mul(q) } -> std::same_as<typename M::Coords>;                     // M^-1 v
-  { m.phi(q) } -> std::same_as<typename M::Multipliers>;                     // phi (001 eq. 2)
-  { m.jac_mul(q, q) } -> std::same_as<typename M::Multipliers>;              // J v, J = d phi / dq
-  { m.jac_t_mul(q, lam) } -> std::same_as<typename M::Coords>;               // J^T lambda
-  { m.hess_phi_mul(q, lam, q) } -> std::same_as<typename M::Coords>;         // sum_a lambda_a Hess(phi_a) v
-  { m.psi(z) } -> std::same_as<typename M::Multipliers>;                     // psi = {phi, H} = J M^-1 p
-  { m.gram(q).solve(lam) } -> std::same_as<typename M::Multipliers>;         // Q^-1 r, Q = J M^-1 J^T (002 eq. 28)
+  { m.energy(z) } -> std::same_as<typename M::Real>;                  // H
+  { m.potential(q) } -> std::same_as<typename M::Real>;               // V(q)
+  { m.grad_potential(q) } -> std::same_as<typename M::Coords>;        // grad V
+  { m.minv_mul(q) } -> std::same_as<typename M::Coords>;              // M^-1 v
+  { m.phi(q) } -> std::same_as<typename M::Multipliers>;              // phi (001 eq. 2)
+  { m.jac_mul(q, q) } -> std::same_as<typename M::Multipliers>;       // J v, J = d phi / dq
+  { m.jac_t_mul(q, lam) } -> std::same_as<typename M::Coords>;        // J^T lambda
+  { m.hess_phi_mul(q, lam, q) } -> std::same_as<typename M::Coords>;  // sum_a lambda_a Hess(phi_a) v
+  { m.psi(z) } -> std::same_as<typename M::Multipliers>;              // psi = {phi, H} = J M^-1 p
+  { m.gram(q).solve(lam) } -> std::same_as<typename M::Multipliers>;  // Q^-1 r, Q = J M^-1 J^T (002 eq. 28)
   { m.gram_solve(q, lam) } -> std::same_as<typename M::Multipliers>;
-  { m.psi_h_bracket(z, q) } -> std::same_as<typename M::Multipliers>;        // {psi, H} given grad V (002 eq. 45)
-  { m.s_mul(z, lam) } -> std::same_as<typename M::Multipliers>;              // S lambda, S = {psi, psi} (002 eq. 43)
-  { m.constraint_scale() } -> std::convertible_to<typename M::Real>;         // |phi|'s scale (tolerances)
+  { m.psi_h_bracket(z, q) } -> std::same_as<typename M::Multipliers>;  // {psi, H} given grad V (002 eq. 45)
+  { m.s_mul(z, lam) } -> std::same_as<typename M::Multipliers>;        // S lambda, S = {psi, psi} (002 eq. 43)
+  { m.constraint_scale() } -> std::convertible_to<typename M::Real>;   // |phi|'s scale (tolerances)
 };
 
 // A formulation bound to its model: the underlying equations z' = f(z) (002 §§3-5: naive
@@ -64,12 +64,14 @@ concept ModelSystem = requires(const S& sys, const typename S::State& z) {
 // A one-step method: fixed-step ones advance by step(); adaptive ones (DOPRI5) by their own
 // attempts under the per-instance driver (ensemble/instance.hpp).
 template <class Mt, class S>
-concept OneStepMethod = ModelSystem<S> && requires(const Mt& method, const S& sys, const typename S::State& z,
-                                       typename S::Real h, typename S::State& z_new) {
+concept OneStepMethod = ModelSystem<S> &&
+    requires(const Mt& method, const S& sys, const typename S::State& z, typename S::Real h, typename S::State& z_new) {
   { Mt::adaptive } -> std::convertible_to<bool>;
   { Mt::has_lanes } -> std::convertible_to<bool>;  // several instances in lockstep (CPU lanes)
   { Mt::order } -> std::convertible_to<int>;
-  requires Mt::adaptive || requires { { method.step(sys, z, h, z_new) } -> std::same_as<StepStatus>; };
+  requires Mt::adaptive || requires {
+    { method.step(sys, z, h, z_new) } -> std::same_as<StepStatus>;
+  };
 };
 
 }  // namespace chens

@@ -114,12 +114,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(FormulationId::naive, FormulationId::total, FormulationId::extended,
                                          FormulationId::dirac, FormulationId::impetus, FormulationId::impetus_modified,
                                          FormulationId::baumgarte),
-                       ::testing::Values(MethodId::euler, MethodId::rk2, MethodId::rk4, MethodId::dopri5,
-                                         MethodId::midpoint, MethodId::gauss2)),
+                       ::testing::Values(MethodId::euler, MethodId::rk2, MethodId::rk4, MethodId::dopri5, MethodId::midpoint,
+                                         MethodId::gauss2)),
     pair_name);
 
-INSTANTIATE_TEST_SUITE_P(Rattle, CpuVsGpu,
-                         ::testing::Values(std::make_tuple(FormulationId::constrained, MethodId::rattle)),
+INSTANTIATE_TEST_SUITE_P(Rattle, CpuVsGpu, ::testing::Values(std::make_tuple(FormulationId::constrained, MethodId::rattle)),
                          [](const auto&) { return std::string("constrained_rattle"); });
 
 // Issue 8: the penalty pendulum of 003 (C = G1, non-tangential data) with Stormer-Verlet
@@ -199,13 +198,12 @@ TEST_P(WedgeCpuVsGpu, SameInstancesGiveTheSameResults) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, WedgeCpuVsGpu,
-    ::testing::Values(WedgeCase{"extended_midpoint", FormulationId::extended, MethodId::midpoint, false, "endpoint"},
-                      WedgeCase{"extended_midpoint_endpoint_projection", FormulationId::extended, MethodId::midpoint, true,
-                                "endpoint"},
-                      WedgeCase{"extended_midpoint_stage_projection", FormulationId::extended, MethodId::midpoint, true,
-                                "midpoint"},
-                      WedgeCase{"dirac_rk4", FormulationId::dirac, MethodId::rk4, false, "endpoint"},
-                      WedgeCase{"constrained_rattle", FormulationId::constrained, MethodId::rattle, false, "endpoint"}),
+    ::testing::Values(
+        WedgeCase{"extended_midpoint", FormulationId::extended, MethodId::midpoint, false, "endpoint"},
+        WedgeCase{"extended_midpoint_endpoint_projection", FormulationId::extended, MethodId::midpoint, true, "endpoint"},
+        WedgeCase{"extended_midpoint_stage_projection", FormulationId::extended, MethodId::midpoint, true, "midpoint"},
+        WedgeCase{"dirac_rk4", FormulationId::dirac, MethodId::rk4, false, "endpoint"},
+        WedgeCase{"constrained_rattle", FormulationId::constrained, MethodId::rattle, false, "endpoint"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // The seven-atom chain of 002 §7, perturbed, with the numerical reference on: every chain
@@ -233,14 +231,12 @@ TEST_P(ChainCpuVsGpu, SameInstancesGiveTheSameResults) {
 
 INSTANTIATE_TEST_SUITE_P(
     Formulations, ChainCpuVsGpu,
-    ::testing::Values(std::make_tuple(FormulationId::dirac, MethodId::rk4),
-                      std::make_tuple(FormulationId::dirac, MethodId::dopri5),
-                      std::make_tuple(FormulationId::dirac, MethodId::midpoint),
-                      std::make_tuple(FormulationId::dirac, MethodId::gauss2),
-                      std::make_tuple(FormulationId::naive, MethodId::rk4),
-                      std::make_tuple(FormulationId::naive, MethodId::dopri5),
-                      std::make_tuple(FormulationId::impetus, MethodId::rk4),
-                      std::make_tuple(FormulationId::constrained, MethodId::rattle)),
+    ::testing::Values(
+        std::make_tuple(FormulationId::dirac, MethodId::rk4), std::make_tuple(FormulationId::dirac, MethodId::dopri5),
+        std::make_tuple(FormulationId::dirac, MethodId::midpoint), std::make_tuple(FormulationId::dirac, MethodId::gauss2),
+        std::make_tuple(FormulationId::naive, MethodId::rk4), std::make_tuple(FormulationId::naive, MethodId::dopri5),
+        std::make_tuple(FormulationId::impetus, MethodId::rk4),
+        std::make_tuple(FormulationId::constrained, MethodId::rattle)),
     pair_name);
 
 // Chains on thread groups (issue 20): every size the build runs on groups (16, 32, 64 by
@@ -296,8 +292,7 @@ void expect_group_run_like_cpu(const Study& s, double bound, bool exact_work, co
   expect_work(cpu.totals.iterations, gpu.totals.iterations, "iterations");
   expect_work(cpu.totals.rejected_steps, gpu.totals.rejected_steps, "rejected steps");
   expect_work(cpu.totals.position_projections, gpu.totals.position_projections, "position projections");
-  EXPECT_NEAR(static_cast<double>(gpu.totals.momentum_projections),
-              static_cast<double>(cpu.totals.momentum_projections),
+  EXPECT_NEAR(static_cast<double>(gpu.totals.momentum_projections), static_cast<double>(cpu.totals.momentum_projections),
               1e-3 * static_cast<double>(cpu.totals.momentum_projections) + 2)
       << what;
   for (int r = 0; r < lost_reason_count; ++r) EXPECT_EQ(gpu.lost[r], cpu.lost[r]) << what << ", lost reason " << r;
@@ -454,15 +449,14 @@ TEST_P(DoublePendulumCpuVsGpu, SameInstancesGiveTheSameResults) {
               std::string("double pendulum ") + formulation_name(formulation) + " + " + method_name(method));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Formulations, DoublePendulumCpuVsGpu,
-    ::testing::Values(std::make_tuple(FormulationId::dirac, MethodId::rk4),
-                      std::make_tuple(FormulationId::dirac, MethodId::dopri5),
-                      std::make_tuple(FormulationId::naive, MethodId::gauss2),
-                      std::make_tuple(FormulationId::impetus, MethodId::rk4),
-                      std::make_tuple(FormulationId::baumgarte, MethodId::rk4),
-                      std::make_tuple(FormulationId::constrained, MethodId::rattle)),
-    pair_name);
+INSTANTIATE_TEST_SUITE_P(Formulations, DoublePendulumCpuVsGpu,
+                         ::testing::Values(std::make_tuple(FormulationId::dirac, MethodId::rk4),
+                                           std::make_tuple(FormulationId::dirac, MethodId::dopri5),
+                                           std::make_tuple(FormulationId::naive, MethodId::gauss2),
+                                           std::make_tuple(FormulationId::impetus, MethodId::rk4),
+                                           std::make_tuple(FormulationId::baumgarte, MethodId::rk4),
+                                           std::make_tuple(FormulationId::constrained, MethodId::rattle)),
+                         pair_name);
 
 // User models from V and phi (issue 19; docs/custom-models.md), built into this binary by
 // chens_add_model with both backends (tests/CMakeLists.txt): the planar pendulum, the
@@ -619,7 +613,8 @@ TEST_P(EnsembleCpuVsGpu, StatisticsAgreeAndAreReproducible) {
   ASSERT_EQ(gpu.kept.initial_state.size(), cpu.kept.initial_state.size());
   for (std::size_t c = 0; c < cpu.kept.initial_state.size(); ++c) {
     EXPECT_NEAR(gpu.kept.initial_state[c], cpu.kept.initial_state[c], 1e-14 * (1 + std::abs(cpu.kept.initial_state[c])));
-    EXPECT_NEAR(gpu.kept.initial_physical[c], cpu.kept.initial_physical[c], 1e-14 * (1 + std::abs(cpu.kept.initial_physical[c])));
+    EXPECT_NEAR(gpu.kept.initial_physical[c], cpu.kept.initial_physical[c],
+                1e-14 * (1 + std::abs(cpu.kept.initial_physical[c])));
   }
 }
 
@@ -637,13 +632,15 @@ TEST_P(EnsembleCpuVsGpu, FloatRunsAgreeToFloatRounding) {
   const RunParams<double> rp = resolve(s);
   EnsembleSpec spec = ensemble_spec(s);
   spec.keep_instances = spec.size;
-  const EnsembleResult cpu = run_study_cpu(s, rp, spec), gpu = run_study_cuda(s, rp, spec), again = run_study_cuda(s, rp, spec);
+  const EnsembleResult cpu = run_study_cpu(s, rp, spec), gpu = run_study_cuda(s, rp, spec),
+                       again = run_study_cuda(s, rp, spec);
   EXPECT_EQ(cpu.lost_total(), 0u);
   EXPECT_EQ(gpu.lost_total(), 0u);
   EXPECT_EQ(gpu.kept.final_state, again.kept.final_state);
   double worst = 0;
   for (std::size_t i = 0; i < cpu.kept.final_state.size(); ++i)
-    worst = std::max(worst, std::abs(cpu.kept.final_state[i] - gpu.kept.final_state[i]) / (1 + std::abs(cpu.kept.final_state[i])));
+    worst = std::max(worst,
+                     std::abs(cpu.kept.final_state[i] - gpu.kept.final_state[i]) / (1 + std::abs(cpu.kept.final_state[i])));
   EXPECT_LT(worst, 1e-4) << GetParam();
   for (std::size_t k = 0; k < cpu.series.size(); ++k)
     for (int m = 0; m < metric_count; ++m) {
@@ -676,7 +673,8 @@ TEST(EnsembleCpuVsGpuLost, TheSameInstancesAreLostForTheSameReason) {
   EXPECT_EQ(gpu.lost_examples, cpu.lost_examples);
   EXPECT_EQ(gpu.lost_example_reasons, cpu.lost_example_reasons);
   for (std::size_t k = 0; k < cpu.series.size(); ++k)
-    EXPECT_EQ(gpu.series[k].metric[int(MetricId::phi)].count, cpu.series[k].metric[int(MetricId::phi)].count) << "sample " << k;
+    EXPECT_EQ(gpu.series[k].metric[int(MetricId::phi)].count, cpu.series[k].metric[int(MetricId::phi)].count)
+        << "sample " << k;
   std::printf("[ compare  ] lost instances: %llu of %llu on both backends, %llu differ\n",
               static_cast<unsigned long long>(cpu.lost_total()), static_cast<unsigned long long>(spec.size),
               static_cast<unsigned long long>(differ));
@@ -704,7 +702,8 @@ TEST_P(EnsembleCpuVsGpu, AShardIntegratesTheWholeRunsInstances) {
     for (int c = 0; c < S; ++c) {
       const double a = all.kept.final_state[(shard.first_instance + j) * S + c], b = part.kept.final_state[j * S + c];
       ASSERT_EQ(a, b) << "shard instance " << j << " (global " << shard.first_instance + j << "), component " << c;
-      ASSERT_NEAR(cpu_part.kept.final_state[j * S + c], b, 1e-9 * (1 + std::abs(b))) << "instance " << shard.first_instance + j;
+      ASSERT_NEAR(cpu_part.kept.final_state[j * S + c], b, 1e-9 * (1 + std::abs(b)))
+          << "instance " << shard.first_instance + j;
     }
   ASSERT_EQ(part.recorded.instances, shard.record);
   ASSERT_EQ(part.recorded.samples(), cpu_part.recorded.samples());

@@ -75,7 +75,8 @@ TEST_F(GpuPaths, DeviceStatisticsEqualTheHostsBitForBit) {
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     std::vector<Accumulator> leaves(static_cast<std::size_t>(rows * blocks) * metric_count), roots(rows * metric_count);
     std::vector<std::uint32_t> hist(static_cast<std::size_t>(rows) * metric_count * LogBins::count);
-    ASSERT_EQ(cudaMemcpy(leaves.data(), d_leaves.p, leaves.size() * sizeof(Accumulator), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(leaves.data(), d_leaves.p, leaves.size() * sizeof(Accumulator), cudaMemcpyDeviceToHost),
+              cudaSuccess);
     ASSERT_EQ(cudaMemcpy(roots.data(), d_roots.p, roots.size() * sizeof(Accumulator), cudaMemcpyDeviceToHost), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(hist.data(), d_hist.p, hist.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost), cudaSuccess);
     for (std::int64_t row = 0; row < rows; ++row) {
@@ -164,9 +165,8 @@ Study pendulum(FormulationId f, MethodId m) {
 
 TEST_F(GpuPaths, LeanKernelIsTheGeneralKernel) {
   for (const MethodId m : {MethodId::euler, MethodId::rk2, MethodId::rk4}) {
-    for (const FormulationId f : {FormulationId::naive, FormulationId::total, FormulationId::extended,
-                                  FormulationId::dirac, FormulationId::impetus, FormulationId::impetus_modified,
-                                  FormulationId::baumgarte}) {
+    for (const FormulationId f : {FormulationId::naive, FormulationId::total, FormulationId::extended, FormulationId::dirac,
+                                  FormulationId::impetus, FormulationId::impetus_modified, FormulationId::baumgarte}) {
       const std::string what = std::string(formulation_name(f)) + " + " + method_name(m);
       Study s = pendulum(f, m);
       s.mass = 1.7;  // general parameters: the lean kernel with the general model

@@ -98,8 +98,7 @@ Trajectory integrate(const System& sys, const State& z0, const RunParams<double>
       tr.lost = true;
       break;
     }
-    tr.samples.push_back(
-        Sample{rp.sample_time(k), in.z, sys.physical(in.z), m.v[0], m.v[1], m.v[2], m.v[3], in.c});
+    tr.samples.push_back(Sample{rp.sample_time(k), in.z, sys.physical(in.z), m.v[0], m.v[1], m.v[2], m.v[3], in.c});
   }
   tr.counters = in.c;
   return tr;

@@ -99,7 +99,8 @@ TEST(PaperExamples, Table1StudiesGiveTheTable) {
       EXPECT_EQ(row["periods"].get<int>(), k[i]);
       EXPECT_EQ(row["y_exact"].get<double>(), r.recorded.row(static_cast<std::size_t>(k[i]), 0)[6]);
       EXPECT_NEAR(std::fabs(row["y_exact"].get<double>()), 0.0, 1e-12);
-      EXPECT_NEAR(row["phase_error"].get<double>(), paper[static_cast<std::size_t>(i)], 0.05 * paper[static_cast<std::size_t>(i)]);
+      EXPECT_NEAR(row["phase_error"].get<double>(), paper[static_cast<std::size_t>(i)],
+                  0.05 * paper[static_cast<std::size_t>(i)]);
     }
   }
 }

@@ -116,7 +116,7 @@ std::vector<Model::State> rigid_with_extra_potential(double w0, double E0, doubl
 }
 
 const Model::State tangential{{1.0, 0.0, 0.0, -2.0}};
-constexpr double vn = 0.5;                              // normal (radial) velocity of the non-tangential start
+constexpr double vn = 0.5;                                // normal (radial) velocity of the non-tangential start
 const Model::State non_tangential{{1.0, 0.0, vn, -2.0}};  // projected: (1, 0, 0, -2)
 
 TEST(Fax2003Penalty, TangentialVelocityConvergesToTheConstrainedMotionAtOrderOneOverMu) {
@@ -145,7 +145,8 @@ TEST(Fax2003Penalty, NonTangentialVelocityLimitsDependOnThePenaltyAsRubinUngarPr
   const std::vector<Model::State> limit_g = rigid_with_extra_potential(-2.0, 0.0, t_end);
   const std::vector<Model::State> limit_g1 = rigid_with_extra_potential(-2.0, 0.5 * vn * vn, t_end);
   double limits_apart = 0;
-  for (std::size_t i = 0; i < limit_g.size(); ++i) limits_apart = std::max(limits_apart, position_distance(limit_g[i], limit_g1[i]));
+  for (std::size_t i = 0; i < limit_g.size(); ++i)
+    limits_apart = std::max(limits_apart, position_distance(limit_g[i], limit_g1[i]));
   EXPECT_GT(limits_apart, 0.3) << "the two limit curves are distinct";
   // The G limit is the rigid pendulum from the projected data: the closed form agrees with the RK4 curve.
   const Exact projected = Exact::make(unit_pendulum(), tangential);

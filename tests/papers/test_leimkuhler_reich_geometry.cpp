@@ -89,16 +89,15 @@ GeometryRun run_geometry(const System& sys, const Method& method, const RunParam
 }
 
 RunParams<double> grid(double h, double t_end, double sample_dt, Projections pr = {}) {
-  RunParams<double> rp = fixed_grid(h, static_cast<index_t>(std::llround(t_end / h)),
-                                    static_cast<index_t>(std::llround(sample_dt / h)), pr);
+  RunParams<double> rp =
+      fixed_grid(h, static_cast<index_t>(std::llround(t_end / h)), static_cast<index_t>(std::llround(sample_dt / h)), pr);
   rp.iteration_tol = 1e-15;
   rp.max_iterations = 200;
   return rp;
 }
 
 void report(const char* name, const GeometryRun& r) {
-  std::printf("  %-44s max|phi| %.3e  max wedge_error %.3e  (t_end %.3g)\n", name, r.max_phi(), r.max_wedge(),
-              r.s.back().t);
+  std::printf("  %-44s max|phi| %.3e  max wedge_error %.3e  (t_end %.3g)\n", name, r.max_phi(), r.max_wedge(), r.s.back().t);
 }
 
 const Model pendulum = unit_pendulum();
@@ -133,8 +132,8 @@ TEST(LeimkuhlerReich1992, Fig32SimplifiedEtaZeroFormulationKeepsOmegaButResidual
   EXPECT_GT(rate, 2 * std::sqrt(2.0));
   EXPECT_GT(total.s[100].phi, 20 * ext.s[100].phi) << "against the stable Dirac Hamiltonian form at t = 1";
   // The Dirac Hamiltonian form stays bounded: no larger over [0, 10] than over [0, 1].
-  const GeometryRun ext10 = run_geometry(ExtendedHamiltonian<Model>{pendulum}, Midpoint{rp.iteration_tol, 200},
-                                         grid(0.01, 10.0, 0.01));
+  const GeometryRun ext10 =
+      run_geometry(ExtendedHamiltonian<Model>{pendulum}, Midpoint{rp.iteration_tol, 200}, grid(0.01, 10.0, 0.01));
   EXPECT_LT(ext10.max_phi(), 1.5 * ext.max_phi());
 }
 
@@ -169,8 +168,8 @@ TEST(LeimkuhlerReich1992, Fig43Fig44MidpointProjectionIsUnstableEndpointProjecti
   RunParams<double> stage = endpoint;
   stage.stage_projection = true;
   const GeometryRun e = run_geometry(ExtendedHamiltonian<Model>{pendulum}, Midpoint{1e-15, 200}, endpoint);
-  const GeometryRun m =
-      run_geometry(ExtendedHamiltonian<Model>{pendulum}, MidpointProjection<double>{1e-15, 200, true, true, 1e-14, 50}, stage);
+  const GeometryRun m = run_geometry(ExtendedHamiltonian<Model>{pendulum},
+                                     MidpointProjection<double>{1e-15, 200, true, true, 1e-14, 50}, stage);
   report("extended, endpoint projection", e);
   report("extended, midpoint (stage) projection", m);
   double e_psi = 0, m_psi1 = 0;
@@ -204,7 +203,8 @@ TEST(LeimkuhlerReich1992, Fig45InfrequentProjectionEvery20Steps) {
   EXPECT_LT(dirac.max_phi(), 1e-14);
   EXPECT_EQ(dirac.c.position_projections + dirac.c.momentum_projections, 0u);
   const GeometryRun ext = run_geometry(ExtendedHamiltonian<Model>{pendulum}, Midpoint{1e-15, 200}, every);
-  const GeometryRun ext_none = run_geometry(ExtendedHamiltonian<Model>{pendulum}, Midpoint{1e-15, 200}, grid(0.01, 10.0, 0.1));
+  const GeometryRun ext_none =
+      run_geometry(ExtendedHamiltonian<Model>{pendulum}, Midpoint{1e-15, 200}, grid(0.01, 10.0, 0.1));
   report("extended, midpoint, projection every 20 steps", ext);
   EXPECT_EQ(ext.c.momentum_projections, 50u);
   EXPECT_EQ(ext.c.position_projections, 50u);

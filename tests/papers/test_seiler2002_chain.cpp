@@ -166,7 +166,8 @@ double loglog_growth(const std::vector<ChainSample>& s, Get get, double t0, doub
 constexpr double growth_t0 = 10.0;
 
 double growth(const ChainRun& r, MetricId id) {
-  return loglog_growth(r.s, [id](const ChainSample& x) { return value(x, id); }, growth_t0, chain_t_end);
+  return loglog_growth(
+      r.s, [id](const ChainSample& x) { return value(x, id); }, growth_t0, chain_t_end);
 }
 
 double distance(const ChainState& a, const ChainState& b) {
@@ -220,8 +221,8 @@ TEST(Seiler2002Chain, InitialDataAreTheHexagonWithOpposedEndVelocities) {
   const auto q = ChainModel::q_of(z);
   const auto p = ChainModel::p_of(z);
   for (int a = 0; a < 6; ++a) {
-    EXPECT_LE(std::fabs(chain.phi(q)[a]), 1e-15) << "bond " << a;   // on the manifold
-    EXPECT_LE(std::fabs(chain.psi(z)[a]), 1e-15) << "bond " << a;   // consistent velocities
+    EXPECT_LE(std::fabs(chain.phi(q)[a]), 1e-15) << "bond " << a;  // on the manifold
+    EXPECT_LE(std::fabs(chain.psi(z)[a]), 1e-15) << "bond " << a;  // consistent velocities
   }
   EXPECT_NEAR(std::hypot(p[0], p[1]), 0.25, 1e-15);
   EXPECT_DOUBLE_EQ(p[12], -p[0]);
@@ -303,8 +304,8 @@ TEST(Seiler2002Chain, LinearMomentumConservedToRounding) {
   // and inv), 1.5e-15 (midpoint), 1.1e-15 (midpoint h/2), 1.3e-15 (RATTLE). 1e-13 is 50x
   // above the largest; a method that did not conserve P would show truncation-sized errors
   // (the angular momentum's are 1e-5).
-  for (const ChainRun* r : {&rk4_dir(), &rk4_inv(), &rattle(), &midpoint(chain_h, midpoint_tol),
-                            &midpoint(chain_h / 2, midpoint_tol)}) {
+  for (const ChainRun* r :
+       {&rk4_dir(), &rk4_inv(), &rattle(), &midpoint(chain_h, midpoint_tol), &midpoint(chain_h / 2, midpoint_tol)}) {
     EXPECT_LE(max_over(*r, MetricId::linear_momentum_error), 1e-13);
   }
 }
@@ -429,7 +430,8 @@ TEST(Seiler2002Chain, ReferenceIsConvergedAndTheMotionIsNotChaotic) {
   const double d0 = sep.front().m.v[0];
   ASSERT_GT(d0, 0.0);
   EXPECT_LT(sep.back().m.v[0], 1000.0 * d0);
-  const double p = loglog_growth(sep, [](const ChainSample& x) { return x.m.v[0]; }, growth_t0, chain_t_end);
+  const double p = loglog_growth(
+      sep, [](const ChainSample& x) { return x.m.v[0]; }, growth_t0, chain_t_end);
   EXPECT_NEAR(p, 1.0, integer_band);
 }
 

@@ -69,7 +69,8 @@ inline void expect_bitwise_equal(const EnsembleResult& a, const EnsembleResult& 
     EXPECT_EQ(x.counts(), y.counts()) << what << ": group " << g << "'s counts";
     ASSERT_EQ(x.series.size(), y.series.size()) << what;
     for (std::size_t k = 0; k < x.series.size(); ++k)
-      ASSERT_TRUE(same_bytes(&x.series[k], &y.series[k], sizeof(SampleStats))) << what << ": group " << g << ", sample " << k;
+      ASSERT_TRUE(same_bytes(&x.series[k], &y.series[k], sizeof(SampleStats)))
+          << what << ": group " << g << ", sample " << k;
     for (int q = 0; q < passage_slots; ++q)
       EXPECT_TRUE(same_bytes(&x.passage.slot[q].time, &y.passage.slot[q].time, sizeof(Accumulator)))
           << what << ": group " << g << "'s first-passage times of " << passage_slot_name(q);

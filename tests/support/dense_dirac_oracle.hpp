@@ -130,9 +130,7 @@ class DenseDiracOracle {
     return hamiltonian_field(P.grad_H) - omega() * grad_chi(P).transpose() * coeff;
   }
   // Naive index reduction (002 eqs. 26-27): {psi, phi} lambda = {psi, H}.
-  static Vector naive_multipliers(const Point& P) {
-    return bracket(P.grad_psi, P.grad_phi).fullPivLu().solve(psi_H(P));
-  }
+  static Vector naive_multipliers(const Point& P) { return bracket(P.grad_psi, P.grad_phi).fullPivLu().solve(psi_H(P)); }
   static Vector naive(const Point& P) {
     Vector r = hamiltonian_field(P.grad_H);
     r.tail(n) += P.grad_phi.leftCols(n).transpose() * naive_multipliers(P);

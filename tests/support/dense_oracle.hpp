@@ -62,9 +62,15 @@ struct PendulumOracle {
   T bracket(const FA& a, const FB& b, const Z<T>& z) const {
     return poisson(grad(a, z), grad(b, z));
   }
-  auto fH() const { return [this](const auto& w) { return H(w); }; }
-  auto fphi() const { return [this](const auto& w) { return phi(w); }; }
-  auto fpsi() const { return [this](const auto& w) { return psi(w); }; }
+  auto fH() const {
+    return [this](const auto& w) { return H(w); };
+  }
+  auto fphi() const {
+    return [this](const auto& w) { return phi(w); };
+  }
+  auto fpsi() const {
+    return [this](const auto& w) { return psi(w); };
+  }
 
   // 2x2 C = {chi_a, chi_b} and b = {chi_a, H}, generic in the scalar.
   template <class T>

@@ -64,11 +64,15 @@ Dual<T, N> operator/(const Dual<T, N>& a, const Dual<T, N>& b) {
   for (int i = 0; i < N; ++i) r.d[i] = (a.d[i] - r.v * b.d[i]) / b.v;
   return r;
 }
-#define CHENS_DUAL_MIXED(op)                                                     \
-  template <class T, int N>                                                      \
-  Dual<T, N> operator op(const Dual<T, N>& a, double b) { return a op Dual<T, N>(b); } \
-  template <class T, int N>                                                      \
-  Dual<T, N> operator op(double a, const Dual<T, N>& b) { return Dual<T, N>(a) op b; }
+#define CHENS_DUAL_MIXED(op)                              \
+  template <class T, int N>                               \
+  Dual<T, N> operator op(const Dual<T, N>& a, double b) { \
+    return a op Dual<T, N>(b);                            \
+  }                                                       \
+  template <class T, int N>                               \
+  Dual<T, N> operator op(double a, const Dual<T, N>& b) { \
+    return Dual<T, N>(a) op b;                            \
+  }
 CHENS_DUAL_MIXED(+)
 CHENS_DUAL_MIXED(-)
 CHENS_DUAL_MIXED(*)
@@ -76,15 +80,25 @@ CHENS_DUAL_MIXED(/)
 #undef CHENS_DUAL_MIXED
 
 template <class T, int N>
-bool operator<(const Dual<T, N>& a, const Dual<T, N>& b) { return a.v < b.v; }
+bool operator<(const Dual<T, N>& a, const Dual<T, N>& b) {
+  return a.v < b.v;
+}
 template <class T, int N>
-bool operator>(const Dual<T, N>& a, const Dual<T, N>& b) { return a.v > b.v; }
+bool operator>(const Dual<T, N>& a, const Dual<T, N>& b) {
+  return a.v > b.v;
+}
 template <class T, int N>
-bool operator<=(const Dual<T, N>& a, const Dual<T, N>& b) { return a.v <= b.v; }
+bool operator<=(const Dual<T, N>& a, const Dual<T, N>& b) {
+  return a.v <= b.v;
+}
 template <class T, int N>
-bool operator==(const Dual<T, N>& a, const Dual<T, N>& b) { return a.v == b.v; }
+bool operator==(const Dual<T, N>& a, const Dual<T, N>& b) {
+  return a.v == b.v;
+}
 template <class T, int N>
-bool operator!=(const Dual<T, N>& a, const Dual<T, N>& b) { return a.v != b.v; }
+bool operator!=(const Dual<T, N>& a, const Dual<T, N>& b) {
+  return a.v != b.v;
+}
 
 template <class T, int N>
 Dual<T, N> sqrt(const Dual<T, N>& a) {
@@ -97,6 +111,8 @@ Dual<T, N> sqrt(const Dual<T, N>& a) {
 
 inline double value_of(double x) { return x; }
 template <class T, int N>
-double value_of(const Dual<T, N>& x) { return value_of(x.v); }
+double value_of(const Dual<T, N>& x) {
+  return value_of(x.v);
+}
 
 }  // namespace chens::test

@@ -11,8 +11,7 @@ namespace chens::test {
 
 // Integrates n steps of size T/n; returns the final state in the formulation's variables.
 template <class System, class Method>
-typename System::State integrate_fixed(const System& sys, const Method& method, typename System::State z, double T,
-                                       int n) {
+typename System::State integrate_fixed(const System& sys, const Method& method, typename System::State z, double T, int n) {
   const double h = T / n;
   for (int i = 0; i < n; ++i) {
     typename System::State zn;

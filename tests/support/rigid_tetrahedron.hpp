@@ -12,11 +12,10 @@ struct RigidTetrahedron {
   static constexpr const char* name = "rigid-tetrahedron";
   static constexpr int dof = 12;
   static constexpr int constraints = 6;
-  static constexpr chens::ModelParameter parameters[] = {
-      {"edge", 1.0, "edge length"}, {"gravity", 1.0, "field along -z"}, {"m1", 1.0, "mass of atom 1"},
-      {"m2", 2.0, "mass of atom 2"}, {"m3", 3.0, "mass of atom 3"},     {"m4", 4.0, "mass of atom 4"}};
-  static constexpr const char* coordinates[] = {"x1", "y1", "z1", "x2", "y2", "z2",
-                                                "x3", "y3", "z3", "x4", "y4", "z4"};
+  static constexpr chens::ModelParameter parameters[] = {{"edge", 1.0, "edge length"},  {"gravity", 1.0, "field along -z"},
+                                                         {"m1", 1.0, "mass of atom 1"}, {"m2", 2.0, "mass of atom 2"},
+                                                         {"m3", 3.0, "mass of atom 3"}, {"m4", 4.0, "mass of atom 4"}};
+  static constexpr const char* coordinates[] = {"x1", "y1", "z1", "x2", "y2", "z2", "x3", "y3", "z3", "x4", "y4", "z4"};
   template <class K>
   CHENS_HD static auto mass(const K& k, int i) {
     return k[2 + i / 3];

@@ -18,10 +18,10 @@ struct Triatomic {
   static constexpr int dof = 9;
   static constexpr int constraints = 3;
   static constexpr chens::ModelParameter parameters[] = {
-      {"m1", 1.0, "mass of atom 1"},           {"m2", 16.0, "mass of atom 2"},
-      {"m3", 1.0, "mass of atom 3"},           {"b12", 1.0, "bond length |r1 - r2|"},
-      {"b23", 1.0, "bond length |r2 - r3|"},   {"b13", 1.6, "distance |r1 - r3| (rigid angle)"},
-      {"kx", 1.0, "trap stiffness along x"},   {"ky", 1.5, "trap stiffness along y"},
+      {"m1", 1.0, "mass of atom 1"},         {"m2", 16.0, "mass of atom 2"},
+      {"m3", 1.0, "mass of atom 3"},         {"b12", 1.0, "bond length |r1 - r2|"},
+      {"b23", 1.0, "bond length |r2 - r3|"}, {"b13", 1.6, "distance |r1 - r3| (rigid angle)"},
+      {"kx", 1.0, "trap stiffness along x"}, {"ky", 1.5, "trap stiffness along y"},
       {"kz", 2.0, "trap stiffness along z"}};
   static constexpr const char* coordinates[] = {"x1", "y1", "z1", "x2", "y2", "z2", "x3", "y3", "z3"};
 

@@ -129,14 +129,16 @@ class CpuEngine {
       const std::uint64_t hi = std::min<std::uint64_t>(n_, lo + cpu_block_size);
       for (std::uint64_t i = lo; i < hi; ++i)
         with_setting(i, [&](const System& sys, const RunParams<Real>& rp, const ModelStateOf<System>& z0) {
-          inst_[i] = make_instance<System, Reference>(sys, z0, Real(spec_.perturbation), spec_.seed,
-                                                      spec_.global_index(i), rp);
+          inst_[i] =
+              make_instance<System, Reference>(sys, z0, Real(spec_.perturbation), spec_.seed, spec_.global_index(i), rp);
         });
     }
   }
 
   static_assert(std::is_trivially_copyable_v<Inst>);
-  void restore(const CheckpointState& c) { std::memcpy(static_cast<void*>(inst_.data()), c.instances.data(), n_ * sizeof(Inst)); }
+  void restore(const CheckpointState& c) {
+    std::memcpy(static_cast<void*>(inst_.data()), c.instances.data(), n_ * sizeof(Inst));
+  }
   Inst saved(const CheckpointState& c, std::uint64_t i) const {
     Inst in;
     std::memcpy(static_cast<void*>(&in), c.instances.data() + i * sizeof(Inst), sizeof(Inst));
@@ -226,7 +228,8 @@ class CpuEngine {
                   res.kept.metrics[(i + j) * metric_count + c] = ok ? static_cast<double>(m.v[c]) : 0.0;
               if (block_records) {
                 const std::int64_t slot = res.recorded.slot(spec_.global_index(i + j));
-                if (slot >= 0) record_sample(res.recorded, sys_j, rp_j, static_cast<std::size_t>(slot), k, inst_[i + j], ok, m);
+                if (slot >= 0)
+                  record_sample(res.recorded, sys_j, rp_j, static_cast<std::size_t>(slot), k, inst_[i + j], ok, m);
               }
             });
           if (timing) {
@@ -256,7 +259,8 @@ class CpuEngine {
       for (index_t k = w.k0; k < w.k1; ++k) {
         series[static_cast<std::size_t>(k)].t = rp_.reference_time(k);
         std::uint32_t* row_hist = &seg_hist_[(static_cast<std::size_t>(set) * static_cast<std::size_t>(seg_) +
-                                              static_cast<std::size_t>(k - w.k0)) * hist_row];
+                                              static_cast<std::size_t>(k - w.k0)) *
+                                             hist_row];
         for (int t = 0; t < threads_; ++t) {
           const std::size_t hr = hist_at(set, t, k - w.k0);
           for (int c = 0; c < metric_count; ++c) {
@@ -358,7 +362,8 @@ class CpuEngine {
     res.measurement_seconds = segments_wall_ - res.integration_seconds;
     res.step_cost.assign(StepCostBins::count, 0);
     for (std::size_t t = 0; t < static_cast<std::size_t>(threads_); ++t)
-      for (int b = 0; b < StepCostBins::count; ++b) res.step_cost[static_cast<std::size_t>(b)] += step_cost_[t * StepCostBins::count + b];
+      for (int b = 0; b < StepCostBins::count; ++b)
+        res.step_cost[static_cast<std::size_t>(b)] += step_cost_[t * StepCostBins::count + b];
   }
 
  private:
@@ -386,7 +391,8 @@ class CpuEngine {
   }
   std::size_t hist_at(int set, int thread, index_t row) const {
     return (static_cast<std::size_t>(set) * static_cast<std::size_t>(threads_) + static_cast<std::size_t>(thread)) *
-               static_cast<std::size_t>(seg_) + static_cast<std::size_t>(row);
+               static_cast<std::size_t>(seg_) +
+           static_cast<std::size_t>(row);
   }
   // Where the segments' time goes, for cost tables that compare integrators (issue 17):
   // integrating, or measuring (the reference, the diagnostics, the statistics). Timed on
@@ -464,12 +470,13 @@ class CpuEngine {
   // The general lane path (advance_fixed_to_sample<4>: each step packed into SSE2 pairs and
   // unpacked, every rule per instance) pays off for small states only: four chain states
   // would spill the registers.
-  static constexpr bool general_lanes =
-      !Method::adaptive && Method::has_lanes && System::State::size <= cpu_lanes_max_state;
+  static constexpr bool general_lanes = !Method::adaptive && Method::has_lanes && System::State::size <= cpu_lanes_max_state;
   // Instruction set I's registers hold W doubles; the packed loop runs where the method is an
   // explicit Runge-Kutta method and the system packs (packed_steps.hpp).
   template <CpuIsa I>
-  static constexpr int width_of = I == CpuIsa::avx512 ? 8 : I == CpuIsa::avx2 ? 4 : 2;
+  static constexpr int width_of = I == CpuIsa::avx512 ? 8
+                                  : I == CpuIsa::avx2 ? 4
+                                                      : 2;
   template <CpuIsa I>
   static constexpr bool packed_of = [] {
     if constexpr (I == CpuIsa::scalar || !std::is_same_v<Real, double> || !is_explicit_rk<Method>::value ||
@@ -495,10 +502,10 @@ class CpuEngine {
   // method's lanes, else the general path's four, else one (no lanes; and with
   // CHENS_CPU_ISA = scalar).
   template <CpuIsa I>
-  static constexpr int lanes_of = I == CpuIsa::scalar                     ? 1
-                                  : (packed_of<I> || implicit_of<I>)     ? cpu_packs * width_of<I>
-                                  : general_lanes                        ? cpu_lanes
-                                                                         : 1;
+  static constexpr int lanes_of = I == CpuIsa::scalar                ? 1
+                                  : (packed_of<I> || implicit_of<I>) ? cpu_packs* width_of<I>
+                                  : general_lanes                    ? cpu_lanes
+                                                                     : 1;
   // Whether this run's instances step in lane groups of I: always without [parameters]; with
   // them only in the packed loop (a system per lane) and on one time grid.
   template <CpuIsa I>
@@ -596,8 +603,9 @@ class CpuEngine {
       }
       if constexpr (L > 1)
         if (!lanes_apply<I>())
-          how = lanes_with_parameters_ ? "one instance at a time (each instance its own system, which only the packed loop steps in lanes)"
-                                       : "one instance at a time (each instance its own step size)";
+          how = lanes_with_parameters_
+                    ? "one instance at a time (each instance its own system, which only the packed loop steps in lanes)"
+                    : "one instance at a time (each instance its own step size)";
     });
     return std::string(cpu_isa_name(isa_)) + ": " + how;
   }
@@ -655,7 +663,7 @@ class CpuEngine {
   double segments_wall_ = 0;
   Clock::time_point launched_at_{};
   bool varied_ = false;
-  int sets_ = 1;                    // statistics sets: the ensemble's, and one per group
+  int sets_ = 1;                     // statistics sets: the ensemble's, and one per group
   std::vector<std::int16_t> group_;  // group_by: each instance's group (-1: none)
   CpuIsa isa_;                       // the lanes' instruction set (cpu_isa.hpp)
   bool packed_fits_ = false;         // the run's settings fit the packed loop (packed_fits)

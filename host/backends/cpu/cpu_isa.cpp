@@ -8,14 +8,10 @@ namespace chens {
 
 const char* cpu_isa_name(CpuIsa isa) {
   switch (isa) {
-    case CpuIsa::scalar:
-      return "scalar";
-    case CpuIsa::sse2:
-      return "sse2";
-    case CpuIsa::avx2:
-      return "avx2";
-    case CpuIsa::avx512:
-      return "avx512";
+    case CpuIsa::scalar: return "scalar";
+    case CpuIsa::sse2: return "sse2";
+    case CpuIsa::avx2: return "avx2";
+    case CpuIsa::avx512: return "avx512";
   }
   return "?";
 }
@@ -27,12 +23,9 @@ bool cpu_isa_supported(CpuIsa isa) {
   __builtin_cpu_init();
   switch (isa) {
     case CpuIsa::scalar:
-    case CpuIsa::sse2:
-      return true;
-    case CpuIsa::avx2:
-      return __builtin_cpu_supports("avx2");
-    case CpuIsa::avx512:
-      return __builtin_cpu_supports("avx512f");
+    case CpuIsa::sse2: return true;
+    case CpuIsa::avx2: return __builtin_cpu_supports("avx2");
+    case CpuIsa::avx512: return __builtin_cpu_supports("avx512f");
   }
   return false;
 #else

@@ -53,14 +53,13 @@ template <int B, class System, class LaneMethod, class Inst>
   advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
 }
 template <int B, class System, class LaneMethod, class Inst>
-[[gnu::target("avx2"), gnu::flatten]] void lanes_advance_avx2(const System& sys, const LaneMethod& m, const RunParams<double>& rp,
-                                                              Inst* in, index_t k, const StepLimit& limit) {
+[[gnu::target("avx2"), gnu::flatten]] void lanes_advance_avx2(
+    const System& sys, const LaneMethod& m, const RunParams<double>& rp, Inst* in, index_t k, const StepLimit& limit) {
   advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
 }
 template <int B, class System, class LaneMethod, class Inst>
-[[gnu::target("avx512f"), gnu::flatten]] void lanes_advance_avx512(const System& sys, const LaneMethod& m,
-                                                                   const RunParams<double>& rp, Inst* in, index_t k,
-                                                                   const StepLimit& limit) {
+[[gnu::target("avx512f"), gnu::flatten]] void lanes_advance_avx512(
+    const System& sys, const LaneMethod& m, const RunParams<double>& rp, Inst* in, index_t k, const StepLimit& limit) {
   advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
 }
 

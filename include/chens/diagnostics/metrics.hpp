@@ -51,9 +51,13 @@ struct NoReference {
   static constexpr bool advancing = false;
   bool projected = false;
   template <class Model, class V>
-  CHENS_HD static NoReference make(const Model&, const V&) { return NoReference{}; }
+  CHENS_HD static NoReference make(const Model&, const V&) {
+    return NoReference{};
+  }
   template <class Model, class V, class RP>
-  CHENS_HD static NoReference make(const Model&, const V&, const RP&) { return NoReference{}; }
+  CHENS_HD static NoReference make(const Model&, const V&, const RP&) {
+    return NoReference{};
+  }
   CHENS_HD bool enabled() const { return false; }
   CHENS_HD Vec<Real, S> eval(Real) const { return Vec<Real, S>::zero(); }
 };
@@ -90,8 +94,8 @@ CHENS_HD Vec<typename Model::Real, 3> momentum_integrals_of(const Model& model, 
 // in double (`model`, `phys`), which measure() also needs for the integration error: they
 // are computed once for both.
 template <class System, class ModelD, class PhysD>
-CHENS_HD bool measure_physical(const System& sys, const typename System::State& z, const ModelD& model,
-                               const PhysD& phys, double energy0, const Vec<double, 3>& integrals0, Metrics<double>& out) {
+CHENS_HD bool measure_physical(const System& sys, const typename System::State& z, const ModelD& model, const PhysD& phys,
+                               double energy0, const Vec<double, 3>& integrals0, Metrics<double>& out) {
   (void)sys;
   (void)z;
   using Model = decltype(sys.model);
@@ -130,8 +134,8 @@ CHENS_HD bool measure_state(const System& sys, const typename System::State& z, 
 // Every metric at time t (RunParams::reference_time): measure_state's, and the integration
 // error against the reference where there is one.
 template <class System, class Reference>
-CHENS_HD bool measure(const System& sys, const typename System::State& z, double energy0,
-                      const Vec<double, 3>& integrals0, const Reference& ref, double t, Metrics<double>& out) {
+CHENS_HD bool measure(const System& sys, const typename System::State& z, double energy0, const Vec<double, 3>& integrals0,
+                      const Reference& ref, double t, Metrics<double>& out) {
   using std::sqrt;
   const auto model = sys.model.template rebound<double>();
   const auto phys = vec_cast<double>(sys.physical(z));

@@ -94,9 +94,9 @@ struct ChainGroupSteps {
 // (G = 1), OpenMP over the instances; each instance's steps, projections and loss into the
 // outputs that are not null. tests/gpu and bench/bench_chain_group.cpp compare it with the GPU.
 template <int N>
-void chain_group_advance_cpu(const Chain<double, N>& whole, double* z, std::int64_t count, int steps, double h,
-                             double tol, std::uint32_t* steps_out = nullptr,
-                             std::uint32_t* projections_out = nullptr, std::uint8_t* lost_out = nullptr) {
+void chain_group_advance_cpu(const Chain<double, N>& whole, double* z, std::int64_t count, int steps, double h, double tol,
+                             std::uint32_t* steps_out = nullptr, std::uint32_t* projections_out = nullptr,
+                             std::uint8_t* lost_out = nullptr) {
   using Steps = ChainGroupSteps<N, SerialGroup>;
 #pragma omp parallel for schedule(static)
   for (std::int64_t n = 0; n < count; ++n) {

@@ -36,11 +36,11 @@ inline constexpr const char* lost_reason_name(int r) {
 }
 
 struct Counters {
-  std::uint64_t steps = 0;                 // accepted steps
-  std::uint64_t rejected_steps = 0;        // adaptive rejections
+  std::uint64_t steps = 0;           // accepted steps
+  std::uint64_t rejected_steps = 0;  // adaptive rejections
   std::uint64_t rhs_evaluations = 0;
-  std::uint64_t iterations = 0;            // fixed-point sweeps of implicit methods
-  std::uint64_t unconverged_steps = 0;     // implicit steps that hit max_iterations
+  std::uint64_t iterations = 0;         // fixed-point sweeps of implicit methods
+  std::uint64_t unconverged_steps = 0;  // implicit steps that hit max_iterations
   std::uint64_t momentum_projections = 0;
   std::uint64_t position_projections = 0;
   std::uint64_t position_newton_iterations = 0;

@@ -129,8 +129,7 @@ struct GroupLeanFields {
 
 // Instance i's progress: its loss, step and time, the words integration_at_sample reads.
 template <class Inst>
-CHENS_HD CHENS_FORCEINLINE GroupLeanFields group_progress(const std::uint64_t* soa, std::uint64_t n,
-                                                          std::uint64_t i) {
+CHENS_HD CHENS_FORCEINLINE GroupLeanFields group_progress(const std::uint64_t* soa, std::uint64_t n, std::uint64_t i) {
   GroupLeanFields f{};
   f.lost = soa_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i);
   f.step = soa_field<decltype(Inst::step), offsetof(Inst, step)>(soa, n, i);
@@ -148,8 +147,7 @@ CHENS_HD CHENS_FORCEINLINE GroupLeanFields group_progress(const std::uint64_t* s
 template <LeanPolicy P, bool InlineRhs, class Method, class Inst, class Slice>
 CHENS_HD CHENS_FORCEINLINE void group_lean_step_soa(const Slice& sys, const RunParams<double>& rp, std::uint64_t* soa,
                                                     std::uint64_t n, std::uint64_t i, index_t k,
-                                                    LeanStepResult<typename Slice::State>& r,
-                                                    index_t until = INT64_MAX) {
+                                                    LeanStepResult<typename Slice::State>& r, index_t until = INT64_MAX) {
   using Group = typename decltype(Slice::model)::Group;
   // One word, read by every lane: the group leaves together.
   if (soa_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i) != int(LostReason::none)) return;
@@ -195,9 +193,8 @@ struct GroupStepping {
 // see them after a kernel boundary or a Group::sync()). The group leaves together: the loss
 // word and the fields read below are the same on every lane.
 template <class Method, class Inst, class Slice>
-CHENS_HD void group_advance_soa(const Slice& sys, const Method& method, const RunParams<double>& rp,
-                                std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k,
-                                const StepLimit& limit = StepLimit{}) {
+CHENS_HD void group_advance_soa(const Slice& sys, const Method& method, const RunParams<double>& rp, std::uint64_t* soa,
+                                std::uint64_t n, std::uint64_t i, index_t k, const StepLimit& limit = StepLimit{}) {
   using Group = typename decltype(Slice::model)::Group;
   const GroupLeanFields at = group_progress<Inst>(soa, n, i);
   if (integration_at_sample<Method>(rp, at, k)) return;  // also where it is lost
@@ -287,8 +284,7 @@ CHENS_HD void group_reference_soa(const Slice& sys, const RunParams<double>& rp,
       soa_set_field<decltype(F::Run::c), F::c>(soa, n, i, g.c);
       constexpr std::size_t counters = offsetof(Inst, c);
       soa_set_field<std::uint64_t, counters + offsetof(Counters, reference_steps)>(soa, n, i, g.c.steps);
-      soa_set_field<std::uint64_t, counters + offsetof(Counters, reference_rhs_evaluations)>(soa, n, i,
-                                                                                            g.c.rhs_evaluations);
+      soa_set_field<std::uint64_t, counters + offsetof(Counters, reference_rhs_evaluations)>(soa, n, i, g.c.rhs_evaluations);
       if (g.lost != int(LostReason::none))
         soa_set_field<decltype(Inst::lost), offsetof(Inst, lost)>(soa, n, i, int(LostReason::reference_failed));
     }
@@ -307,8 +303,7 @@ struct GroupReferenceSlice {
   bool on;
   CHENS_HD static GroupReferenceSlice of(const std::uint64_t* soa, std::uint64_t n, std::uint64_t i) {
     GroupReferenceSlice r{soa, n, i, false};
-    if constexpr (available)
-      r.on = soa_field<decltype(decltype(Inst::ref)::on), GroupReferenceFields<Inst>::on>(soa, n, i);
+    if constexpr (available) r.on = soa_field<decltype(decltype(Inst::ref)::on), GroupReferenceFields<Inst>::on>(soa, n, i);
     return r;
   }
   CHENS_HD bool enabled() const { return on; }
@@ -376,8 +371,8 @@ CHENS_HD CHENS_FORCEINLINE void group_fill_recorded_row(const Slice& sys, const 
 // answer (advance_toward_sample's) once the group path's stepping (lean or general) and
 // group_reference_soa have run.
 template <class Method, class Inst>
-CHENS_HD CHENS_FORCEINLINE bool group_at_sample_soa(const RunParams<double>& rp, const std::uint64_t* soa,
-                                                    std::uint64_t n, std::uint64_t i, index_t k) {
+CHENS_HD CHENS_FORCEINLINE bool group_at_sample_soa(const RunParams<double>& rp, const std::uint64_t* soa, std::uint64_t n,
+                                                    std::uint64_t i, index_t k) {
   const GroupLeanFields f = group_progress<Inst>(soa, n, i);
   if (!integration_at_sample<Method>(rp, f, k)) return false;
   using Ref = decltype(Inst::ref);

@@ -34,10 +34,10 @@ struct Instance {
   index_t step;                // fixed-step: steps taken
   int lost;                    // LostReason
   Counters c;
-  double energy0;              // H of the initial physical state (diagnostics are in double)
-  Vec<double, 3> integrals0;   // (P_x, P_y, L_z) of the initial physical state, or zeros
-  Passage passage;             // first-passage times (output.first_passage, passage.hpp)
-  Reference ref;               // reference solution of this instance
+  double energy0;             // H of the initial physical state (diagnostics are in double)
+  Vec<double, 3> integrals0;  // (P_x, P_y, L_z) of the initial physical state, or zeros
+  Passage passage;            // first-passage times (output.first_passage, passage.hpp)
+  Reference ref;              // reference solution of this instance
 };
 
 template <class System, class Reference>
@@ -49,8 +49,8 @@ CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const Mo
                                                      std::uint64_t index, const RunParams<typename System::Real>& rp) {
   InstanceOf<System, Reference> in;
   bool on_level_set = true;
-  in.z = initial_augmented_state(
-      sys, perturbed_initial_state(sys.model, z0, perturbation, seed, index, &on_level_set, rp.perturbation_shape));
+  in.z = initial_augmented_state(sys, perturbed_initial_state(sys.model, z0, perturbation, seed, index, &on_level_set,
+                                                              rp.perturbation_shape));
   in.t = typename System::Real(0);
   in.h = rp.h;
   in.ctl = Dopri5Controller<typename System::Real>{};
@@ -66,9 +66,9 @@ CHENS_HD InstanceOf<System, Reference> make_instance(const System& sys, const Mo
     in.ref = Reference::make(model, phys, rp);
   }
   in.step = 0;
-  in.lost = !all_finite(in.z)  ? int(LostReason::non_finite)
-            : !on_level_set     ? int(LostReason::initial_projection)
-                                : int(LostReason::none);
+  in.lost = !all_finite(in.z) ? int(LostReason::non_finite)
+            : !on_level_set   ? int(LostReason::initial_projection)
+                              : int(LostReason::none);
   in.c = Counters{};
   return in;
 }
@@ -89,9 +89,8 @@ struct StepLimit {
 // methods with lanes). Per instance the arithmetic, projections, counters and lost-
 // instance rules do not depend on B. A lost instance stays frozen at its last finite state.
 template <int B, class System, class Method, class Inst>
-CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method,
-                                      const RunParams<typename System::Real>& rp, Inst* in, index_t k,
-                                      const StepLimit& limit = StepLimit{}) {
+CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
+                                      Inst* in, index_t k, const StepLimit& limit = StepLimit{}) {
   using Real = typename System::Real;
   using State = typename System::State;
   if constexpr (B > 1) {
@@ -162,9 +161,8 @@ CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method,
 
 // Adaptive methods (dopri5): advance one instance to sample time k, landing on it exactly.
 template <class System, class Method, class Inst>
-CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method,
-                                         const RunParams<typename System::Real>& rp, Inst& in, index_t k,
-                                         const StepLimit& limit = StepLimit{}) {
+CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
+                                         Inst& in, index_t k, const StepLimit& limit = StepLimit{}) {
   using Real = typename System::Real;
   using State = typename System::State;
   using std::fabs;
@@ -262,8 +260,8 @@ CHENS_HD bool integration_at_sample(const RunParams<Real>& rp, const Inst& in, i
 
 // Brings an instance's numerical reference (if it has one) to sample time k.
 template <class System, class Inst>
-CHENS_HD void advance_reference_to_sample(const System& sys, const RunParams<typename System::Real>& rp, Inst& in,
-                                          index_t k, index_t attempts = INT64_MAX) {
+CHENS_HD void advance_reference_to_sample(const System& sys, const RunParams<typename System::Real>& rp, Inst& in, index_t k,
+                                          index_t attempts = INT64_MAX) {
   if constexpr (decltype(in.ref)::advancing) {
     if (in.lost != int(LostReason::none) || !in.ref.enabled()) return;
     in.ref.advance(sys.model, rp, k, attempts);
@@ -275,8 +273,8 @@ CHENS_HD void advance_reference_to_sample(const System& sys, const RunParams<typ
 
 // The reference's part of a pass, once the instance's integration is at sample k (or lost).
 template <class System, class Inst>
-CHENS_HD bool reference_toward_sample(const System& sys, const RunParams<typename System::Real>& rp, Inst& in,
-                                      index_t k, const StepLimit& limit) {
+CHENS_HD bool reference_toward_sample(const System& sys, const RunParams<typename System::Real>& rp, Inst& in, index_t k,
+                                      const StepLimit& limit) {
   if constexpr (decltype(in.ref)::advancing) {
     if (in.lost != int(LostReason::none) || !in.ref.enabled()) return true;
     advance_reference_to_sample(sys, rp, in, k, limit.attempts);
@@ -306,8 +304,8 @@ CHENS_HD bool advance_toward_sample(const System& sys, const Method& method, con
 CHENS_HD inline bool diverged(const Metrics<double>& m, double energy0, double bound) {
   const double e_scale = energy0 > 1.0 ? energy0 : (energy0 < -1.0 ? -energy0 : 1.0);
   if (m.v[int(MetricId::energy_error)] > bound * e_scale) return true;
-  const MetricId ids[5] = {MetricId::integration_error, MetricId::phi, MetricId::psi,
-                           MetricId::linear_momentum_error, MetricId::angular_momentum_error};
+  const MetricId ids[5] = {MetricId::integration_error, MetricId::phi, MetricId::psi, MetricId::linear_momentum_error,
+                           MetricId::angular_momentum_error};
   bool over = false;
   for (int c = 0; c < 5; ++c) over = over || m.v[int(ids[c])] > bound;
   return over;

@@ -44,7 +44,7 @@ namespace chens {
 // Whether an instance in Real has first-passage checks: in float or double (the flop-counting
 // test's instrumented number type has none).
 template <class Real>
-inline constexpr bool passage_checked_v = CHENS_PASSAGE_CHECKS && std::is_floating_point_v<Real>;
+inline constexpr bool passage_checked_v = CHENS_PASSAGE_CHECKS&& std::is_floating_point_v<Real>;
 
 // Whether what the per-instance driver steps carries passage times (an Instance does; a
 // thread group's stepping fields, ensemble/group_segment.hpp, do not: the GPU has no checks).
@@ -53,7 +53,7 @@ struct carries_passage : std::false_type {};
 template <class Inst>
 struct carries_passage<Inst, std::void_t<decltype(std::declval<Inst&>().passage)>> : std::true_type {};
 template <class Real, class Inst>
-inline constexpr bool passage_checked_in_v = passage_checked_v<Real> && carries_passage<Inst>::value;
+inline constexpr bool passage_checked_in_v = passage_checked_v<Real>&& carries_passage<Inst>::value;
 
 // The slots of the first-passage times: one per metric, then the loss.
 inline constexpr int passage_lost = metric_count;

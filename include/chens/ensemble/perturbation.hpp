@@ -65,10 +65,9 @@ CHENS_HD CHENS_FORCEINLINE int offset_sign(std::uint64_t seed, std::uint64_t ins
 }
 
 template <class Model>
-CHENS_HD typename Model::State perturbed_initial_state(const Model& model, const typename Model::State& z0,
-                                                       typename Model::Real delta, std::uint64_t seed,
-                                                       std::uint64_t instance, bool* on_level_set = nullptr,
-                                                       const PerturbationShape<typename Model::Real>& shape = {}) {
+CHENS_HD typename Model::State perturbed_initial_state(
+    const Model& model, const typename Model::State& z0, typename Model::Real delta, std::uint64_t seed,
+    std::uint64_t instance, bool* on_level_set = nullptr, const PerturbationShape<typename Model::Real>& shape = {}) {
   using Real = typename Model::Real;
   using State = typename Model::State;
   if (on_level_set) *on_level_set = true;

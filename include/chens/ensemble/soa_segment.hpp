@@ -33,8 +33,7 @@ inline constexpr int soa_words = static_cast<int>(sizeof(T) / sizeof(std::uint64
 
 // Words [w0, w1) of instance i between a structure of arrays and an instance.
 template <class T>
-CHENS_HD CHENS_FORCEINLINE void soa_load(const std::uint64_t* soa, std::uint64_t n, std::uint64_t i, T& t, int w0,
-                                         int w1) {
+CHENS_HD CHENS_FORCEINLINE void soa_load(const std::uint64_t* soa, std::uint64_t n, std::uint64_t i, T& t, int w0, int w1) {
   CHENS_UNROLL
   for (int w = w0; w < w1; ++w) {
     const std::uint64_t x = soa[static_cast<std::uint64_t>(w) * n + i];
@@ -43,8 +42,7 @@ CHENS_HD CHENS_FORCEINLINE void soa_load(const std::uint64_t* soa, std::uint64_t
 }
 
 template <class T>
-CHENS_HD CHENS_FORCEINLINE void soa_store(std::uint64_t* soa, std::uint64_t n, std::uint64_t i, const T& t, int w0,
-                                          int w1) {
+CHENS_HD CHENS_FORCEINLINE void soa_store(std::uint64_t* soa, std::uint64_t n, std::uint64_t i, const T& t, int w0, int w1) {
   CHENS_UNROLL
   for (int w = w0; w < w1; ++w) {
     std::uint64_t x;
@@ -94,14 +92,12 @@ struct SplitWords {
 
 // The counters the lean loop moves (c: one call's), added to instance i's in place.
 template <class Inst>
-CHENS_HD CHENS_FORCEINLINE void add_lean_counters(std::uint64_t* soa, std::uint64_t n, std::uint64_t i,
-                                                  const Counters& c) {
+CHENS_HD CHENS_FORCEINLINE void add_lean_counters(std::uint64_t* soa, std::uint64_t n, std::uint64_t i, const Counters& c) {
   using W = SplitWords<Inst>;
   soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, steps))) * n + i] += c.steps;
   soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, rhs_evaluations))) * n + i] += c.rhs_evaluations;
   if (c.momentum_projections)
-    soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, momentum_projections))) * n + i] +=
-        c.momentum_projections;
+    soa[static_cast<std::uint64_t>(W::counter(offsetof(Counters, momentum_projections))) * n + i] += c.momentum_projections;
 }
 
 // The GPU's split path, one row at a time (kernels/ensemble_kernels.cuh): instance i to sample
@@ -135,8 +131,7 @@ CHENS_HD CHENS_FORCEINLINE void lean_step_soa(const System& sys, const RunParams
 // emit(k, measured, metrics, instance).
 template <class System, class Inst, class Emit>
 CHENS_HD CHENS_FORCEINLINE void measure_soa(const System& sys, const RunParams<typename System::Real>& rp,
-                                            std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k,
-                                            Emit&& emit) {
+                                            std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k, Emit&& emit) {
   using Words = InstanceWords<Inst>;
   using W = SplitWords<Inst>;
   constexpr bool advancing = decltype(Inst::ref)::advancing;
@@ -160,8 +155,7 @@ CHENS_HD CHENS_FORCEINLINE void measure_soa(const System& sys, const RunParams<t
 // (and its reference) is at sample k.
 template <class System, class Method, class Inst>
 CHENS_HD bool advance_partial_soa(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
-                                  std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k,
-                                  const StepLimit& limit) {
+                                  std::uint64_t* soa, std::uint64_t n, std::uint64_t i, index_t k, const StepLimit& limit) {
   using Words = InstanceWords<Inst>;
   // Stepping reads and writes the stepping fields and counters only (as in
   // advance_segment_soa); an advancing reference needs the whole instance.

@@ -157,12 +157,12 @@ struct SliceVec {
 
 template <class Real, int N, class Group>
 CHENS_HD CHENS_FORCEINLINE SliceVec<Real, N, Group> operator+(const SliceVec<Real, N, Group>& a,
-                                                             const SliceVec<Real, N, Group>& b) {
+                                                              const SliceVec<Real, N, Group>& b) {
   return {a.local + b.local};
 }
 template <class Real, int N, class Group>
 CHENS_HD CHENS_FORCEINLINE SliceVec<Real, N, Group> operator-(const SliceVec<Real, N, Group>& a,
-                                                             const SliceVec<Real, N, Group>& b) {
+                                                              const SliceVec<Real, N, Group>& b) {
   return {a.local - b.local};
 }
 template <class Real, int N, class Group>
@@ -171,7 +171,7 @@ CHENS_HD CHENS_FORCEINLINE SliceVec<Real, N, Group> operator*(const Real& s, con
 }
 template <class Real, int N, class Group>
 CHENS_HD CHENS_FORCEINLINE SliceVec<Real, N, Group> axpy(const SliceVec<Real, N, Group>& a, const Real& s,
-                                                        const SliceVec<Real, N, Group>& b) {
+                                                         const SliceVec<Real, N, Group>& b) {
   return {axpy(a.local, s, b.local)};
 }
 // The largest |component| over the whole vector: the lanes' maxima, maximised (exact).

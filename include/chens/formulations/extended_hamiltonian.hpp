@@ -16,9 +16,8 @@ namespace chens {
 
 template <class Model>
 struct ExtendedHamiltonian {
-  static_assert(sizeof(Model) == 0,
-                "the extended-Hamiltonian formulation needs derivatives of C^-1; "
-                "chens provides them for the pendulum only");
+  static_assert(sizeof(Model) == 0, "the extended-Hamiltonian formulation needs derivatives of C^-1; "
+                                    "chens provides them for the pendulum only");
 };
 
 template <class Real_, bool Unit>

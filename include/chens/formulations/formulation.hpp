@@ -57,8 +57,7 @@ CHENS_HD CHENS_NOINLINE void rhs_out_of_line(const System& sys, const typename S
 // Inline = true inlines any size: the GPU's lean step kernels (ensemble/lean_steps.hpp),
 // where a call would pass the state through the stack at every stage.
 template <bool Inline = false, class System>
-CHENS_HD CHENS_FORCEINLINE void eval_rhs(const System& sys, const typename System::State& z,
-                                         typename System::State& dz) {
+CHENS_HD CHENS_FORCEINLINE void eval_rhs(const System& sys, const typename System::State& z, typename System::State& dz) {
   if constexpr (Inline || System::State::size <= inline_rhs_max_state) {
     sys.rhs(z, dz);
   } else {

@@ -70,9 +70,9 @@ struct HamiltonDirac<Pendulum<Real_, Unit>> {
     const Real x = z[0], y = z[1], px = z[2], py = z[3];
     const Real m = model.mass(), g = model.gravity();
     const Real im = Real(1) / m;
-    const Real v0 = im * px, v1 = im * py;                    // v = M^-1 p
-    const Real f = m / fmadd(x, x, y * y);                    // Q^-1 = m / |q|^2
-    const Real nu = (fmadd(x, px, y * py) * im) * f;          // Q^-1 psi
+    const Real v0 = im * px, v1 = im * py;            // v = M^-1 p
+    const Real f = m / fmadd(x, x, y * y);            // Q^-1 = m / |q|^2
+    const Real nu = (fmadd(x, px, y * py) * im) * f;  // Q^-1 psi
     const Real s = fmadd(px, px, py * py);
     // Q^-1 {psi, H} = (|p|^2 / m^2 - g y) m / |q|^2; the unit pendulum's s - y is the
     // general fused product's value when m = g = 1 (exact products).
@@ -82,14 +82,14 @@ struct HamiltonDirac<Pendulum<Real_, Unit>> {
     } else {
       bracket = fmsub(im * im, s, g * y);
     }
-    const Real rhs_l = -(bracket * f);                        // -lambda
+    const Real rhs_l = -(bracket * f);  // -lambda
     dz[0] = im * fnmadd(nu, x, px);
     dz[1] = im * fnmadd(nu, y, py);
-    dz[2] = fmadd(rhs_l, x, nu * v0) - Real(0);               // - dV/dx, as the generic code (exact)
+    dz[2] = fmadd(rhs_l, x, nu * v0) - Real(0);  // - dV/dx, as the generic code (exact)
     if constexpr (Unit) {
       dz[3] = fmadd(rhs_l, y, nu * v1) - Real(1);
     } else {
-      dz[3] = fmadd(rhs_l, y, nu * v1) - mul_rn(m, g);       // mul_rn: never fused into the subtraction
+      dz[3] = fmadd(rhs_l, y, nu * v1) - mul_rn(m, g);  // mul_rn: never fused into the subtraction
     }
   }
   CHENS_HD CHENS_FORCEINLINE State physical(const State& z) const { return z; }

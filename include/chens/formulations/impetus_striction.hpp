@@ -15,8 +15,7 @@ namespace chens {
 
 // Physical state of an impetus state (000 eq. 26): q = q*, p = p* - J^T lambda.
 template <class Model>
-CHENS_HD CHENS_FORCEINLINE typename Model::State impetus_to_physical(const Model& model,
-                                                                    const typename Model::State& z) {
+CHENS_HD CHENS_FORCEINLINE typename Model::State impetus_to_physical(const Model& model, const typename Model::State& z) {
   const auto q = Model::q_of(z);
   const auto lam = model.gram_solve(q, model.psi(z));
   return Model::join(q, Model::p_of(z) - model.jac_t_mul(q, lam));

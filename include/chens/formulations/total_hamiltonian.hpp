@@ -17,9 +17,8 @@ namespace chens {
 
 template <class Model>
 struct TotalHamiltonian {
-  static_assert(sizeof(Model) == 0,
-                "the total-Hamiltonian formulation needs closed-form multiplier gradients; "
-                "chens provides them for the pendulum only");
+  static_assert(sizeof(Model) == 0, "the total-Hamiltonian formulation needs closed-form multiplier gradients; "
+                                    "chens provides them for the pendulum only");
 };
 
 template <class Real_, bool Unit>

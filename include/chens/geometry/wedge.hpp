@@ -110,8 +110,8 @@ CHENS_HD CHENS_FORCEINLINE typename System::State initial_augmented_state(const 
   return z;
 }
 template <class Sys>
-CHENS_HD CHENS_FORCEINLINE typename TangentSystem<Sys>::State initial_augmented_state(
-    const TangentSystem<Sys>& sys, const typename Sys::State& z) {
+CHENS_HD CHENS_FORCEINLINE typename TangentSystem<Sys>::State initial_augmented_state(const TangentSystem<Sys>& sys,
+                                                                                      const typename Sys::State& z) {
   return sys.with_initial_tangents(z);
 }
 
@@ -142,8 +142,8 @@ struct TangentStepper {
   Method inner;
 
   template <class Sys>
-  CHENS_HD StepStatus step(const TangentSystem<Sys>& sys, const typename TangentSystem<Sys>::State& Z,
-                           typename Sys::Real h, typename TangentSystem<Sys>::State& Z_new) const {
+  CHENS_HD StepStatus step(const TangentSystem<Sys>& sys, const typename TangentSystem<Sys>::State& Z, typename Sys::Real h,
+                           typename TangentSystem<Sys>::State& Z_new) const {
     using Dual = typename TangentSystem<Sys>::Dual;
     const auto dsys = sys.dual();
     const auto m = rebound_method<Dual>(inner);

@@ -24,9 +24,8 @@ struct ExplicitRk {
   // Per lane the arithmetic is exactly that of B = 1, which the GPU runs (one instance per
   // thread). z is left untouched so that a failed step can be discarded.
   template <int B, class System>
-  CHENS_HD CHENS_FORCEINLINE void step_lanes(const System& sys, const typename System::State* z,
-                                             typename System::Real h, typename System::State* z_new,
-                                             StepStatus* st) const {
+  CHENS_HD CHENS_FORCEINLINE void step_lanes(const System& sys, const typename System::State* z, typename System::Real h,
+                                             typename System::State* z_new, StepStatus* st) const {
     using Real = typename System::Real;
 #if defined(CHENS_HAS_D2)
     // CPU: pairs of lanes share SSE2 registers when the system can be rebound to D2;
@@ -64,8 +63,8 @@ struct ExplicitRk {
   }
 
   template <class System>
-  CHENS_HD CHENS_FORCEINLINE StepStatus step(const System& sys, const typename System::State& z,
-                                             typename System::Real h, typename System::State& z_new) const {
+  CHENS_HD CHENS_FORCEINLINE StepStatus step(const System& sys, const typename System::State& z, typename System::Real h,
+                                             typename System::State& z_new) const {
     StepStatus st;
     step_lanes<1>(sys, &z, h, &z_new, &st);
     return st;
@@ -75,8 +74,8 @@ struct ExplicitRk {
   // lean fixed-step loop (ensemble/lean_steps.hpp) counts the evaluations itself and tests
   // finiteness once per segment.
   template <bool InlineRhs = false, class System>
-  CHENS_HD CHENS_FORCEINLINE static void advance(const System& sys, const typename System::State& z,
-                                                 typename System::Real h, typename System::State& z_new) {
+  CHENS_HD CHENS_FORCEINLINE static void advance(const System& sys, const typename System::State& z, typename System::Real h,
+                                                 typename System::State& z_new) {
     advance_lanes<1, InlineRhs>(sys, &z, h, &z_new);
   }
 

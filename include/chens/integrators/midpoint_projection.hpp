@@ -24,10 +24,10 @@ struct MidpointProjection {
   static constexpr bool adaptive = false;
   static constexpr bool has_lanes = false;
   static constexpr int order = 2;
-  Real tol;                  // fixed-point iteration on the stage
+  Real tol;  // fixed-point iteration on the stage
   int max_iterations;
-  bool position;             // project the stage's positions (Newton, projection_tol)
-  bool momentum;             // project the stage's momenta (exact)
+  bool position;  // project the stage's positions (Newton, projection_tol)
+  bool momentum;  // project the stage's momenta (exact)
   Real projection_tol;
   int projection_max_iterations;
 
@@ -37,8 +37,7 @@ struct MidpointProjection {
   }
 
   template <class System>
-  CHENS_HD StepStatus step(const System& sys, const typename System::State& z, Real h,
-                           typename System::State& z_new) const {
+  CHENS_HD StepStatus step(const System& sys, const typename System::State& z, Real h, typename System::State& z_new) const {
     using State = typename System::State;
     StepStatus st;
     State W = z;

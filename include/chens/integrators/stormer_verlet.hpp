@@ -19,8 +19,8 @@ struct StormerVerlet {
   static constexpr int order = 2;
 
   template <class System>
-  CHENS_HD CHENS_FORCEINLINE StepStatus step(const System& sys, const typename System::State& z,
-                                             typename System::Real h, typename System::State& z_new) const {
+  CHENS_HD CHENS_FORCEINLINE StepStatus step(const System& sys, const typename System::State& z, typename System::Real h,
+                                             typename System::State& z_new) const {
     static_assert(System::separable, "Stormer-Verlet needs a separable Hamiltonian (the penalty model)");
     using Real = typename System::Real;
     using Model = decltype(sys.model);

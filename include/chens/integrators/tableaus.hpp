@@ -29,9 +29,7 @@ struct Rk2Tableau {
 struct Rk4Tableau {
   static constexpr int stages = 4, order = 4;
   static constexpr const char* name = "rk4";
-  CHENS_HD static constexpr double a(int i, int j) {
-    return (i == j + 1) ? (i == 3 ? 1.0 : 0.5) : 0.0;
-  }
+  CHENS_HD static constexpr double a(int i, int j) { return (i == j + 1) ? (i == 3 ? 1.0 : 0.5) : 0.0; }
   CHENS_HD static constexpr double b(int i) { return (i == 0 || i == 3) ? 1.0 / 6.0 : 1.0 / 3.0; }
   CHENS_HD static constexpr double c(int i) { return i == 0 ? 0.0 : (i == 3 ? 1.0 : 0.5); }
 };
@@ -107,9 +105,7 @@ struct Gauss2Tableau {
   static constexpr const char* name = "gauss2";
   // sqrt(3)/6 to 21 digits.
   static constexpr double r = 0.288675134594812882254574390251;
-  CHENS_HD static constexpr double a(int i, int j) {
-    return i == j ? 0.25 : (i == 0 ? 0.25 - r : 0.25 + r);
-  }
+  CHENS_HD static constexpr double a(int i, int j) { return i == j ? 0.25 : (i == 0 ? 0.25 - r : 0.25 + r); }
   CHENS_HD static constexpr double b(int) { return 0.5; }
   CHENS_HD static constexpr double c(int i) { return i == 0 ? 0.5 - r : 0.5 + r; }
 };

@@ -66,6 +66,8 @@ struct Dual2 {
 
 // The value part; plain numbers are their own value.
 template <class Real>
-CHENS_HD CHENS_FORCEINLINE Real value_of(const Dual2<Real>& x) { return x.v; }
+CHENS_HD CHENS_FORCEINLINE Real value_of(const Dual2<Real>& x) {
+  return x.v;
+}
 
 }  // namespace chens

@@ -64,8 +64,8 @@ using jet_base_t = typename jet_base<T>::type;
 template <int K>
 using jet_mask_t = std::conditional_t<(K <= 32), unsigned, unsigned long long>;
 template <int K>
-inline constexpr jet_mask_t<K> jet_all_directions =
-    K == 8 * int(sizeof(jet_mask_t<K>)) ? ~jet_mask_t<K>(0) : ((jet_mask_t<K>(1) << K) - 1);
+inline constexpr jet_mask_t<K> jet_all_directions = K == 8 * int(sizeof(jet_mask_t<K>)) ? ~jet_mask_t<K>(0)
+                                                                                        : ((jet_mask_t<K>(1) << K) - 1);
 
 // Structural zeros: a sparse jet's mask has bit k clear when d[k] is exactly zero because no
 // seeded variable reaches it (a constant, or a coordinate seeded along other directions), and
@@ -154,8 +154,8 @@ struct Jet : JetMask<jet_mask_t<K>, jet_all_directions<K>, jet_is_sparse<K>> {
     Jet r;
     r.v = a.v + b.v;
     if constexpr (sparse) {
-      zip(r, a, b, [](const T& x, const T& y) { return x + y; }, [](const T& x) { return x; },
-          [](const T& y) { return y; });
+      zip(
+          r, a, b, [](const T& x, const T& y) { return x + y; }, [](const T& x) { return x; }, [](const T& y) { return y; });
     } else {
       for (int k = 0; k < K; ++k) r.d[k] = a.d[k] + b.d[k];
     }
@@ -165,7 +165,8 @@ struct Jet : JetMask<jet_mask_t<K>, jet_all_directions<K>, jet_is_sparse<K>> {
     Jet r;
     r.v = a.v - b.v;
     if constexpr (sparse) {
-      zip(r, a, b, [](const T& x, const T& y) { return x - y; }, [](const T& x) { return x; },
+      zip(
+          r, a, b, [](const T& x, const T& y) { return x - y; }, [](const T& x) { return x; },
           [](const T& y) { return -y; });
     } else {
       for (int k = 0; k < K; ++k) r.d[k] = a.d[k] - b.d[k];
@@ -182,7 +183,8 @@ struct Jet : JetMask<jet_mask_t<K>, jet_all_directions<K>, jet_is_sparse<K>> {
     Jet r;
     r.v = a.v * b.v;
     if constexpr (sparse) {
-      zip(r, a, b, [&](const T& x, const T& y) { return x * b.v + a.v * y; }, [&](const T& x) { return x * b.v; },
+      zip(
+          r, a, b, [&](const T& x, const T& y) { return x * b.v + a.v * y; }, [&](const T& x) { return x * b.v; },
           [&](const T& y) { return a.v * y; });
     } else {
       for (int k = 0; k < K; ++k) r.d[k] = a.d[k] * b.v + a.v * b.d[k];
@@ -194,7 +196,8 @@ struct Jet : JetMask<jet_mask_t<K>, jet_all_directions<K>, jet_is_sparse<K>> {
     r.v = a.v / b.v;
     if constexpr (sparse) {
       const T rv = r.v;
-      zip(r, a, b, [&](const T& x, const T& y) { return (x - rv * y) / b.v; }, [&](const T& x) { return x / b.v; },
+      zip(
+          r, a, b, [&](const T& x, const T& y) { return (x - rv * y) / b.v; }, [&](const T& x) { return x / b.v; },
           [&](const T& y) { return -(rv * y) / b.v; });
     } else {
       for (int k = 0; k < K; ++k) r.d[k] = (a.d[k] - r.v * b.d[k]) / b.v;
@@ -238,7 +241,8 @@ struct Jet : JetMask<jet_mask_t<K>, jet_all_directions<K>, jet_is_sparse<K>> {
   // takes the constants other than T (exact matches: no ambiguity between converting the
   // constant to T or to Jet).
   template <class S>
-  static constexpr bool other_constant = (std::is_arithmetic_v<S> || std::is_same_v<S, jet_base_t<T>>)&&!std::is_same_v<S, T>;
+  static constexpr bool other_constant = (std::is_arithmetic_v<S> ||
+                                          std::is_same_v<S, jet_base_t<T>>)&&!std::is_same_v<S, T>;
   CHENS_HD friend Jet operator+(const Jet& a, const T& c) {
     Jet r = a;
     r.v = a.v + c;
@@ -317,9 +321,7 @@ struct Jet : JetMask<jet_mask_t<K>, jet_all_directions<K>, jet_is_sparse<K>> {
     tangents_divided(r, a, c);
     return r;
   }
-  CHENS_HD friend Jet operator/(const T& c, const Jet& a) {
-    return Jet(T(c)) / a;
-  }
+  CHENS_HD friend Jet operator/(const T& c, const Jet& a) { return Jet(T(c)) / a; }
   template <class S, std::enable_if_t<other_constant<S>, int> = 0>
   CHENS_HD friend Jet operator/(const Jet& a, const S& c) {
     Jet r;

@@ -19,20 +19,4 @@ using D2 = Pack<2>;
 }  // namespace chens
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 #endif

@@ -58,21 +58,9 @@ struct Pack {
   CHENS_FORCEINLINE Pack(double x) : v(x - V{}) {}  // NOLINT
   CHENS_FORCEINLINE explicit Pack(V x) : v(x) {}
   // The general lane path's two-lane interface (explicit_rk.hpp).
-  CHENS_FORCEINLINE static Pack pack(double a, double b)
-    requires(W == 2)
-  {
-    return Pack(V{a, b});
-  }
-  CHENS_FORCEINLINE double lo() const
-    requires(W == 2)
-  {
-    return v[0];
-  }
-  CHENS_FORCEINLINE double hi() const
-    requires(W == 2)
-  {
-    return v[1];
-  }
+  CHENS_FORCEINLINE static Pack pack(double a, double b) requires(W == 2) { return Pack(V{a, b}); }
+  CHENS_FORCEINLINE double lo() const requires(W == 2) { return v[0]; }
+  CHENS_FORCEINLINE double hi() const requires(W == 2) { return v[1]; }
   // Hidden friends rather than templates, so that a double or an int converts to a Pack
   // (Real(2) * x written as 2 * x, dual numbers' integer constants: linalg/jet.hpp).
   friend CHENS_FORCEINLINE Pack operator+(Pack a, Pack b) { return Pack(a.v + b.v); }

@@ -19,8 +19,8 @@ namespace chens {
 // (diagonal 1/dinv[a], super-diagonal e[a], a = 0..M-2); sub[a] = A(a+1, a),
 // diag[a] = A(a, a), super[a] = A(a, a+1), sub[M-1] and super[M-1] unused.
 template <int M, class Real>
-CHENS_HD CHENS_FORCEINLINE void tridiagonal_factor(const Real* sub, const Real* diag, const Real* super, Real* l,
-                                                   Real* e, Real* dinv) {
+CHENS_HD CHENS_FORCEINLINE void tridiagonal_factor(const Real* sub, const Real* diag, const Real* super, Real* l, Real* e,
+                                                   Real* dinv) {
   Real d = diag[0];
   dinv[0] = Real(1) / d;
   l[0] = Real(0);
@@ -35,8 +35,7 @@ CHENS_HD CHENS_FORCEINLINE void tridiagonal_factor(const Real* sub, const Real* 
 
 // x = A^-1 r from the factor; x may be r itself (each r[a] is read before x[a] is written).
 template <int M, class Real>
-CHENS_HD CHENS_FORCEINLINE void tridiagonal_solve(const Real* l, const Real* e, const Real* dinv, const Real* r,
-                                                  Real* x) {
+CHENS_HD CHENS_FORCEINLINE void tridiagonal_solve(const Real* l, const Real* e, const Real* dinv, const Real* r, Real* x) {
   x[0] = r[0];
   for (int a = 1; a < M; ++a) x[a] = r[a] - l[a] * x[a - 1];
   x[M - 1] = x[M - 1] * dinv[M - 1];

@@ -65,7 +65,7 @@ template <class S, class = void>
 struct has_angular_momentum : std::false_type {};
 template <class S>
 struct has_angular_momentum<S, std::void_t<decltype(S::template angular_momentum<double>(
-                                   Vec<double, parameter_count<S>::value < 1 ? 1 : parameter_count<S>::value>{},
+                                   Vec < double, parameter_count<S>::value<1 ? 1 : parameter_count<S>::value>{},
                                    Vec<double, S::dof>{}, Vec<double, S::dof>{}))>> : std::true_type {};
 template <class S, class = void>
 struct has_constraint_scale : std::false_type {};
@@ -108,7 +108,7 @@ struct AutoModel {
   using CrossGram = DenseLu<Real, constraints>;
   using spec_type = Spec;
 
-  Params k;        // the parameters' values, in the order of Spec::parameters
+  Params k;         // the parameters' values, in the order of Spec::parameters
   Coords inv_mass;  // M^-1's diagonal, from Spec::mass
 
   CHENS_HD static AutoModel make(const Params& k) {
@@ -121,8 +121,8 @@ struct AutoModel {
   // The same model over another arithmetic type: double (the diagnostics of every run), the
   // CPU lanes' D2 (two instances per SSE2 register) where the spec allows it.
   template <class R>
-  using rebind = std::enable_if_t<std::is_floating_point_v<R> || auto_model_detail::cpu_lanes<Spec>::value,
-                                  AutoModel<Spec, R>>;
+  using rebind =
+      std::enable_if_t<std::is_floating_point_v<R> || auto_model_detail::cpu_lanes<Spec>::value, AutoModel<Spec, R>>;
   template <class R>
   CHENS_HD AutoModel<Spec, R> rebound() const {
     AutoModel<Spec, R> m;
@@ -267,8 +267,8 @@ struct AutoModel {
   // are the rows of J, their inner tangents Hess(phi_a) v, the value's inner tangent J v.
   struct Local {
     Jacobian jac;
-    Multipliers jv;                // J v
-    Real hv[constraints][dof];     // Hess(phi_a) v
+    Multipliers jv;             // J v
+    Real hv[constraints][dof];  // Hess(phi_a) v
   };
   CHENS_HD CHENS_FORCEINLINE Local local(const Coords& q, const Coords& v) const {
     using I = Jet<Real, 1>;
@@ -329,9 +329,7 @@ struct AutoModel {
   CHENS_HD Gram gram(const Coords& q) const { return Gram::factor(gram_matrix(q)); }
   CHENS_HD Multipliers gram_solve(const Coords& q, const Multipliers& r) const { return gram(q).solve(r); }
   // RATTLE's Newton matrix (integrators/rattle.hpp).
-  CHENS_HD CrossGram cross_gram(const Coords& qa, const Coords& qb) const {
-    return CrossGram::factor(cross_matrix(qa, qb));
-  }
+  CHENS_HD CrossGram cross_gram(const Coords& qa, const Coords& qb) const { return CrossGram::factor(cross_matrix(qa, qb)); }
 
   // {psi_a, H} = v^T Hess(phi_a) v - J_a M^-1 grad V, given gV = grad V (002 eq. 45's form).
   CHENS_HD Multipliers psi_h_bracket(const State& z, const Coords& gV) const {

@@ -114,8 +114,8 @@ struct ChainSlice {
   using State = sliced_vec_t<Real, state_size, Group>;
   using Coords = sliced_vec_t<Real, dof, Group>;
   using Multipliers = sliced_vec_t<Real, constraints, Group>;
-  using Gram = std::conditional_t<G == 1, TridiagonalFactor<Real, N_ - 1>,
-                                  GroupTridiagonal<Real, N_ - 1, constraints, Group>>;
+  using Gram =
+      std::conditional_t<G == 1, TridiagonalFactor<Real, N_ - 1>, GroupTridiagonal<Real, N_ - 1, constraints, Group>>;
 
   // Inverse masses 1/m_i of this lane's atoms, and for G >= 2 that of the next lane's first
   // atom (w[A]; 0 on the last lane).

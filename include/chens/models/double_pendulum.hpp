@@ -153,8 +153,8 @@ struct DoublePendulum {
   // with angular velocity omega: v1 = (0, -omega l1), v2 = (0, -omega (l1 + l2)), p = M v.
   // Then phi = 0 and psi = 0 exactly (q1 . v1 = 0, d . (v2 - v1) = 0).
   CHENS_HD static State default_initial(const DoublePendulum& m, Real omega = Real(1)) {
-    return State{{m.l1, Real(0), m.l1 + m.l2, Real(0), Real(0), -m.m1 * omega * m.l1, Real(0),
-                  -m.m2 * omega * (m.l1 + m.l2)}};
+    return State{
+        {m.l1, Real(0), m.l1 + m.l2, Real(0), Real(0), -m.m1 * omega * m.l1, Real(0), -m.m2 * omega * (m.l1 + m.l2)}};
   }
 };
 

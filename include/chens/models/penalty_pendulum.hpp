@@ -62,9 +62,7 @@ struct PenaltyPendulum : Pendulum<Real_> {
     using std::exp;
     return constraint == PenaltyConstraint::g1 ? exp(q[0] / this->l) : Real(1);
   }
-  CHENS_HD Real c_of(const Coords& q) const {
-    return stretch(q) * (q[0] * q[0] + q[1] * q[1] - this->l * this->l);
-  }
+  CHENS_HD Real c_of(const Coords& q) const { return stretch(q) * (q[0] * q[0] + q[1] * q[1] - this->l * this->l); }
   CHENS_HD Real potential(const Coords& q) const {
     const Real c = c_of(q);
     return this->m * this->g * q[1] + mu * c * c;

@@ -42,13 +42,16 @@ struct Pendulum {
 
   // The parameters as the equations use them: the fields, or 1 for a unit pendulum.
   CHENS_HD CHENS_FORCEINLINE Real mass() const {
-    if constexpr (Unit) return Real(1); else return m;
+    if constexpr (Unit) return Real(1);
+    else return m;
   }
   CHENS_HD CHENS_FORCEINLINE Real length() const {
-    if constexpr (Unit) return Real(1); else return l;
+    if constexpr (Unit) return Real(1);
+    else return l;
   }
   CHENS_HD CHENS_FORCEINLINE Real gravity() const {
-    if constexpr (Unit) return Real(1); else return g;
+    if constexpr (Unit) return Real(1);
+    else return g;
   }
   // Whether the parameters are the papers' m = l = g = 1 (then as_unit() may be used).
   CHENS_HD bool has_unit_parameters() const { return m == Real(1) && l == Real(1) && g == Real(1); }
@@ -83,13 +86,9 @@ struct Pendulum {
     return Multipliers{{(q[0] * q[0] + q[1] * q[1] - length() * length()) / Real(2)}};
   }
   // J v with J = grad phi = q^T.
-  CHENS_HD Multipliers jac_mul(const Coords& q, const Coords& v) const {
-    return Multipliers{{q[0] * v[0] + q[1] * v[1]}};
-  }
+  CHENS_HD Multipliers jac_mul(const Coords& q, const Coords& v) const { return Multipliers{{q[0] * v[0] + q[1] * v[1]}}; }
   // J^T lambda.
-  CHENS_HD Coords jac_t_mul(const Coords& q, const Multipliers& lam) const {
-    return Coords{{lam[0] * q[0], lam[0] * q[1]}};
-  }
+  CHENS_HD Coords jac_t_mul(const Coords& q, const Multipliers& lam) const { return Coords{{lam[0] * q[0], lam[0] * q[1]}}; }
   // sum_a lambda_a Hess(phi_a) v; Hess(phi) = I for the pendulum.
   CHENS_HD Coords hess_phi_mul(const Coords&, const Multipliers& lam, const Coords& v) const {
     return Coords{{lam[0] * v[0], lam[0] * v[1]}};
@@ -108,7 +107,9 @@ struct Pendulum {
   };
   CHENS_HD Gram gram(const Coords& q) const { return Gram{mass() / fmadd(q[0], q[0], q[1] * q[1])}; }
   // J(qa) M^-1 J(qb)^T = qa . qb / m (RATTLE's Newton matrix).
-  CHENS_HD Gram cross_gram(const Coords& qa, const Coords& qb) const { return Gram{mass() / (qa[0] * qb[0] + qa[1] * qb[1])}; }
+  CHENS_HD Gram cross_gram(const Coords& qa, const Coords& qb) const {
+    return Gram{mass() / (qa[0] * qb[0] + qa[1] * qb[1])};
+  }
   // Solve Q x = rhs with Q = J M^-1 J^T = (x^2 + y^2) / m (002 eq. 28, 001 Prop. 2's R).
   // rhs * (m / |q|^2): the factor is the same expression in every solve at q, so the
   // compiler computes its one division once per right-hand side.

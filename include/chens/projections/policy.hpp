@@ -20,8 +20,7 @@ namespace chens {
 // With midpoint (stage) projection (integrators/midpoint_projection.hpp) the step itself
 // projects and the end point is left alone.
 template <class System, class RP>
-CHENS_HD CHENS_FORCEINLINE bool apply_projections(const System& sys, const RP& rp, typename System::State& z,
-                                                  Counters& c) {
+CHENS_HD CHENS_FORCEINLINE bool apply_projections(const System& sys, const RP& rp, typename System::State& z, Counters& c) {
   using Model = decltype(sys.model);
   if (rp.stage_projection) return false;
   bool changed = false;

@@ -41,8 +41,7 @@ CHENS_HD Real carlson_rf(Real x, Real y, Real z) {
   }
   const Real e2 = dx * dy - dz * dz;
   const Real e3 = dx * dy * dz;
-  return (Real(1) + (Real(1) / Real(24) * e2 - Real(0.1) - Real(3) / Real(44) * e3) * e2 +
-          Real(1) / Real(14) * e3) /
+  return (Real(1) + (Real(1) / Real(24) * e2 - Real(0.1) - Real(3) / Real(44) * e3) * e2 + Real(1) / Real(14) * e3) /
          sqrt(a);
 }
 
@@ -127,8 +126,8 @@ CHENS_HD JacobiSnCnDn<Real> jacobi(Real u, Real m, Real kk) {
 template <class Real>
 struct JacobiTheta {
   static constexpr int max_terms = 8;
-  Real q;       // nome
-  Real z_per_u; // pi / (2K)
+  Real q;        // nome
+  Real z_per_u;  // pi / (2K)
   Real c_sn, c_cn, c_dn;
   bool usable;  // false: use jacobi() (the AGM) instead
 
@@ -140,10 +139,10 @@ struct JacobiTheta {
     using std::sin;
     const Real s = sin(z), c = cos(z);
     const Real c2 = c * c - s * s, s2 = Real(2) * s * c;  // e^{2iz}
-    Real co = c, so = s;                                     // e^{i(2n+1)z}
-    Real ce = c2, se = s2;                                   // e^{i 2n z}
-    Real a = Real(1), b = q;  // q^(n(n+1)) from n = 0, q^(n^2) from n = 1
-    Real q2n = q * q;         // q^(2n) for n = 1
+    Real co = c, so = s;                                  // e^{i(2n+1)z}
+    Real ce = c2, se = s2;                                // e^{i 2n z}
+    Real a = Real(1), b = q;                              // q^(n(n+1)) from n = 0, q^(n^2) from n = 1
+    Real q2n = q * q;                                     // q^(2n) for n = 1
     Sums r{so, co, Real(1), Real(1)};
     Real sign = Real(-1);
     for (int n = 1; n < max_terms; ++n) {

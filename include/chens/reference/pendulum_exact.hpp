@@ -30,17 +30,17 @@ struct PendulumExact {
   static constexpr bool available = true;
   static constexpr bool advancing = false;
   enum Regime : int { rest = 0, libration = 1, rotation = 2, separatrix = 3, free_rotation = 4 };
-  Real l, m;      // length and mass (to map back to Cartesian momenta)
-  Real w;         // sqrt(g / l)
-  Real param;     // elliptic parameter: kappa^2 (libration) or k^2 = 1/kappa^2 (rotation)
-  Real kk;        // K(param)
-  Real scale;     // kappa (libration), 1/k (rotation), 1 (separatrix)
-  Real u0;        // argument at t = 0
-  Real sign;      // direction of rotation (rotation, separatrix)
-  Real theta0;    // rest angle (rest)
+  Real l, m;                // length and mass (to map back to Cartesian momenta)
+  Real w;                   // sqrt(g / l)
+  Real param;               // elliptic parameter: kappa^2 (libration) or k^2 = 1/kappa^2 (rotation)
+  Real kk;                  // K(param)
+  Real scale;               // kappa (libration), 1/k (rotation), 1 (separatrix)
+  Real u0;                  // argument at t = 0
+  Real sign;                // direction of rotation (rotation, separatrix)
+  Real theta0;              // rest angle (rest)
   JacobiTheta<Real> theta;  // fast sn, cn, dn for this instance's parameter (when usable)
   int regime;
-  bool projected; // initial data were moved onto the constraint manifold
+  bool projected;  // initial data were moved onto the constraint manifold
   bool on = true;  // false: the run asked for no reference (RunParams::reference)
   CHENS_HD bool enabled() const { return on; }
 
@@ -61,7 +61,8 @@ struct PendulumExact {
   CHENS_HD Real period() const {
     if (regime == libration) return Real(4) * kk / w;
     if (regime == rotation) return Real(2) * kk * std::sqrt(param) / w;
-    if (regime == free_rotation && u0 != Real(0)) return Real(2) * Real(3.141592653589793238462643383279502884L) / std::fabs(u0);
+    if (regime == free_rotation && u0 != Real(0))
+      return Real(2) * Real(3.141592653589793238462643383279502884L) / std::fabs(u0);
     return std::numeric_limits<Real>::quiet_NaN();  // rest: undefined; separatrix: infinite
   }
 
