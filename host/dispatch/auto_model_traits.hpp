@@ -6,7 +6,10 @@
 
 #include <string>
 
+#include <chens/ensemble/instance.hpp>
+#include <chens/formulations/hamilton_dirac.hpp>
 #include <chens/models/auto_model.hpp>
+#include <chens/reference/numerical.hpp>
 
 #include "dispatch/model_traits.hpp"
 
