@@ -10,9 +10,9 @@
 # double_pendulum_description()). Every chens_system() of a type of that template then
 # includes only that model's traits.
 #
-# Each chens_system() call names a model type, the formulations it runs, the backends that have it and whether output.wedge's
-# tangent systems are built too. Every (backend, model, formulation, tangents) is one entry of
-# the list, instantiated by one line of a translation unit generated from
+# Each chens_system() call names a model type, the formulations it runs, the backends that
+# have it and whether output.wedge's tangent systems are built too. Every (backend, model,
+# formulation, tangents) is one entry of the list, instantiated by one line of a translation unit generated from
 # host/dispatch/system_unit.in (a .cpp for the CPU, a .cu for the GPU: the same template,
 # dispatch/make_engine.hpp). chens_systems_generate() writes generated/dispatch/system_list.hpp,
 # the list the one run_study (dispatch/system_dispatch.hpp) dispatches over, and sets
@@ -97,6 +97,10 @@ function(chens_model name)
   if(id IN_LIST kinds OR id STREQUAL "custom")
     message(FATAL_ERROR "chens_model(${name}): registered twice, or the user models' kind 'custom'")
   endif()
+  get_property(owner GLOBAL PROPERTY CHENS_MODEL_OF_${M_TEMPLATE})
+  if(owner)
+    message(FATAL_ERROR "chens_model(${name}): the template ${M_TEMPLATE} is model ${owner}'s already")
+  endif()
   foreach(f host/models/${id}.cpp host/models/${id}_traits.hpp)
     if(NOT EXISTS ${PROJECT_SOURCE_DIR}/${f})
       message(FATAL_ERROR "chens_model(${name}): ${f} is missing (docs/adding-a-model.md)")
@@ -105,6 +109,7 @@ function(chens_model name)
   set_property(GLOBAL APPEND PROPERTY CHENS_MODEL_KINDS ${id})
   set_property(GLOBAL APPEND PROPERTY CHENS_MODEL_SOURCES ${PROJECT_SOURCE_DIR}/host/models/${id}.cpp)
   set_property(GLOBAL PROPERTY CHENS_MODEL_TRAITS_OF_${M_TEMPLATE} models/${id}_traits.hpp)
+  set_property(GLOBAL PROPERTY CHENS_MODEL_OF_${M_TEMPLATE} ${name})
   list(LENGTH kinds value)
   set_property(GLOBAL APPEND_STRING PROPERTY CHENS_MODEL_ENUM "  ${id} = ${value},\n")
   set_property(GLOBAL APPEND_STRING PROPERTY CHENS_MODEL_NAMES "    case ModelKind::${id}: return \"${name}\";\n")

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The systems list's model registration (cmake/ChensSystems.cmake; docs/adding-a-model.md):
 #  1. chens_model() refuses what would build a broken registry, naming it: a model whose
-#     description or traits file is missing, a model.kind registered twice, a chens_system()
-#     of a template no chens_model() registered; and a well-formed registration configures,
-#     generating the ModelKind enumerators in the order of the calls.
+#     description or traits file is missing, a model.kind or a class template registered
+#     twice, a chens_system() of a template no chens_model() registered; and a well-formed
+#     registration configures, generating the ModelKind enumerators in the order of the calls.
 #  2. In this build (Ninja's dependency records), each system unit parses its own model's
 #     headers and no other model's: a pendulum unit no chain, chain slice, thread group or
 #     double pendulum header (issue 42: a unit includes its engine and its own model).
@@ -48,6 +48,8 @@ both="host/models/toy.cpp host/models/toy_traits.hpp"
 expect_refusal missing_traits 'chens_model(toy TEMPLATE Toy)' "host/models/toy_traits.hpp is missing" "host/models/toy.cpp"
 expect_refusal missing_description 'chens_model(toy TEMPLATE Toy)' "host/models/toy.cpp is missing" "host/models/toy_traits.hpp"
 expect_refusal twice $'chens_model(toy TEMPLATE Toy)\nchens_model(toy TEMPLATE Toy)' "chens_model(toy): registered twice" "$both"
+expect_refusal template_twice $'chens_model(toy TEMPLATE Toy)\nchens_model(other-toy TEMPLATE Toy)' \
+  "the template Toy is model toy's already" "$both host/models/other_toy.cpp host/models/other_toy_traits.hpp"
 expect_refusal unregistered_template $'chens_model(toy TEMPLATE Toy)\nchens_system(MODEL "Other<double>" FORMULATIONS dirac BACKENDS cpu)' \
   "no chens_model(... TEMPLATE Other)" "$both"
 expect_refusal bad_name 'chens_model(Toy_Model TEMPLATE Toy)' "a model.kind of lower-case letters" "$both"
