@@ -615,6 +615,13 @@ int one_pass(const std::string& name, int argc, char** argv) {
   for (int a = 1; a < argc; ++a) projall = projall || std::strcmp(argv[a], "--projall") == 0;
   const double tol = projall ? 0.0 : kProjectionTol;
   std::uint64_t proj = 0;
+  // A packed pass in an instruction set this CPU or build lacks would fault or trap.
+  for (int isa = 1; isa < chens::cpu_isa_count; ++isa)
+    if (name == std::string("chens_driver_packed_") + chens::cpu_isa_name(chens::CpuIsa(isa)))
+      if (const char* why = chens::cpu_isa_unavailable(chens::CpuIsa(isa))) {
+        std::fprintf(stderr, "--one-pass=%s: %s\n", name.c_str(), why);
+        return 2;
+      }
   if (name == "chens_driver") proj = chens_driver_pass(n, steps, false, tol).projections;
   else if (name == "chens_driver_lanes4") proj = chens_driver_lanes_pass<4>(n, steps, false, tol).projections;
   else if (name == "chens_driver_packed_sse2")

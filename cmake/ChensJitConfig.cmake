@@ -33,7 +33,7 @@ string(REGEX REPLACE " -MD| -MT [^ ]+| -MF [^ ]+" "" command "${command}")
 # ones (systems list, chain sizes), and the engine-support library's sources.
 file(GLOB_RECURSE sources "${SOURCE_DIR}/include/chens/*.hpp" "${SOURCE_DIR}/host/*.hpp"
      "${GENERATED_DIR}/dispatch/system_list.hpp" "${GENERATED_DIR}/dispatch/chain_sizes.hpp"
-     "${GENERATED_DIR}/dispatch/model_kind.hpp"
+     "${GENERATED_DIR}/dispatch/model_kind.hpp" "${GENERATED_DIR}/backends/cpu/cpu_isas_compiled.hpp"
      "${SOURCE_DIR}/host/dispatch/method_id.cpp" "${SOURCE_DIR}/host/backends/step_grid.cpp"
      "${SOURCE_DIR}/host/backends/parameter_laws.cpp" "${SOURCE_DIR}/host/backends/cpu/cpu_isa.cpp")
 list(SORT sources)

@@ -3,7 +3,8 @@
 // per-instance driver (advance_fixed_to_sample<1>, the scalar path) instance by instance,
 // and whole ensembles run with each instruction set forced (CHENS_CPU_ISA) against the same
 // ensemble run one instance at a time: states, step indices, times, counters, lost steps and
-// every sample statistic, bit for bit. Widths the CPU cannot run are skipped, saying so.
+// every sample statistic, bit for bit. Widths the CPU cannot run or the build did not compile
+// (CHENS_CPU_ISAS) are skipped, saying so.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -26,8 +27,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -156,7 +159,7 @@ LaneTally expect_packed_matches_scalar(const std::vector<System>& systems, const
 }
 
 #define CHENS_SKIP_UNLESS_WIDTH(W) \
-  if (!cpu_isa_supported(isa_of_width(W))) GTEST_SKIP() << cpu_isa_name(isa_of_width(W)) << ": this CPU cannot run it"
+  if (const char* why = cpu_isa_unavailable(isa_of_width(W))) GTEST_SKIP() << cpu_isa_name(isa_of_width(W)) << ": " << why
 
 // Every pendulum formulation, with each lane's own m, l, g and state (as [parameters] packs
 // them) and with one system in every lane, projections firing in some lanes and not others.
@@ -271,7 +274,8 @@ void blow_ups() {
 
 TEST(CpuLanes, LanesThatBlowUpAreLostAtTheScalarStep) {
   for (int w : {2, 4, 8})
-    if (!cpu_isa_supported(isa_of_width(w))) std::cout << "[ skipped width " << w << ": this CPU cannot run it ]\n";
+    if (const char* why = cpu_isa_unavailable(isa_of_width(w)))
+      std::cout << "[ skipped width " << w << ": " << why << " ]\n";
   blow_ups<2>();
   if (cpu_isa_supported(CpuIsa::avx2)) blow_ups<4>();
   if (cpu_isa_supported(CpuIsa::avx512)) blow_ups<8>();
@@ -439,8 +443,8 @@ EnsembleResult expect_every_isa_agrees(const Study& s, const std::string& what, 
   EXPECT_NE(scalar.device.find("scalar: one instance at a time"), std::string::npos) << scalar.device;
   for (int i = 1; i < cpu_isa_count; ++i) {
     const CpuIsa isa = CpuIsa(i);
-    if (!cpu_isa_supported(isa)) {
-      std::cout << "[ " << what << ": skipped " << cpu_isa_name(isa) << ", which this CPU cannot run ]\n";
+    if (const char* why = cpu_isa_unavailable(isa)) {
+      std::cout << "[ " << what << ": skipped " << cpu_isa_name(isa) << ": " << why << " ]\n";
       continue;
     }
     const ForcedIsa f(cpu_isa_name(isa));
@@ -556,6 +560,66 @@ TEST(CpuIsa, TheWidestSupportedIsChosenAndBadValuesAreRefused) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("CHENS_CPU_ISA = \"avx1024\""), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.str("out")));
+}
+
+// The choice among the sets compiled and those the CPU runs (cpu_isa_choose, masks bit i for
+// CpuIsa(i)), worked out by hand: the widest of both, a forced set either lacks refused
+// naming which, scalar always there.
+TEST(CpuIsa, TheChoiceTakesTheWidestSetBothTheBuildAndTheCpuHave) {
+  EXPECT_EQ(cpu_isa_choose(nullptr, 0b1111, 0b0111).isa, CpuIsa::avx2);
+  EXPECT_EQ(cpu_isa_choose("", 0b0111, 0b1111).isa, CpuIsa::avx2);
+  EXPECT_EQ(cpu_isa_choose(nullptr, 0b0011, 0b1111).isa, CpuIsa::sse2);
+  EXPECT_EQ(cpu_isa_choose(nullptr, 0b1001, 0b0111).isa, CpuIsa::scalar);
+  EXPECT_EQ(cpu_isa_choose(nullptr, 0b0101, 0b0111).isa, CpuIsa::avx2);
+  EXPECT_FALSE(cpu_isa_choose(nullptr, 0b1111, 0b0111).forced);
+  const CpuIsaChoice scalar = cpu_isa_choose("scalar", 0b0000, 0b0011);
+  EXPECT_EQ(scalar.isa, CpuIsa::scalar);
+  EXPECT_TRUE(scalar.forced);
+  EXPECT_EQ(scalar.error, "");
+  EXPECT_EQ(cpu_isa_choose("sse2", 0b0011, 0b0011).isa, CpuIsa::sse2);
+
+  const CpuIsaChoice left_out = cpu_isa_choose("avx2", 0b0011, 0b0111);
+  EXPECT_EQ(left_out.error,
+            "CHENS_CPU_ISA = \"avx2\": this build did not compile the lanes for avx2 (it has scalar, sse2; the CMake "
+            "option CHENS_CPU_ISAS chooses them)");
+  const CpuIsaChoice not_here = cpu_isa_choose("avx512", 0b1111, 0b0111);
+  EXPECT_EQ(not_here.error, "CHENS_CPU_ISA = \"avx512\": this CPU cannot run avx512 (it supports up to avx2)");
+  // A set neither has: the CPU's lack is what is said (no build would help).
+  EXPECT_NE(cpu_isa_choose("avx512", 0b0111, 0b0111).error.find("this CPU cannot run avx512"), std::string::npos);
+  EXPECT_NE(cpu_isa_choose("avx", 0b1111, 0b1111).error.find("is not an instruction set chens knows"), std::string::npos);
+}
+
+// This build's sets are the ones CMake resolved CHENS_CPU_ISAS to (the definition reaches the
+// units), and the set in use is the widest of those the CPU runs, read apart from chens from
+// the kernel's account of the CPU (/proc/cpuinfo).
+TEST(CpuIsa, TheBuildsSetsAreCHENS_CPU_ISASAndTheCpusOwnAreReadFromTheKernel) {
+  EXPECT_EQ(cpu_isas_compiled_names(), CHENS_TEST_CPU_ISAS_NAMES);
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  bool flags_read = false, avx2 = false, avx512f = false;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("flags", 0) == 0) {
+      flags_read = true;
+      std::istringstream words(line);
+      for (std::string w; words >> w;) {
+        avx2 = avx2 || w == "avx2";
+        avx512f = avx512f || w == "avx512f";
+      }
+      break;
+    }
+  if (!flags_read) GTEST_SKIP() << "no /proc/cpuinfo flags line to read the CPU's sets from";
+  const unsigned runs = 0b0011u | (avx2 ? 0b0100u : 0u) | (avx512f ? 0b1000u : 0u);
+  EXPECT_EQ(cpu_isas_this_cpu_runs(), runs);
+  ::unsetenv("CHENS_CPU_ISA");
+  CpuIsa widest = CpuIsa::scalar;
+  for (int i = 0; i < cpu_isa_count; ++i)
+    if (((runs >> i) & 1u) && cpu_isa_compiled(CpuIsa(i))) widest = CpuIsa(i);
+  EXPECT_EQ(cpu_isa_in_use(), widest) << "compiled: " << cpu_isas_compiled_names();
+  for (int i = 0; i < cpu_isa_count; ++i) {
+    const CpuIsa isa = CpuIsa(i);
+    EXPECT_EQ(cpu_isa_supported(isa), ((runs >> i) & 1u) && cpu_isa_compiled(isa)) << cpu_isa_name(isa);
+    EXPECT_EQ(cpu_isa_unavailable(isa) == nullptr, cpu_isa_supported(isa)) << cpu_isa_name(isa);
+  }
 }
 
 }  // namespace

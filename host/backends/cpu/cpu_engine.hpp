@@ -78,7 +78,7 @@ class CpuEngine {
         step_cost_(static_cast<std::size_t>(threads_) * StepCostBins::count, 0),
         varied_(spec.parameters.varies()),
         sets_(1 + static_cast<int>(spec.parameters.groups())),
-        isa_(cpu_isa_in_use()) {
+        isa_(cpu_isa_compiled_at_most(cpu_isa_in_use())) {
     if constexpr (std::is_same_v<Real, double>) packed_fits_ = packed_fits<System, Inst>(rp_, packed_momentum_);
     // Lanes share a time grid: with [parameters], instances step in lanes (each lane its own
     // system) unless their step sizes differ.
@@ -515,14 +515,21 @@ class CpuEngine {
     }
     return !varied_;
   }
-  // f.template operator()<I>() for this run's instruction set.
+  // f.template operator()<I>() for this run's instruction set, one of those this build compiles
+  // (cpu_isa.hpp: isa_ is one; the others are not instantiated).
   template <class F>
   void on_isa(F&& f) const {
     switch (isa_) {
       case CpuIsa::scalar: f.template operator()<CpuIsa::scalar>(); break;
-      case CpuIsa::sse2: f.template operator()<CpuIsa::sse2>(); break;
-      case CpuIsa::avx2: f.template operator()<CpuIsa::avx2>(); break;
-      case CpuIsa::avx512: f.template operator()<CpuIsa::avx512>(); break;
+      case CpuIsa::sse2:
+        if constexpr (cpu_isa_compiled(CpuIsa::sse2)) f.template operator()<CpuIsa::sse2>();
+        break;
+      case CpuIsa::avx2:
+        if constexpr (cpu_isa_compiled(CpuIsa::avx2)) f.template operator()<CpuIsa::avx2>();
+        break;
+      case CpuIsa::avx512:
+        if constexpr (cpu_isa_compiled(CpuIsa::avx512)) f.template operator()<CpuIsa::avx512>();
+        break;
     }
   }
   // Instances i .. i + lanes_of<I> to sample k (or limit): the packed loop where the run's
@@ -665,9 +672,11 @@ class CpuEngine {
   bool varied_ = false;
   int sets_ = 1;                     // statistics sets: the ensemble's, and one per group
   std::vector<std::int16_t> group_;  // group_by: each instance's group (-1: none)
-  CpuIsa isa_;                       // the lanes' instruction set (cpu_isa.hpp)
-  bool packed_fits_ = false;         // the run's settings fit the packed loop (packed_fits)
-  bool packed_momentum_ = false;     // and it checks the momentum projection
+  // The lanes' instruction set (cpu_isa.hpp): the run's, or the widest narrower one this unit
+  // compiled where it was built against headers of a build with fewer sets (same results).
+  CpuIsa isa_;
+  bool packed_fits_ = false;      // the run's settings fit the packed loop (packed_fits)
+  bool packed_momentum_ = false;  // and it checks the momentum projection
   bool lanes_with_parameters_ = false;
 };
 

@@ -1,10 +1,12 @@
 // The instruction set the CPU backend's packed lanes run in (ensemble/packed_steps.hpp): the
-// widest this CPU supports, found at run time (one binary serves every x86-64 machine), or
-// the one CHENS_CPU_ISA names. Results do not depend on it (linalg/simd_pack.hpp): forcing a
-// width is for tests and benchmarks.
+// widest this CPU supports and this build compiled, found at run time (one binary serves every
+// x86-64 machine), or the one CHENS_CPU_ISA names. Results do not depend on it
+// (linalg/simd_pack.hpp): forcing a width is for tests and benchmarks.
 #pragma once
 
 #include <string>
+
+#include "backends/cpu/cpu_isas_compiled.hpp"
 
 namespace chens {
 
@@ -16,19 +18,50 @@ enum class CpuIsa : int {
 };
 inline constexpr int cpu_isa_count = 4;
 
+// The instruction sets whose lanes this build compiles, bit i for CpuIsa(i): CHENS_CPU_ISAS of
+// the build (cmake/ChensCpuIsas.cmake, issue 42: a sanitizer or development build compiles
+// what its machine runs; each set's lanes are a flattened copy of every step), generated
+// into a header that every unit includes, those compiled on first use and against the
+// installation too; scalar is always compiled.
+inline constexpr unsigned cpu_isas_compiled_mask = (CHENS_CPU_ISAS_MASK) | 1u;
+constexpr bool cpu_isa_compiled(CpuIsa isa) { return ((cpu_isas_compiled_mask >> static_cast<int>(isa)) & 1u) != 0; }
+// The widest instruction set compiled that is not wider than isa.
+constexpr CpuIsa cpu_isa_compiled_at_most(CpuIsa isa) {
+  for (int i = static_cast<int>(isa); i > 0; --i)
+    if (cpu_isa_compiled(CpuIsa(i))) return CpuIsa(i);
+  return CpuIsa::scalar;
+}
+
 const char* cpu_isa_name(CpuIsa isa);
 // Doubles per register: 1, 2, 4 or 8.
 int cpu_isa_width(CpuIsa isa);
-// Whether this CPU (and this build) can run isa.
+// Whether this CPU can run isa and this build compiled it.
 bool cpu_isa_supported(CpuIsa isa);
+// Why isa cannot run here ("this CPU cannot run it", or that the build did not compile it),
+// or nullptr where it can: what a test skipping a width says.
+const char* cpu_isa_unavailable(CpuIsa isa);
+// The instruction sets this build compiled, as "scalar, sse2, avx2".
+std::string cpu_isas_compiled_names();
+// The instruction sets this CPU runs, bit i for CpuIsa(i) (scalar and sse2 on every x86-64).
+unsigned cpu_isas_this_cpu_runs();
 // The widest supported instruction set.
 CpuIsa cpu_isa_widest();
 // The instruction set CPU runs use: CHENS_CPU_ISA (scalar, sse2, avx2 or avx512) where set,
 // else the widest. Throws std::invalid_argument naming the variable and its value when the
-// value is not one of those or this CPU cannot run it. Read at each call (each run's engine),
+// value is not one of those, this CPU cannot run it or this build did not compile it. Read at each call (each run's engine),
 // so that a test can run every width in one process.
 CpuIsa cpu_isa_in_use();
 // How cpu_isa_in_use() was chosen: "CHENS_CPU_ISA" or "cpuid".
 const char* cpu_isa_chosen_by();
+
+// The choice cpu_isa_in_use() makes, from its inputs: CHENS_CPU_ISA's value (nullptr or ""
+// where unset), the sets compiled and those the CPU runs (masks as above; tests give their
+// own). error is the refusal's text, empty where value is one the build has and the CPU runs.
+struct CpuIsaChoice {
+  CpuIsa isa = CpuIsa::scalar;
+  bool forced = false;
+  std::string error;
+};
+CpuIsaChoice cpu_isa_choose(const char* value, unsigned compiled, unsigned runs);
 
 }  // namespace chens

@@ -11,6 +11,8 @@
 #include <chens/integrators/implicit_rk.hpp>
 #include <chens/integrators/implicit_rk_lanes.hpp>
 
+#include "backends/cpu/cpu_isa.hpp"
+
 namespace chens {
 
 // Instances the general lane path advances in lockstep (advance_fixed_to_sample<4>,
@@ -29,38 +31,63 @@ inline constexpr int cpu_packed_max_state = 32;
 // The packed loop's body compiled for each instruction set: the target attribute compiles
 // the function, and flatten everything it calls (the step, the model, the projection), with
 // that set's registers; results are the same (linalg/simd_pack.hpp). Which one runs is
-// chosen at run time (cpu_isa.hpp).
+// chosen at run time (cpu_isa.hpp). A set this build does not compile (CHENS_CPU_ISAS) has an
+// empty copy that traps: nothing calls it, as cpu_isa_supported() says no.
 template <int P, int W, class Method, class PackedSystem, class Inst>
 [[gnu::flatten]] void packed_advance_sse2(const PackedSystem* sys, const RunParams<double>& rp, bool momentum, Inst* in,
                                           index_t k, index_t until) {
-  packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
+  if constexpr (cpu_isa_compiled(CpuIsa::sse2)) {
+    packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
+  } else {
+    __builtin_trap();
+  }
 }
 template <int P, int W, class Method, class PackedSystem, class Inst>
 [[gnu::target("avx2"), gnu::flatten]] void packed_advance_avx2(const PackedSystem* sys, const RunParams<double>& rp,
                                                                bool momentum, Inst* in, index_t k, index_t until) {
-  packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
+  if constexpr (cpu_isa_compiled(CpuIsa::avx2)) {
+    packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
+  } else {
+    __builtin_trap();
+  }
 }
 template <int P, int W, class Method, class PackedSystem, class Inst>
 [[gnu::target("avx512f"), gnu::flatten]] void packed_advance_avx512(const PackedSystem* sys, const RunParams<double>& rp,
                                                                     bool momentum, Inst* in, index_t k, index_t until) {
-  packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
+  if constexpr (cpu_isa_compiled(CpuIsa::avx512)) {
+    packed_advance_to_sample<P, W, Method>(sys, rp, momentum, in, k, until);
+  } else {
+    __builtin_trap();
+  }
 }
 // The general lane path (advance_fixed_to_sample<B>, every rule per instance) with a method
 // whose step_lanes packs W instances per register (ImplicitRkLanes), likewise per set.
 template <int B, class System, class LaneMethod, class Inst>
 [[gnu::flatten]] void lanes_advance_sse2(const System& sys, const LaneMethod& m, const RunParams<double>& rp, Inst* in,
                                          index_t k, const StepLimit& limit) {
-  advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
+  if constexpr (cpu_isa_compiled(CpuIsa::sse2)) {
+    advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
+  } else {
+    __builtin_trap();
+  }
 }
 template <int B, class System, class LaneMethod, class Inst>
 [[gnu::target("avx2"), gnu::flatten]] void lanes_advance_avx2(
     const System& sys, const LaneMethod& m, const RunParams<double>& rp, Inst* in, index_t k, const StepLimit& limit) {
-  advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
+  if constexpr (cpu_isa_compiled(CpuIsa::avx2)) {
+    advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
+  } else {
+    __builtin_trap();
+  }
 }
 template <int B, class System, class LaneMethod, class Inst>
 [[gnu::target("avx512f"), gnu::flatten]] void lanes_advance_avx512(
     const System& sys, const LaneMethod& m, const RunParams<double>& rp, Inst* in, index_t k, const StepLimit& limit) {
-  advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
+  if constexpr (cpu_isa_compiled(CpuIsa::avx512)) {
+    advance_fixed_to_sample<B>(sys, m, rp, in, k, limit);
+  } else {
+    __builtin_trap();
+  }
 }
 
 // The tableau of an implicit Runge-Kutta method in double (implicit midpoint, Gauss2), or void.
