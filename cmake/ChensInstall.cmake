@@ -23,7 +23,8 @@ install(DIRECTORY ${chens_generated}/ DESTINATION ${chens_host_include} FILES_MA
 if(CHENS_HAVE_CUDA)
   install(DIRECTORY kernels/ DESTINATION ${chens_host_include} FILES_MATCHING PATTERN "*.cuh")
 endif()
-install(FILES host/cli/main.cpp scripts/plot_study.py DESTINATION ${CMAKE_INSTALL_DATADIR}/chens)
+# (plot_study.py loads the work-precision table's module from beside it where installed.)
+install(FILES host/cli/main.cpp scripts/plot_study.py python/chens/work_precision.py DESTINATION ${CMAKE_INSTALL_DATADIR}/chens)
 install(FILES cmake/ChensAddModel.cmake cmake/custom_model_unit.in cmake/custom_model_registration.in
         DESTINATION ${chens_cmake_dir})
 

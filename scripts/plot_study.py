@@ -31,6 +31,20 @@ Written to PLOTDIR (default DIR/plots), each figure in every --format:
                          of the state: grey, hollow), runs with few survivors (below
                          --min-live: grey crosses) and diverged runs; with fewer than 2
                          points left no slope is given
+  work_precision         studies whose runs differ in the step size or a tolerance
+                         (integrator.h, rtol, atol, tol or steps_per_oscillation; issue 43):
+                         the achieved error at t_final (integration error, energy error:
+                         median solid, maximum dashed) against the cost, log-log, one curve
+                         per combination of the other varied keys (method, formulation,
+                         projections, ...): against integration seconds (comparison.csv's
+                         integrate_s; wall_s on the GPU) in the top row and against
+                         right-hand-side evaluations (the noise-free cost) in the bottom row.
+                         Runs below --min-live at t_final and zero or non-finite errors are
+                         left out and named in summary.txt, which holds the table
+                         (python/chens/work_precision.py, the Python package's
+                         StudyResult.work_precision() too): every run's errors and costs and,
+                         at each decade of error, which curve reaches it cheapest
+                         (interpolated in log-log along each curve)
   periodogram[_<run>]    runs with periodogram.csv (output.periodogram), else pendulum runs
                          with trajectory.csv: amplitude spectrum of instance 0's y(t)
                          (001 §6 periodogram)
@@ -53,7 +67,7 @@ Written to PLOTDIR (default DIR/plots), each figure in every --format:
                          counts and times (levels as in the survival figure) and the
                          periodogram's peak; the phase-error table of all runs; the
                          diverged runs and those with few survivors; the convergence slopes
-                         and the points left out of them
+                         and the points left out of them; the work-precision table
 
 Runs with [parameters] group_by (summary.json "groups", series.csv's group column) are
 drawn as a study of their groups: a curve per group, named by its label ("h=0.1",
@@ -96,6 +110,7 @@ python3-matplotlib); run it with /usr/bin/python3.
 """
 import argparse
 import copy
+import importlib.util
 import json
 import fnmatch
 import math
@@ -1144,6 +1159,57 @@ def draw_convergence(runs, enc=None):
     return fig, lines
 
 
+def work_precision_module():
+    """python/chens/work_precision.py, the one implementation of the work-precision table:
+    beside this script where chens is installed (share/chens/), in the source tree's Python
+    package otherwise."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (os.path.join(here, "work_precision.py"),
+                 os.path.join(here, os.pardir, "python", "chens", "work_precision.py")):
+        if os.path.exists(path):
+            spec = importlib.util.spec_from_file_location("chens_work_precision", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise OSError("work_precision.py is neither beside %s nor in ../python/chens" % here)
+
+
+def draw_work_precision(wp, rows):
+    """The work-precision figure (see the module's docstring): columns the integration error
+    (where a run has one) and the energy error, rows integration seconds and rhs evaluations;
+    per curve the median (filled circles, solid) and the maximum (open squares, dashed).
+    Returns the figure."""
+    errors = [m for m in ("integration_error", "energy_error")
+              if any(math.isfinite(r[m + "_p50"]) for r in rows)]
+    names = list(dict.fromkeys(r["curve"] for r in rows))
+    palette = dict(zip(names, colours(len(names))))
+    width = 5.2 * len(errors) + 2.4  # 2.4 inches for the legend right of the axes
+    fig, axes = plt.subplots(2, len(errors), figsize=(width, 8.4), dpi=DPI, squeeze=False)
+    for j, metric in enumerate(errors):
+        for i, cost in enumerate(wp.COSTS):
+            ax = axes[i][j]
+            for statistic, marker, ls, filled in (("p50", "o", "-", True), ("max", "s", "--", False)):
+                by_curve, _ = wp.curves(rows, "%s_%s" % (metric, statistic), cost)
+                for name, points in by_curve.items():
+                    if points:
+                        ax.plot([c for c, _, _ in points], [e for _, e, _ in points], ls=ls, marker=marker,
+                                color=palette[name], mfc=palette[name] if filled else "none", mec=palette[name],
+                                ms=6 if filled else 8, lw=1.2)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.grid(True, which="both", lw=0.4, alpha=0.5)
+            ax.set_xlabel("integration seconds (integrate_s; wall_s on the GPU)" if cost == "integration_seconds"
+                          else "right-hand-side evaluations (the noise-free cost)")
+            ax.set_ylabel("%s at t_final" % METRIC_LABELS.get(metric, (metric, metric))[0])
+    handles = [Line2D([], [], color=palette[n], lw=1.6, label=n) for n in names]
+    handles += [Line2D([], [], ls="-", marker="o", color="0.3", label="median (p50)"),
+                Line2D([], [], ls="--", marker="s", mfc="none", color="0.3", label="maximum")]
+    fig.legend(handles=handles, loc="center right", fontsize="small", frameon=False)
+    fig.suptitle("Work-precision: achieved error at t_final against cost")
+    fig.tight_layout(rect=(0.0, 0.0, 1.0 - 2.4 / width, 0.96))
+    return fig
+
+
 def ensemble_words(runs):
     """'pendulum, 200 instances' (the instance count when all runs agree on it)."""
     models = sorted({r.model or "model?" for r in runs})
@@ -1487,6 +1553,22 @@ def main(argv):
             fig, convergence_lines = draw_convergence(in_convergence, enc)
             save(fig, outdir, "convergence", formats, written)
             lines += [""] + convergence_lines
+        comparison = os.path.join(args.dir, "comparison.csv")
+        if several and not grouped and os.path.exists(comparison):
+            wp = work_precision_module()
+            with open(comparison) as f:
+                text = f.read()
+            try:
+                columns, rows = wp.table(text, min_live)
+            except ValueError:  # the runs do not differ in a step size or tolerance
+                columns, rows = ["run", "curve"], []
+            plotted = {r.name for r in runs}
+            rows = [r for r in rows if r["run"] in plotted]  # --runs: those plotted must differ too
+            if wp.precision_keys(columns[1:columns.index("curve")], rows):
+                save(draw_work_precision(wp, rows), outdir, "work_precision", formats, written)
+                metric = "integration_error_p50" if any(
+                    math.isfinite(r["integration_error_p50"]) for r in rows) else "energy_error_p50"
+                lines += [""] + wp.summary_lines(rows, metric)
         with_phase = [r for r in runs if phase_error_rows(r)]
         if with_phase:
             lines += [""] + plot_phase_error(with_phase, outdir, formats, written)

@@ -344,6 +344,39 @@ class StudyResult:
 
         return pd.read_csv(io.StringIO(self._comparison), float_precision="round_trip")
 
+    def work_precision(self, min_live=0.5):
+        """The work-precision table (issue 43; `chens plot`'s work_precision figure and
+        summary.txt table), a DataFrame of one row per run: its varied keys, `curve` (the
+        varied keys other than the step size and tolerances), formulation, method, h, the
+        achieved errors at t_final (integration_error_p50/_max, energy_error_p50/_max), the
+        costs (integration_seconds: comparison.csv's integrate_s, wall_s on the GPU as
+        `seconds_from` says; cost_s, steps, rhs_evals: the noise-free cost;
+        reference_rhs_evals), instances, live_final, and `usable`/`left_out` (runs whose
+        live fraction at t_final is below min_live are a few survivors' and stay off the
+        curves). Raises ValueError when the runs do not differ in integrator.h, rtol, atol,
+        tol or steps_per_oscillation."""
+        import pandas as pd
+
+        from . import work_precision as wp
+
+        columns, rows = wp.table(self._comparison, min_live)
+        return pd.DataFrame(rows, columns=columns)
+
+    def cheapest_at(self, error, metric="integration_error_p50", cost="integration_seconds", min_live=0.5):
+        """Which curve of the work-precision table reaches `error` of `metric` cheapest by
+        `cost` ("integration_seconds" or "rhs_evals"): a DataFrame of one row per curve,
+        cheapest first, with the cost (interpolated in log-log between the two runs around
+        the error), `bound` ("=", "<=" where the curve's cheapest run is already below it,
+        "" and cost None where no run of the curve reaches it), the runs it is read from
+        and `cheapest`."""
+        import pandas as pd
+
+        from . import work_precision as wp
+
+        _, rows = wp.table(self._comparison, min_live)
+        return pd.DataFrame(wp.cheapest_at(rows, error, metric, cost),
+                            columns=["curve", "cost", "bound", "runs", "cheapest"])
+
     def dataset(self):
         """Every run's dataset along a run dimension (runs of one time grid)."""
         import xarray as xr

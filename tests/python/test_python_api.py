@@ -260,6 +260,33 @@ def test_a_sweep_equals_the_command_lines_study(tmp_path):
         assert run.series["surviving_phi"].iloc[-1] == fp["surviving_final"]
 
 
+def test_work_precision_of_a_step_size_sweep(tmp_path):
+    # RK2 and RK4 at three step sizes: the table holds comparison.csv's errors and costs, one
+    # row per run, on the two methods' curves; at an error both reach, RK4 is cheaper in
+    # right-hand-side evaluations (the closed form of the interpolation is tested in
+    # tests/plot/test_work_precision.py).
+    study = dict(PENDULUM, integrator={"formulation": "dirac", "t_end": 2.0},
+                 sweep={"integrator.method": ["rk2", "rk4"], "integrator.h": [0.1, 0.05, 0.025]})
+    res = chens.run(study, set={"ensemble.size": 32})
+    wp = res.work_precision()
+    table = res.comparison
+    assert list(wp["run"]) == list(table["run"])
+    assert set(wp["curve"]) == {"method=rk2", "method=rk4"}
+    for column in ("integration_error_p50", "integration_error_max", "energy_error_p50", "rhs_evals", "steps"):
+        assert list(wp[column]) == list(table[column]), column
+    assert list(wp["integration_seconds"]) == list(table["integrate_s"])
+    assert wp["usable"].all()
+    worst_rk4 = wp[wp["method"] == "rk4"]["integration_error_p50"].max()
+    best_rk2 = wp[wp["method"] == "rk2"]["integration_error_p50"].min()
+    assert best_rk2 > worst_rk4  # so that the level below is one both curves reach
+    cheapest = res.cheapest_at(best_rk2 * 1.01, cost="rhs_evals")
+    assert list(cheapest["curve"]) == ["method=rk4", "method=rk2"] and cheapest["cheapest"].iloc[0]
+    assert cheapest["bound"].iloc[0] == "<="  # RK4's cheapest run is already below it
+    # A study whose runs differ in neither a step size nor a tolerance has no such table.
+    with pytest.raises(ValueError, match="step size or a tolerance"):
+        chens.run(SWEEP).work_precision()
+
+
 def test_the_default_study_equals_the_command_lines(tmp_path):
     """The built-in default study (6 runs, 002 Table 1's phase errors), made smaller."""
     r = cli_run(["--backend", "cpu", "--set", "ensemble.size=256", "--out", "cli"], tmp_path)
