@@ -362,7 +362,7 @@ Study study_of(FormulationId f, MethodId m) {
   Study s;
   s.model_kind = ModelKind::double_pendulum;
   s.masses = {P.m1, P.m2};
-  s.lengths = {P.l1, P.l2};
+  s.model_values["model.lengths"] = std::vector<double>{P.l1, P.l2};  // its own key (double_pendulum.cpp)
   s.gravity = P.g;
   const DP::State z0 = cartesian(P, kStart);
   s.initial.assign(z0.v, z0.v + DP::state_size);

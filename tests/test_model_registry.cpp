@@ -7,8 +7,10 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
@@ -90,13 +92,55 @@ TEST(ModelRegistry, TheKeysAModelTakesAreTheKeyTablesModelKeys) {
       EXPECT_EQ(model_keys.count(key), 1u) << m->name << " lists " << key << ", which is not a model key of the table";
       taken.insert(key);
     }
+  // A model's own keys (ModelDescription::own_keys) are model keys of the table that it takes.
+  for (const ModelDescription* m : model_descriptions())
+    for (const StudyKey& k : m->own_keys) {
+      EXPECT_EQ(model_keys.count(k.path()), 1u) << m->name << " declares " << k.path() << ", not in the table";
+      EXPECT_TRUE(m->takes(k.path())) << m->name << " does not take its own " << k.path();
+      taken.insert(k.path());
+    }
   for (const std::string& key : model_keys) EXPECT_EQ(taken.count(key), 1u) << key << ": no model takes it";
-  // summary.json prints one mass per body and one length per link of the models that take
-  // the array keys: each has its function for them.
+  // summary.json prints one mass per body of the models that take model.masses: each has its
+  // function for them (a model's own keys print themselves).
   for (const ModelDescription* m : model_descriptions()) {
     EXPECT_EQ(m->takes("model.masses"), m->body_masses != nullptr) << m->name;
-    EXPECT_EQ(m->takes("model.lengths"), m->link_lengths != nullptr) << m->name;
   }
+}
+
+// A model's own keys join the table after the last key of their section (a new section's at
+// the end), as model keys; a key declared twice, by the table or another model, is refused.
+TEST(ModelRegistry, OwnKeysJoinTheTableAtTheEndOfTheirSection) {
+  auto key = [](const char* section, const char* name) {
+    return StudyKey{.section = section, .name = name, .type = own_numbers("x.y", "an array", "", nullptr)};
+  };
+  const std::vector<StudyKey> table = {key("model", "kind"), key("model", "mass"), key("integrator", "h")};
+  ModelDescription a = *model_descriptions().front(), b = a;  // a copy, to be given other keys
+  a.name = "a";
+  b.name = "b";
+  a.own_keys = {key("model", "springs"), key("output", "tension")};
+  b.own_keys = {key("model", "charges")};
+  const std::vector<StudyKey> all = with_own_keys(table, {&a, &b});
+  std::vector<std::string> paths;
+  for (const StudyKey& k : all) paths.push_back(k.path());
+  EXPECT_EQ(paths, (std::vector<std::string>{"model.kind", "model.mass", "model.springs", "model.charges", "integrator.h",
+                                             "output.tension"}));
+  EXPECT_EQ(all[2].scope, KeyScope::model);
+  EXPECT_EQ(all[5].scope, KeyScope::model);
+  b.own_keys = {key("model", "mass")};
+  try {
+    (void)with_own_keys(table, {&b});
+    ADD_FAILURE() << "model.mass declared twice was accepted";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "study key model.mass is declared twice (model b)");
+  }
+  b.own_keys = {key("model", "springs")};
+  EXPECT_THROW((void)with_own_keys(table, {&a, &b}), std::logic_error);
+  // The registered models' table: the double pendulum's model.lengths last of [model].
+  const std::vector<StudyKey>& keys = study_keys();
+  const auto lengths = std::find_if(keys.begin(), keys.end(), [](const StudyKey& k) { return k.path() == "model.lengths"; });
+  ASSERT_NE(lengths, keys.end());
+  EXPECT_EQ(std::string((lengths + 1)->section), "integrator");
+  EXPECT_EQ(lengths->scope, KeyScope::model);
 }
 
 TEST(ModelRegistry, StateNamesAndDefaultInitialStateHaveTheModelsSize) {

@@ -13,11 +13,15 @@ namespace chens {
 
 namespace {
 
+// Its own key (ModelDescription::own_keys): the two link lengths.
+constexpr const char* lengths_key = "model.lengths";
+
 DoublePendulum<double> model(const Study& s) {
   // validate() has checked that masses and lengths hold two numbers where given.
-  const bool two_masses = s.masses.size() == 2, two_lengths = s.lengths.size() == 2;
+  const std::vector<double>& lengths = model_numbers(s, lengths_key);
+  const bool two_masses = s.masses.size() == 2, two_lengths = lengths.size() == 2;
   return DoublePendulum<double>{two_masses ? s.masses[0] : s.mass, two_masses ? s.masses[1] : s.mass,
-                                two_lengths ? s.lengths[0] : s.length, two_lengths ? s.lengths[1] : s.length, s.gravity};
+                                two_lengths ? lengths[0] : s.length, two_lengths ? lengths[1] : s.length, s.gravity};
 }
 
 std::vector<std::string> state_names(const Study&) { return {"x1", "y1", "x2", "y2", "px1", "py1", "px2", "py2"}; }
@@ -35,8 +39,9 @@ void validate(const Study& s) {
                      " entries; model.kind = \"double-pendulum\" needs two masses [m1, m2]");
   if (s.has("model.lengths") && s.has("model.length"))
     throw StudyError("model.length and model.lengths are both given: use one (length sets both links)");
-  if (!s.lengths.empty() && s.lengths.size() != 2)
-    throw StudyError("model.lengths has " + std::to_string(s.lengths.size()) +
+  const std::vector<double>& lengths = model_numbers(s, lengths_key);
+  if (!lengths.empty() && lengths.size() != 2)
+    throw StudyError("model.lengths has " + std::to_string(lengths.size()) +
                      " entries; model.kind = \"double-pendulum\" needs two link lengths [l1, l2]");
   const std::vector<double> z = initial_state(s);
   if (z.size() != 8)
@@ -67,6 +72,12 @@ std::vector<double> lengths(const Study& s) {
   const DoublePendulum<double> m = model(s);
   return {m.l1, m.l2};
 }
+// model.lengths as given in TOML (where given), the resolved [l1, l2] in JSON.
+std::optional<KeyValue> printed_lengths(const Study& s, const RunParams<double>&, Printout to) {
+  if (to == Printout::toml && model_numbers(s, lengths_key).empty()) return std::nullopt;
+  if (to == Printout::toml) return model_numbers(s, lengths_key);
+  return lengths(s);
+}
 
 }  // namespace
 
@@ -74,7 +85,16 @@ const ModelDescription& double_pendulum_description() {
   static const ModelDescription d{
       .kind = ModelKind::double_pendulum,
       .name = "double-pendulum",
-      .keys = {"model.mass", "model.masses", "model.length", "model.lengths", "model.gravity"},
+      .keys = {"model.mass", "model.masses", "model.length", "model.gravity"},
+      // clang-format off
+      .own_keys = {
+          {.section = "model", .name = "lengths",
+           .type = own_numbers(lengths_key, "must be an array of the two link lengths [l1, l2]", " > 0",
+                               [](double x) { return x > 0; }),
+           .printed = printed_lengths, .doc_default = "both `length`",
+           .doc_allowed = "two, [l1, l2]; not together with `length`",
+           .meaning = "l1 (pivot to bob 1) and l2 (bob 1 to bob 2)"}},
+      // clang-format on
       .formulations =
           [](const Study&) {
             return std::vector<FormulationId>{FormulationId::naive, FormulationId::dirac, FormulationId::impetus,
@@ -87,7 +107,6 @@ const ModelDescription& double_pendulum_description() {
       .system_args = system_args,
       .conserves_angular_momentum = no_angular_momentum,
       .body_masses = masses,
-      .link_lengths = lengths,
   };
   return d;
 }

@@ -9,7 +9,9 @@
 //
 // The description says which of the key table's model-dependent keys the model takes (a key
 // declared with KeyScope::model is refused for every other model, with the names of those that
-// take it), which formulations it has and which methods its kind of equations allow, its
+// take it), the keys it declares itself (own_keys: a model's key no other model had, such as
+// the double pendulum's model.lengths, is declared here, not in study.hpp and study_keys.cpp),
+// which formulations it has and which methods its kind of equations allow, its
 // state's names, its default initial state, its own rules for the study's values, and what its
 // system units are given.
 #pragma once
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "study/study.hpp"
+#include "study/study_key_table.hpp"
 
 namespace chens {
 
@@ -28,6 +31,10 @@ struct ModelDescription {
   // The keys of the key table (study_key_table.hpp) declared with KeyScope::model that apply
   // to it: "model.atoms", "parameters.mass", "first_passage.linear_momentum_error", ...
   std::vector<std::string> keys;
+  // The keys it declares itself (study_keys() puts them at the end of their section, with
+  // KeyScope::model; their values live in Study::model_values): it takes them too, and a model
+  // that lists one in `keys` shares it.
+  std::vector<StudyKey> own_keys = {};
   // integrator.formulation's values it has ("constrained": the equations RATTLE integrates),
   // and the one a study gets without integrator.formulation (RATTLE's aside).
   std::vector<FormulationId> (*formulations)(const Study&);
@@ -72,10 +79,9 @@ struct ModelDescription {
   // The step where integrator.h is not given and the method has a fixed step (the penalty
   // pendulum: from integrator.steps_per_oscillation); nullptr: integrator.h's default.
   double (*default_step)(const Study&) = nullptr;
-  // Each body's mass and link length as summary.json prints them (model.masses, model.lengths
-  // resolved); nullptr: the model prints model.mass and model.length alone.
+  // Each body's mass as summary.json prints it (model.masses resolved); nullptr: the model
+  // prints model.mass alone. (A key of the model's own prints itself: its StudyKey's `printed`.)
   std::vector<double> (*body_masses)(const Study&) = nullptr;
-  std::vector<double> (*link_lengths)(const Study&) = nullptr;
   // How messages name the study's model beyond model.kind ("chain N = 12"); nullptr: model.kind.
   std::string (*label)(const Study&) = nullptr;
 

@@ -10,7 +10,10 @@
 
 namespace chens {
 
-bool ModelDescription::takes(const std::string& key) const { return std::find(keys.begin(), keys.end(), key) != keys.end(); }
+bool ModelDescription::takes(const std::string& key) const {
+  return std::find(keys.begin(), keys.end(), key) != keys.end() ||
+         std::any_of(own_keys.begin(), own_keys.end(), [&](const StudyKey& k) { return k.path() == key; });
+}
 
 // Each model's description (host/models/<model>.cpp), the user models' last.
 #define CHENS_DECLARE_DESCRIPTION(id) const ModelDescription& id##_description();

@@ -4,10 +4,12 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -37,6 +39,10 @@ inline constexpr int precision_count = 2;
 // The study's name: "double", "float".
 inline constexpr const char* precision_name(Precision p) { return p == Precision::single_precision ? "float" : "double"; }
 
+// A key's value: TOML's and JSON's types (study_key_table.hpp prints and documents them).
+using KeyValue =
+    std::variant<bool, std::int64_t, std::uint64_t, double, std::string, std::vector<double>, std::vector<std::int64_t>>;
+
 struct Study;
 // model.kind as the study gave it: a built-in kind's name or a user model's.
 std::string model_name(const Study& s);
@@ -51,7 +57,6 @@ struct Study {
   double mass = 1.0;                     // every atom's mass (chain), the bob's (pendulum), both bobs' (double pendulum)
   std::vector<double> masses;            // chain: one mass per atom; double pendulum: [m1, m2] (overrides mass)
   double length = 1.0;                   // pendulum; double pendulum: both links
-  std::vector<double> lengths;           // double pendulum: [l1, l2] (overrides length)
   double gravity = 1.0;                  // pendulum, double pendulum
   std::int64_t atoms = 7;                // chain
   double bond_length = 1.0;              // chain
@@ -135,6 +140,9 @@ struct Study {
   }
   const ParameterLaw& law(ParameterId p) const { return vary[static_cast<std::size_t>(p)]; }
 
+  // The values of the keys a model declares itself (ModelDescription::own_keys, e.g. the double
+  // pendulum's model.lengths), by "section.key": a key absent here has its declared default.
+  std::map<std::string, KeyValue> model_values;
   // "section.key" of every key the study file or --set gave.
   std::set<std::string> given;
   bool has(const char* key) const { return given.count(key) > 0; }

@@ -35,9 +35,6 @@ bool in_scope(const StudyKey& key, const Study& s);
 // rules and the check of every drawn value (study_parameters.cpp) both read it.
 bool parameter_may_be_zero(ParameterId p);
 
-// A key's value as printed: TOML's and JSON's types.
-using KeyValue =
-    std::variant<bool, std::int64_t, std::uint64_t, double, std::string, std::vector<double>, std::vector<std::int64_t>>;
 // The TOML text of a value (what --dry-run prints after "key = ").
 std::string toml_text(const KeyValue& v);
 
@@ -69,8 +66,21 @@ struct StudyKey {
   std::string path() const { return std::string(section) + "." + name; }
 };
 
-// Every key, section by section, each section's keys in the order messages list them.
+// The type of a key a model declares itself (ModelDescription::own_keys): an array of finite
+// numbers, each satisfying `ok` (`rule` its text, " > 0"), kept in Study::model_values under
+// `path`, where Study{} has none: an empty array (model_numbers reads it back).
+KeyType own_numbers(const char* path, const char* what, const char* rule, bool (*ok)(double));
+// The value of such a key in the study (empty where not given).
+const std::vector<double>& model_numbers(const Study& s, const char* path);
+
+// Every key, section by section, each section's keys in the order messages list them: the
+// table of study_keys.cpp with each registered model's own keys (with_own_keys).
 const std::vector<StudyKey>& study_keys();
+// The table with the models' own keys (ModelDescription::own_keys), in the models' order, each
+// with KeyScope::model after the last key of its section (a new section's at the end); throws
+// std::logic_error naming a key declared twice.
+struct ModelDescription;
+std::vector<StudyKey> with_own_keys(std::vector<StudyKey> table, const std::vector<const ModelDescription*>& models);
 // The sections, in order.
 const std::vector<std::string>& study_sections();
 // The keys of a section (none for an unknown section).

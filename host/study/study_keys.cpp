@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 
 #include "dispatch/custom_models.hpp"
@@ -118,6 +119,26 @@ KeyType numbers(std::vector<double> Study::*member, const char* what, const char
   t.allowed = std::string("finite numbers") + rule;
   return t;
 }
+
+}  // namespace
+
+KeyType own_numbers(const char* path, const char* what, const char* rule, bool (*ok)(double)) {
+  KeyType t;
+  t.parse = [path, what, rule, ok](const toml::node& n, const std::string& k, Study& st) {
+    st.model_values[path] = number_array(n, k, what, rule, ok);
+  };
+  t.value = [path](const Study& s) { return KeyValue(model_numbers(s, path)); };
+  t.allowed = std::string("finite numbers") + rule;
+  return t;
+}
+
+const std::vector<double>& model_numbers(const Study& s, const char* path) {
+  static const std::vector<double> none;
+  const auto it = s.model_values.find(path);
+  return it == s.model_values.end() ? none : std::get<std::vector<double>>(it->second);
+}
+
+namespace {
 
 KeyType indices(std::vector<std::int64_t> Study::*member, const char* what, std::int64_t lo, std::int64_t hi,
                 bool ascending) {
@@ -297,8 +318,6 @@ std::optional<KeyValue> resolved_reference(const Study& s, const RunParams<doubl
 // The h it gives is printed instead (integrator.h), so that the printed study reads back to
 // the same run without it.
 std::optional<KeyValue> never_printed(const Study&, const RunParams<double>&, Printout) { return std::nullopt; }
-// A chain or a double pendulum prints its masses as given (mass or masses) in TOML and one
-// mass per atom or bob in JSON; the double pendulum its link lengths alike (length or lengths).
 // [first_passage]: a level is printed where it is checked (> 0), the loss where it is recorded.
 template <double Study::*Level>
 std::optional<KeyValue> printed_level(const Study& s, const RunParams<double>&, Printout) {
@@ -312,7 +331,7 @@ std::optional<KeyValue> printed_passage_lost(const Study& s, const RunParams<dou
 
 // A model of several bodies (one that takes model.masses: a chain, the double pendulum)
 // prints its masses as given (mass or masses) in TOML and one mass per body in JSON; a model
-// with several links (model.lengths) its link lengths alike (length or lengths).
+// with several links (its own model.lengths) its link lengths alike (length or lengths).
 std::optional<KeyValue> printed_mass(const Study& s, const RunParams<double>&, Printout to) {
   const ModelDescription& model = model_of(s);
   if (!model.takes("model.mass")) return std::nullopt;
@@ -328,14 +347,8 @@ std::optional<KeyValue> printed_masses(const Study& s, const RunParams<double>&,
 std::optional<KeyValue> printed_length(const Study& s, const RunParams<double>&, Printout to) {
   const ModelDescription& model = model_of(s);
   if (!model.takes("model.length")) return std::nullopt;
-  if (!model.takes("model.lengths") || (to == Printout::toml && s.lengths.empty())) return s.length;
+  if (!model.takes("model.lengths") || (to == Printout::toml && model_numbers(s, "model.lengths").empty())) return s.length;
   return std::nullopt;
-}
-std::optional<KeyValue> printed_lengths(const Study& s, const RunParams<double>&, Printout to) {
-  const ModelDescription& model = model_of(s);
-  if (!model.takes("model.lengths") || (to == Printout::toml && s.lengths.empty())) return std::nullopt;
-  if (to == Printout::toml || !model.link_lengths) return s.lengths;
-  return model.link_lengths(s);
 }
 
 // clang-format off
@@ -388,12 +401,6 @@ std::vector<StudyKey> declare_keys() {
       {.section = "model", .name = "constraint", .type = strings_one_of(&S::penalty_constraint, {"G", "G1"}),
        .scope = KeyScope::model,
        .meaning = "C = G = x² + y² − l², or C = G1 = e^(x/l) G (003 §5: the same zero set)"},
-      {.section = "model", .name = "lengths",
-       .type = numbers(&S::lengths, "must be an array of the two link lengths [l1, l2]", " > 0",
-                       [](double x) { return x > 0; }),
-       .scope = KeyScope::model, .printed = printed_lengths, .doc_default = "both `length`",
-       .doc_allowed = "two, [l1, l2]; not together with `length`",
-       .meaning = "l1 (pivot to bob 1) and l2 (bob 1 to bob 2)"},
       // [integrator]
       {.section = "integrator", .name = "formulation",
        .type = one_of(&S::formulation, every_id<FormulationId>(formulation_count, formulation_name)),
@@ -660,8 +667,23 @@ std::vector<StudyKey> declare_keys() {
 
 }  // namespace
 
+std::vector<StudyKey> with_own_keys(std::vector<StudyKey> table, const std::vector<const ModelDescription*>& models) {
+  for (const ModelDescription* m : models)
+    for (StudyKey k : m->own_keys) {
+      for (const StudyKey& other : table)
+        if (other.path() == k.path())
+          throw std::logic_error("study key " + k.path() + " is declared twice (model " + m->name + ")");
+      k.scope = KeyScope::model;
+      auto at = table.end();
+      for (auto it = table.begin(); it != table.end(); ++it)
+        if (std::string(it->section) == k.section) at = it + 1;
+      table.insert(at, std::move(k));
+    }
+  return table;
+}
+
 const std::vector<StudyKey>& study_keys() {
-  static const std::vector<StudyKey> keys = declare_keys();
+  static const std::vector<StudyKey> keys = with_own_keys(declare_keys(), model_descriptions());
   return keys;
 }
 
@@ -705,8 +727,9 @@ std::optional<KeyValue> printed_value(const StudyKey& key, const Study& s, const
   if (is_custom(s) && std::string(key.section) == "model" && std::string(key.name) != "kind" &&
       std::string(key.name) != "initial" && std::string(key.name) != "source")
     return std::nullopt;
-  if (key.printed) return key.printed(s, rp, to);
+  // A key is printed in its own studies only (KeyScope), whatever its printer would say.
   if (!in_scope(key, s)) return std::nullopt;
+  if (key.printed) return key.printed(s, rp, to);
   return key.type.value(s);
 }
 

@@ -442,7 +442,7 @@ TEST_P(DoublePendulumCpuVsGpu, SameInstancesGiveTheSameResults) {
   Study s;
   s.model_kind = ModelKind::double_pendulum;
   s.masses = {1.3, 0.7};
-  s.lengths = {1.1, 0.8};
+  s.model_values["model.lengths"] = std::vector<double>{1.1, 0.8};  // its own key (double_pendulum.cpp)
   s.gravity = 9.81;
   set_run(s, formulation, method);
   expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 8, 1e-9,
