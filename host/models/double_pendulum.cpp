@@ -18,10 +18,10 @@ constexpr const char* lengths_key = "model.lengths";
 
 DoublePendulum<double> model(const Study& s) {
   // validate() has checked that masses and lengths hold two numbers where given.
-  const std::vector<double>& lengths = model_numbers(s, lengths_key);
-  const bool two_masses = s.masses.size() == 2, two_lengths = lengths.size() == 2;
+  const std::vector<double>& links = model_numbers(s, lengths_key);
+  const bool two_masses = s.masses.size() == 2, two_lengths = links.size() == 2;
   return DoublePendulum<double>{two_masses ? s.masses[0] : s.mass, two_masses ? s.masses[1] : s.mass,
-                                two_lengths ? lengths[0] : s.length, two_lengths ? lengths[1] : s.length, s.gravity};
+                                two_lengths ? links[0] : s.length, two_lengths ? links[1] : s.length, s.gravity};
 }
 
 std::vector<std::string> state_names(const Study&) { return {"x1", "y1", "x2", "y2", "px1", "py1", "px2", "py2"}; }
@@ -39,9 +39,9 @@ void validate(const Study& s) {
                      " entries; model.kind = \"double-pendulum\" needs two masses [m1, m2]");
   if (s.has("model.lengths") && s.has("model.length"))
     throw StudyError("model.length and model.lengths are both given: use one (length sets both links)");
-  const std::vector<double>& lengths = model_numbers(s, lengths_key);
-  if (!lengths.empty() && lengths.size() != 2)
-    throw StudyError("model.lengths has " + std::to_string(lengths.size()) +
+  const std::vector<double>& links = model_numbers(s, lengths_key);
+  if (!links.empty() && links.size() != 2)
+    throw StudyError("model.lengths has " + std::to_string(links.size()) +
                      " entries; model.kind = \"double-pendulum\" needs two link lengths [l1, l2]");
   const std::vector<double> z = initial_state(s);
   if (z.size() != 8)
