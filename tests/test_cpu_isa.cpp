@@ -594,6 +594,10 @@ TEST(CpuIsa, TheChoiceTakesTheWidestSetBothTheBuildAndTheCpuHave) {
 // the kernel's account of the CPU (/proc/cpuinfo).
 TEST(CpuIsa, TheBuildsSetsAreCHENS_CPU_ISASAndTheCpusOwnAreReadFromTheKernel) {
   EXPECT_EQ(cpu_isas_compiled_names(), CHENS_TEST_CPU_ISAS_NAMES);
+  const test::CliResult version = test::run_cli({"--version"});
+  EXPECT_NE(version.out.find(std::string("CPU lanes compiled for ") + CHENS_TEST_CPU_ISAS_NAMES + " (CHENS_CPU_ISAS)"),
+            std::string::npos)
+      << version.out;
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   bool flags_read = false, avx2 = false, avx512f = false;

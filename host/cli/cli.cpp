@@ -48,7 +48,11 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return exit_ok;
   }
   if (command == "--version") {
-    out << "chens " << CHENS_VERSION_STRING << "\n";
+    // What the build has that a result depends on for its speed, not its numbers: the CPU
+    // lanes' instruction sets (CHENS_CPU_ISAS) and the one this CPU would use.
+    out << "chens " << CHENS_VERSION_STRING << "\n"
+        << "CPU lanes compiled for " << cpu_isas_compiled_names()
+        << " (CHENS_CPU_ISAS); this CPU's widest of them: " << cpu_isa_name(cpu_isa_widest()) << "\n";
     return exit_ok;
   }
   if (command == "help") {  // chens help COMMAND
