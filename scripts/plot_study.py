@@ -1178,9 +1178,11 @@ def draw_work_precision(wp, rows):
     """The work-precision figure (see the module's docstring): columns the integration error
     (where a run has one) and the energy error, rows integration seconds and rhs evaluations;
     per curve the median (filled circles, solid) and the maximum (open squares, dashed).
-    Returns the figure."""
+    Returns the figure, or None where no run has a finite error to draw (every run lost)."""
     errors = [m for m in ("integration_error", "energy_error")
               if any(math.isfinite(r[m + "_p50"]) for r in rows)]
+    if not errors:
+        return None
     names = list(dict.fromkeys(r["curve"] for r in rows))
     palette = dict(zip(names, colours(len(names))))
     width = 5.2 * len(errors) + 2.4  # 2.4 inches for the legend right of the axes
@@ -1565,7 +1567,9 @@ def main(argv):
             plotted = {r.name for r in runs}
             rows = [r for r in rows if r["run"] in plotted]  # --runs: those plotted must differ too
             if wp.precision_keys(columns[1:columns.index("curve")], rows):
-                save(draw_work_precision(wp, rows), outdir, "work_precision", formats, written)
+                fig = draw_work_precision(wp, rows)
+                if fig is not None:
+                    save(fig, outdir, "work_precision", formats, written)
                 metric = "integration_error_p50" if any(
                     math.isfinite(r["integration_error_p50"]) for r in rows) else "energy_error_p50"
                 lines += [""] + wp.summary_lines(rows, metric)

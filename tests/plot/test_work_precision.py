@@ -168,5 +168,21 @@ class WorkPrecisionTest(unittest.TestCase):
         self.assertEqual(rows_at["1e-01"][1:], ["<=100", "<=50", "method=rk2"])
 
 
+class WorkPrecisionFigureTest(unittest.TestCase):
+    def test_no_figure_where_no_run_has_a_finite_error(self):
+        # Every run lost: nothing to draw (plot_study.py skips the figure); the table still
+        # lists the runs, with no level to compare at.
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+        import plot_study
+
+        nan = float("nan")
+        text = "\n".join([HEADER] + [row("a%d" % i, 0.1 / 2 ** i, "rk4", c, nan, energy=nan)
+                                      for i, (c, _) in enumerate(A)]) + "\n"
+        _, rows = wp.table(text)
+        self.assertIsNone(plot_study.draw_work_precision(wp, rows))
+        lines = wp.summary_lines(rows, "energy_error_p50")
+        self.assertIn("  cheapest by rhs_evals: no usable point of energy_error_p50", lines)
+
+
 if __name__ == "__main__":
     unittest.main()
