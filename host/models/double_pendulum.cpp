@@ -74,9 +74,10 @@ std::vector<double> lengths(const Study& s) {
 }
 // model.lengths as given in TOML (where given), the resolved [l1, l2] in JSON.
 std::optional<KeyValue> printed_lengths(const Study& s, const RunParams<double>&, Printout to) {
-  if (to == Printout::toml && model_numbers(s, lengths_key).empty()) return std::nullopt;
-  if (to == Printout::toml) return model_numbers(s, lengths_key);
-  return lengths(s);
+  if (to == Printout::json) return lengths(s);
+  const std::vector<double>& given = model_numbers(s, lengths_key);
+  if (given.empty()) return std::nullopt;
+  return given;
 }
 
 }  // namespace

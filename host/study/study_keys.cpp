@@ -332,21 +332,20 @@ std::optional<KeyValue> printed_passage_lost(const Study& s, const RunParams<dou
 // A model of several bodies (one that takes model.masses: a chain, the double pendulum)
 // prints its masses as given (mass or masses) in TOML and one mass per body in JSON; a model
 // with several links (its own model.lengths) its link lengths alike (length or lengths).
+// (printed_value calls them within their keys' scope only.)
 std::optional<KeyValue> printed_mass(const Study& s, const RunParams<double>&, Printout to) {
   const ModelDescription& model = model_of(s);
-  if (!model.takes("model.mass")) return std::nullopt;
   if (!model.takes("model.masses") || (to == Printout::toml && s.masses.empty())) return s.mass;
   return std::nullopt;
 }
 std::optional<KeyValue> printed_masses(const Study& s, const RunParams<double>&, Printout to) {
   const ModelDescription& model = model_of(s);
-  if (!model.takes("model.masses") || (to == Printout::toml && s.masses.empty())) return std::nullopt;
+  if (to == Printout::toml && s.masses.empty()) return std::nullopt;
   if (to == Printout::toml || !model.body_masses) return s.masses;
   return model.body_masses(s);
 }
 std::optional<KeyValue> printed_length(const Study& s, const RunParams<double>&, Printout to) {
   const ModelDescription& model = model_of(s);
-  if (!model.takes("model.length")) return std::nullopt;
   if (!model.takes("model.lengths") || (to == Printout::toml && model_numbers(s, "model.lengths").empty())) return s.length;
   return std::nullopt;
 }
