@@ -9,6 +9,10 @@
 # tests, benchmarks, peers, validate), so that a call stopped at its time limit (SIGTERM:
 # the table and the logs are still written) has them. Logs go to /tmp/chens-gpu-run,
 # packed into $OUT/gpu-run.tar.xz (the device tool brings back at most 8 files).
+# STEPS="gpu_tests mpi ..." runs only the steps named (default: all of them: cpu_tests
+# gpu_tests bench chain_group peers validate ttfr ncu ncu_source sass states_h5 mpi resume
+# sanitizer), for a second call that repeats what failed; GPU_TESTS_FILTER and
+# CPU_TESTS_FILTER narrow the test suites (gtest filters).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=/tmp/chens-gpu-run
@@ -26,6 +30,7 @@ stamp() { took[$1]=$(( $(date +%s) - $2 ))s; }
 # A step in the background, waited for: a SIGTERM (the call's time limit) then runs finish at
 # once instead of after the step.
 fg() { "$@" & wait $!; }
+want() { [[ -z ${STEPS:-} || " $STEPS " == *" $1 "* ]]; }
 
 finish() {
 echo
@@ -42,7 +47,7 @@ grep -E "instance_steps_per_s" "$out/bench_gpu_base.log" 2> /dev/null | grep med
 cat "$out/sass_mix.txt" 2> /dev/null
 grep -E "Duration|Achieved Occupancy|Registers Per|pipe_fp64|Warp Cycles Per Issued|Issue Slots Busy" "$out/ncu_lean_step.txt" 2> /dev/null | head -12
 echo
-for k in chens_tests chens_paper_tests chens_gpu_tests sanitizer validate states_h5 resume mpi_gpu ttfr_cuda ttfr_cpu bench bench_base chain_group ncu sass peers; do
+for k in chens_tests chens_paper_tests chens_gpu_tests sanitizer validate states_h5 resume mpi_gpu ttfr_cuda ttfr_cpu bench bench_base chain_group ncu ncu_source sass peers; do
   printf '  %-18s %-45s %s\n' "$k" "${result[$k]:-not reached}" "${took[$k]:-}"
 done
 echo "  (CPU suites and GPU checks together: ${took[tests_all]:-})"
@@ -55,15 +60,19 @@ trap finish TERM INT
 # CPU suites in the background.
 t0=$(date +%s)
 for t in chens_tests chens_paper_tests; do  # absent from a GPU_ONLY bundle (gpu-bundle.sh)
+  want cpu_tests || { echo "not asked" > "$out/$t.rc"; continue; }
   [[ -x .devrun/$t ]] || { echo skipped > "$out/$t.rc"; continue; }
-  (dev .devrun/$t --gtest_brief=1 > "$out/$t.log" 2>&1; echo $? > "$out/$t.rc") &
+  (dev .devrun/$t --gtest_brief=1 --gtest_filter="${CPU_TESTS_FILTER:-*}" > "$out/$t.log" 2>&1; echo $? > "$out/$t.rc") &
 done
 t=$(date +%s)
-fg timeout 240 env LD_LIBRARY_PATH="$lib" .devrun/chens_gpu_tests --gtest_brief=1 > "$out/chens_gpu_tests.log" 2>&1 && result[chens_gpu_tests]=pass ||
-  result[chens_gpu_tests]="FAIL (see chens_gpu_tests.log)"
-stamp chens_gpu_tests $t
-grep -h "\[ compare" "$out/chens_gpu_tests.log" > "$out/compare.txt" || true
+if want gpu_tests; then
+  fg timeout 240 env LD_LIBRARY_PATH="$lib" .devrun/chens_gpu_tests --gtest_brief=1 --gtest_filter="${GPU_TESTS_FILTER:-*}" \
+    > "$out/chens_gpu_tests.log" 2>&1 && result[chens_gpu_tests]=pass || result[chens_gpu_tests]="FAIL (see chens_gpu_tests.log)"
+  stamp chens_gpu_tests $t
+  grep -h "\[ compare" "$out/chens_gpu_tests.log" > "$out/compare.txt" || true
+fi
 t=$(date +%s)
+if want bench; then
 # The GPU benchmarks (medians of 3); with .devrun-base/ (scripts/gpu-bundle.sh BASE_BUILD: the
 # same benchmark built from an earlier commit) the earlier build's pendulum and chain rows
 # run in the same call on the same card, for before/after ratios.
@@ -76,16 +85,19 @@ if [[ -f .devrun-base/bundle.tar.xz ]]; then
     --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
     > "$out/bench_gpu_base.log" 2>&1 && result[bench_base]=pass || result[bench_base]=FAIL
 fi
+fi
 # Chains on thread groups (issue 20): the group kernels for every built size beside the same
 # loop on this machine's CPU cores, and ncu's view of the 64-atom fast kernel.
-if [[ -x .devrun/bench_chain_group ]]; then
+if ! want chain_group; then
+  :
+elif [[ -x .devrun/bench_chain_group ]]; then
   fg timeout ${BENCH_LIMIT:-240} env LD_LIBRARY_PATH="$lib" .devrun/bench_chain_group --benchmark_min_time=0.2 --benchmark_repetitions=3 \
     --benchmark_report_aggregates_only=true > "$out/bench_chain_group.log" 2>&1 && result[chain_group]=pass ||
     result[chain_group]="FAIL (see bench_chain_group.log)"
   if command -v ncu > /dev/null; then
     fg timeout 90 env LD_LIBRARY_PATH="$lib" ncu --clock-control none --section SpeedOfLight --section Occupancy \
       --section WarpStateStats --section LaunchStats --metrics sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active \
-      -k regex:chain_group_fast.*dirac_rk4 -c 2 .devrun/bench_chain_group --benchmark_filter='BM_GpuChainGroup<(16|64)>/100000' \
+      -k regex:dirac_rk4 -c 2 .devrun/bench_chain_group --benchmark_filter='BM_GpuChainGroup<(16|64)>/100000' \
       --benchmark_min_time=0.01 > "$out/ncu_chain_group.txt" 2>&1 || true
   fi
 else
@@ -94,6 +106,7 @@ fi
 # The engine's chains on thread groups against the CPU backend on this machine's cores, the
 # same call (BM_CpuChainOnGroups; the GPU rows ran with BM_Gpu above), and ncu's view of the
 # engine's 64-atom group step kernel.
+if want chain_group; then
 fg timeout 120 env LD_LIBRARY_PATH="$lib" .devrun/bench_gpu_instances --benchmark_filter=BM_CpuChainOnGroups \
   --benchmark_min_time=0.1 > "$out/bench_cpu_groups.log" 2>&1 || true
 if command -v ncu > /dev/null; then
@@ -104,13 +117,33 @@ if command -v ncu > /dev/null; then
     --set projection.momentum=true --backend cuda --no-progress --out "$out/ncu-groups" > "$out/ncu_group_step.txt" 2>&1 || true
   rm -rf "$out/ncu-groups"
 fi
+fi
+# Where the 64-atom group kernel's time goes, instruction by instruction: ncu's source page
+# (SASS, with each instruction's executed count, threads per execution and warp stall
+# samples) of the engine's group_lean_step, as CSV. A small run (8192 instances, 5 steps):
+# on the standalone kernel's 10^5 instances ncu's replay of these sections did not finish
+# in 120 s on an H200 (2026-11-29).
+if want ncu_source && command -v ncu > /dev/null; then
+  fg timeout 120 ncu --clock-control none --section SourceCounters --section WarpStateStats \
+    --section InstructionStats --section LaunchStats --section Occupancy -k regex:group_lean_step -c 1 \
+    --export "$out/group64" "$chens" run --single --set model.kind=chain --set model.atoms=64 --set ensemble.size=8192 \
+    --set integrator.h=0.01 --set integrator.t_end=0.05 --set output.sample_dt=0.05 --set projection.momentum=true \
+    --backend cuda --no-progress --out "$out/ncu-source-run" > "$out/ncu_source.log" 2>&1 && result[ncu_source]=pass ||
+    result[ncu_source]="FAIL (see ncu_source.log)"
+  rm -rf "$out/ncu-source-run"
+  ncu --import "$out/group64.ncu-rep" --page details > "$out/ncu_group64_details.txt" 2>&1 || true
+  ncu --import "$out/group64.ncu-rep" --page source --csv --print-source sass 2> /dev/null | xz -T1 > "$out/ncu_group64_sass.csv.xz" || true
+  rm -f "$out/group64.ncu-rep"
+fi
 stamp bench $t
 # Peers on the same card (bench/peers/README.md): JAX, diffrax, torchdiffeq; about 3 min.
 t=$(date +%s)
-fg env OUT="$out" JAX_BUDGET=${JAX_BUDGET:-50} DFX_BUDGET=${DFX_BUDGET:-25} TCH_BUDGET=${TCH_BUDGET:-25} timeout 200 bash bench/peers/run_peers.sh > "$out/peers.txt" 2> "$out/peers.err" && result[peers]=pass ||
+if want peers; then fg env OUT="$out" JAX_BUDGET=${JAX_BUDGET:-50} DFX_BUDGET=${DFX_BUDGET:-25} TCH_BUDGET=${TCH_BUDGET:-25} timeout 200 bash bench/peers/run_peers.sh > "$out/peers.txt" 2> "$out/peers.err" && result[peers]=pass ||
   result[peers]="FAIL or partial (see peers.txt, peers.err)"
+fi
 stamp peers $t
 t=$(date +%s)
+if want validate; then
 fails=0
 : > "$out/validate.log"
 for f in examples/*.toml; do
@@ -120,9 +153,11 @@ for f in examples/*.toml; do
 done
 result[validate]=$([[ $fails == 0 ]] && echo "pass ($(ls examples/*.toml | wc -l) studies)" || echo "FAIL: $fails studies")
 stamp validate $t
+fi
 # Time to first result: a 1e3-instance study from process start to summary.json (CUDA
 # context creation included), GPU and CPU backends.
 for be in cuda cpu; do
+  want ttfr || break
   t0=$(date +%s.%N)
   "$chens" run --single --set ensemble.size=1000 --backend $be --no-progress --out "$out/ttfr-$be" > "$out/ttfr-$be.log" 2>&1
   rc=$?
@@ -132,7 +167,9 @@ done
 # Profiler evidence on the lean step kernel (the pendulum's unit model, momentum check) and
 # its loop's instruction mix (scripts/sass_mix.py).
 t=$(date +%s)
-if command -v ncu > /dev/null; then
+if ! want ncu; then
+  :
+elif command -v ncu > /dev/null; then
   fg timeout 120 ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
     --section ComputeWorkloadAnalysis --metrics smsp__inst_executed_pipe_fp64.sum,smsp__inst_executed.sum,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active \
     -k regex:lean_step --launch-skip 4 -c 1 "$chens" run --single --set ensemble.size=1000000 --set integrator.h=0.01 \
@@ -142,23 +179,31 @@ if command -v ncu > /dev/null; then
 else
   result[ncu]="not run: ncu not found"
 fi
-if command -v cuobjdump > /dev/null && [[ -f scripts/sass_kernels.txt ]]; then
-  # scripts/sass_kernels.txt: label, binary, mangled kernel name (from the build's PTX).
-  while read -r label bin name; do
-    [[ -f $bin ]] && cuobjdump -sass -fun "$name" "$bin" 2> /dev/null | python3 scripts/sass_mix.py "$label"
+if want sass && command -v cuobjdump > /dev/null && [[ -f scripts/sass_kernels.txt ]]; then
+  # scripts/sass_kernels.txt: label, binary, a pattern (ERE) of the mangled kernel name; the
+  # first function of the binary whose name matches is disassembled.
+  while read -r label bin pattern; do
+    [[ -f $bin ]] || continue
+    name=$(cuobjdump --dump-resource-usage "$bin" 2> /dev/null | grep -oE 'Function [^ :]+' | awk '{print $2}' |
+      grep -E "$pattern" | head -1)
+    [[ -n $name ]] || { echo "$label: no function matches $pattern"; continue; }
+    cuobjdump -sass -fun "$name" "$bin" 2> /dev/null | python3 scripts/sass_mix.py "$label"
   done < scripts/sass_kernels.txt > "$out/sass_mix.txt" 2>&1
   result[sass]="$(wc -l < "$out/sass_mix.txt") lines"
 fi
 stamp ncu $t
 # states.h5 from a GPU run (the default backend picks the GPU), read back with h5py.
 t=$(date +%s)
-fg python3 tests/output/test_states_h5.py "$chens" > "$out/states_h5.log" 2>&1 && result[states_h5]=pass ||
+if want states_h5; then fg python3 tests/output/test_states_h5.py "$chens" > "$out/states_h5.log" 2>&1 && result[states_h5]=pass ||
   result[states_h5]="FAIL (see states_h5.log)"
+fi
 stamp states_h5 $t
 # MPI, a GPU per rank (here two and three ranks share the one GPU): Debian's Open MPI from
 # the bundle, unpacked without replacing anything the machine has.
 t=$(date +%s)
-if [[ -f .devrun/openmpi.tar ]]; then
+if ! want mpi; then
+  :
+elif [[ -f .devrun/openmpi.tar ]]; then
   tar -C / -xkf .devrun/openmpi.tar 2> "$out/openmpi-unpack.log"; ldconfig
   mpi=$(command -v mpiexec.openmpi || command -v mpiexec)
   { echo "mpiexec: $mpi"; ldd "$mpi" | grep "not found"; } >> "$out/openmpi-unpack.log"
@@ -176,14 +221,17 @@ stamp mpi_gpu $t
 # resumed runs against uninterrupted ones; the signalled run has 1e7 instances so that it
 # lasts long enough on the card to be signalled mid-way.
 t=$(date +%s)
-fg timeout ${RESUME_LIMIT:-300} python3 tests/checkpoint/test_resume_cli.py "$chens" 1 10000000 > "$out/resume.log" 2>&1 && result[resume]=pass ||
+if want resume; then fg timeout ${RESUME_LIMIT:-300} python3 tests/checkpoint/test_resume_cli.py "$chens" 1 10000000 > "$out/resume.log" 2>&1 && result[resume]=pass ||
   result[resume]="FAIL (see resume.log)"
+fi
 stamp resume $t
 t=$(date +%s)
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-if [[ -x $san ]]; then
+if ! want sanitizer; then
+  :
+elif [[ -x $san ]]; then
   fg timeout ${SANITIZER_LIMIT:-300} env LD_LIBRARY_PATH="$lib" $san --tool memcheck --error-exitcode 9 .devrun/chens_gpu_tests \
-    --gtest_filter='AllPairs/CpuVsGpu.*/dirac_rk4:AllPairs/CpuVsGpu.*/naive_dopri5:Formulations/ChainCpuVsGpu.*/dirac_rk4:Models/EnsembleCpuVsGpu.StatisticsAgree*:EnsembleCpuVsGpuLost.*:GpuPaths.DeviceStatisticsEqualTheHostsBitForBit:GpuPaths.LostInstancesAreLostAlike' \
+    --gtest_filter='AllPairs/CpuVsGpu.*/dirac_rk4:AllPairs/CpuVsGpu.*/naive_dopri5:Formulations/ChainCpuVsGpu.*/dirac_rk4:Models/EnsembleCpuVsGpu.StatisticsAgree*:EnsembleCpuVsGpuLost.*:GpuPaths.DeviceStatisticsEqualTheHostsBitForBit:GpuPaths.LostInstancesAreLostAlike:ChainGroupsOnTheGpu.TheEngineRunsEveryGroupSizeLikeTheCpu' \
     > "$out/sanitizer.log" 2>&1 && result[sanitizer]=pass || result[sanitizer]="FAIL (see sanitizer.log)"
 else
   result[sanitizer]="not run: compute-sanitizer not found"
@@ -194,6 +242,7 @@ for t in chens_tests chens_paper_tests; do
   case $(cat "$out/$t.rc" 2> /dev/null) in
     0) result[$t]=pass ;;
     skipped) result[$t]="not run: not in the bundle (GPU_ONLY)" ;;
+    "not asked") result[$t]="not asked (STEPS)" ;;
     *) result[$t]="FAIL (see $t.log)" ;;
   esac
 done

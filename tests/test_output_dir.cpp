@@ -136,9 +136,10 @@ TEST(OutputDirLock, TheLockFileOfAKilledProcessIsTakenOver) {
 TEST(OutputDirLock, ARefusedRunLeavesNoDirectoryAndNoLockFile) {
   test::TempDir tmp;
   const fs::path out = tmp.path() / "out";
-  // Refused in execute_run, after the lock: too large for this machine's memory.
-  const CliResult r =
-      run_cli({"run", "--single", "--out", out.string(), "--no-progress", "--set", "ensemble.size=1000000000000"});
+  // Refused in execute_run, after the lock: too large for this machine's memory (the host's:
+  // on a machine with a GPU, --backend auto would count the device's).
+  const CliResult r = run_cli({"run", "--single", "--out", out.string(), "--no-progress", "--backend", "cpu", "--set",
+                               "ensemble.size=1000000000000"});
   EXPECT_NE(r.err.find("the run needs about 4.48e+05 GB (4.48e+05 GB for the instances)"), std::string::npos) << r.err;
   EXPECT_EQ(r.code, exit_bad_input) << r.err;
   EXPECT_FALSE(fs::exists(out));
