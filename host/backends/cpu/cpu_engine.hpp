@@ -77,12 +77,13 @@ class CpuEngine {
         timed_(static_cast<std::size_t>(threads_) * pad, 0.0),
         step_cost_(static_cast<std::size_t>(threads_) * StepCostBins::count, 0),
         varied_(spec.parameters.varies()),
-        sets_(1 + static_cast<int>(spec.parameters.groups())),
-        isa_(cpu_isa_compiled_at_most(cpu_isa_in_use())) {
-    if constexpr (std::is_same_v<Real, double>) packed_fits_ = packed_fits<System, Inst>(rp_, packed_momentum_);
+        sets_(1 + static_cast<int>(spec.parameters.groups())) {
+    lanes_.isa = cpu_isa_compiled_at_most(cpu_isa_in_use());
+    lanes_.varied = varied_;
+    if constexpr (std::is_same_v<Real, double>) lanes_.packed_fits = packed_fits<System, Inst>(rp_, lanes_.packed_momentum);
     // Lanes share a time grid: with [parameters], instances step in lanes (each lane its own
     // system) unless their step sizes differ.
-    lanes_with_parameters_ = !spec.parameters.varies(ParameterId::h);
+    lanes_.with_parameters = !spec.parameters.varies(ParameterId::h);
     // [parameters] group_by: each instance's group, once (a draw per instance).
     if (sets_ > 1) {
       group_.resize(n_);
@@ -106,7 +107,7 @@ class CpuEngine {
   void prepare(index_t rows, EnsembleResult& res) {
     res.backend = backend;
     res.threads = threads_;
-    res.device = "CPU, " + std::to_string(threads_) + " OpenMP thread" + (threads_ == 1 ? "" : "s") + ", " + lanes_note();
+    res.device = "CPU, " + std::to_string(threads_) + " OpenMP thread" + (threads_ == 1 ? "" : "s") + ", " + lanes_.note();
     seg_ = rows;
     // One set of statistics for the ensemble, and one per group (set 1 + g), each laid out as
     // EnsembleSpec::reduce_segment takes it.
@@ -191,7 +192,7 @@ class CpuEngine {
           const auto t0 = timing ? Clock::now() : Clock::time_point{};
           if (k > 0) {
             if constexpr (B > 1) {
-              advance_lanes<I>(i, k, StepLimit{}, at);
+              lanes_.template advance<I, B>(sys_, method_, rp_, &inst_[i], k, StepLimit{}, at);
             } else {
               advance_to_sample(sys, method_, rp, inst_[i], k);
             }
@@ -239,10 +240,10 @@ class CpuEngine {
         }
       };
       std::uint64_t i = lo;
-      on_isa([&]<CpuIsa I>() {
-        constexpr int L = lanes_of<I>;
+      lanes_.on_isa([&]<CpuIsa I>() {
+        constexpr int L = Lanes::template lanes_of<I>;
         if constexpr (L > 1)
-          if (lanes_apply<I>())
+          if (lanes_.template apply<I>())
             for (; i + L <= hi; i += L) group.template operator()<L, I>(i, sys_, rp_);
       });
       for (; i < hi; ++i)
@@ -306,11 +307,12 @@ class CpuEngine {
         for (std::uint64_t j = lo; j < hi; ++j) steps0 += inst_[j].c.steps;
       const auto t0 = timing ? Clock::now() : Clock::time_point{};
       std::uint64_t i = lo;
-      on_isa([&]<CpuIsa I>() {
-        constexpr int L = lanes_of<I>;
+      lanes_.on_isa([&]<CpuIsa I>() {
+        constexpr int L = Lanes::template lanes_of<I>;
         if constexpr (L > 1)
-          if (lanes_apply<I>())
-            for (; i + L <= hi; i += L) advance_lanes<I>(i, w.k0, w.limit, Settings<L>(*this, i));
+          if (lanes_.template apply<I>())
+            for (; i + L <= hi; i += L)
+              lanes_.template advance<I, L>(sys_, method_, rp_, &inst_[i], w.k0, w.limit, Settings<L>(*this, i));
       });
       for (; i < hi; ++i)
         with_setting(i, [&](const System& sys, const RunParams<Real>& rp, const ModelStateOf<System>&) {
@@ -466,156 +468,6 @@ class CpuEngine {
       }
     }
   };
-  // ---- Lanes (docs/performance.md, "CPU lanes") ----
-  // The general lane path (advance_fixed_to_sample<4>: each step packed into SSE2 pairs and
-  // unpacked, every rule per instance) pays off for small states only: four chain states
-  // would spill the registers.
-  static constexpr bool general_lanes = !Method::adaptive && Method::has_lanes && System::State::size <= cpu_lanes_max_state;
-  // Instruction set I's registers hold W doubles; the packed loop runs where the method is an
-  // explicit Runge-Kutta method and the system packs (packed_steps.hpp).
-  template <CpuIsa I>
-  static constexpr int width_of = I == CpuIsa::avx512 ? 8
-                                  : I == CpuIsa::avx2 ? 4
-                                                      : 2;
-  template <CpuIsa I>
-  static constexpr bool packed_of = [] {
-    if constexpr (I == CpuIsa::scalar || !std::is_same_v<Real, double> || !is_explicit_rk<Method>::value ||
-                  has_tangents_v<System> || (System::State::size > cpu_packed_max_state)) {
-      return false;
-    } else {
-      return packable_system<System, width_of<I>>::value;
-    }
-  }();
-  // Implicit midpoint and Gauss2 step cpu_packs registers of W through the general lane path
-  // (ImplicitRkLanes: each lane its own fixed-point iterations).
-  using ImplicitTableau = typename implicit_rk_tableau<Method>::type;
-  template <CpuIsa I>
-  static constexpr bool implicit_of = [] {
-    if constexpr (I == CpuIsa::scalar || std::is_void_v<ImplicitTableau> || has_tangents_v<System> ||
-                  (System::State::size > cpu_packed_max_state)) {
-      return false;
-    } else {
-      return packable_system<System, width_of<I>>::value;
-    }
-  }();
-  // A lane group's instances: cpu_packs registers of W with the packed loop or an implicit
-  // method's lanes, else the general path's four, else one (no lanes; and with
-  // CHENS_CPU_ISA = scalar).
-  template <CpuIsa I>
-  static constexpr int lanes_of = I == CpuIsa::scalar                ? 1
-                                  : (packed_of<I> || implicit_of<I>) ? cpu_packs* width_of<I>
-                                  : general_lanes                    ? cpu_lanes
-                                                                     : 1;
-  // Whether this run's instances step in lane groups of I: always without [parameters]; with
-  // them only in the packed loop (a system per lane) and on one time grid.
-  template <CpuIsa I>
-  bool lanes_apply() const {
-    if constexpr (packed_of<I>) {
-      if (varied_) return packs_per_lane_v<System, width_of<I>> && packed_fits_ && lanes_with_parameters_;
-    }
-    return !varied_;
-  }
-  // f.template operator()<I>() for this run's instruction set, one of those this build compiles
-  // (cpu_isa.hpp: isa_ is one; the others are not instantiated).
-  template <class F>
-  void on_isa(F&& f) const {
-    switch (isa_) {
-      case CpuIsa::scalar: f.template operator()<CpuIsa::scalar>(); break;
-      case CpuIsa::sse2:
-        if constexpr (cpu_isa_compiled(CpuIsa::sse2)) f.template operator()<CpuIsa::sse2>();
-        break;
-      case CpuIsa::avx2:
-        if constexpr (cpu_isa_compiled(CpuIsa::avx2)) f.template operator()<CpuIsa::avx2>();
-        break;
-      case CpuIsa::avx512:
-        if constexpr (cpu_isa_compiled(CpuIsa::avx512)) f.template operator()<CpuIsa::avx512>();
-        break;
-    }
-  }
-  // Instances i .. i + lanes_of<I> to sample k (or limit): the packed loop where the run's
-  // settings fit it and the group is together (all live, at one step), else the general
-  // lane path, else one instance at a time; each gives every instance the same result.
-  template <CpuIsa I, int B>
-  void advance_lanes(std::uint64_t i, index_t k, const StepLimit& limit, const Settings<B>& at) {
-    static_assert(B == lanes_of<I>);
-    Inst* in = &inst_[i];
-    if constexpr (packed_of<I>) {
-      bool together = packed_fits_ && (!at.own || packs_per_lane_v<System, width_of<I>>);
-      for (int j = 0; j < B && together; ++j) together = in[j].lost == int(LostReason::none) && in[j].step == in[0].step;
-      if (together) {
-        constexpr int W = width_of<I>, P = B / W;
-        PackedSystemOf<System, W> sys[P];
-        if constexpr (packs_per_lane_v<System, W>) {
-          if (at.own)
-            for (int p = 0; p < P; ++p) {
-              const System* lanes[W];
-              for (int l = 0; l < W; ++l) lanes[l] = &at.lane[p * W + l].sys;
-              sys[p] = pack_systems<W>(lanes);
-            }
-        }
-        if (!at.own)
-          for (int p = 0; p < P; ++p) sys[p] = broadcast_system<W>(sys_);
-        if constexpr (I == CpuIsa::avx512) {
-          packed_advance_avx512<P, W, Method>(sys, rp_, packed_momentum_, in, k, limit.until_step);
-        } else if constexpr (I == CpuIsa::avx2) {
-          packed_advance_avx2<P, W, Method>(sys, rp_, packed_momentum_, in, k, limit.until_step);
-        } else {
-          packed_advance_sse2<P, W, Method>(sys, rp_, packed_momentum_, in, k, limit.until_step);
-        }
-        return;
-      }
-    }
-    if constexpr (implicit_of<I>) {
-      if (!varied_) {
-        const ImplicitRkLanes<ImplicitTableau, width_of<I>> lanes(method_);
-        if constexpr (I == CpuIsa::avx512) {
-          lanes_advance_avx512<B>(sys_, lanes, rp_, in, k, limit);
-        } else if constexpr (I == CpuIsa::avx2) {
-          lanes_advance_avx2<B>(sys_, lanes, rp_, in, k, limit);
-        } else {
-          lanes_advance_sse2<B>(sys_, lanes, rp_, in, k, limit);
-        }
-        return;
-      }
-    }
-    if constexpr (general_lanes && B % cpu_lanes == 0) {
-      if (!varied_) {
-        for (int j = 0; j < B; j += cpu_lanes) advance_fixed_to_sample<cpu_lanes>(sys_, method_, rp_, in + j, k, limit);
-        return;
-      }
-    }
-    for (int j = 0; j < B; ++j)
-      at.visit(j, sys_, rp_, [&](const System& sys, const RunParams<Real>& rp) {
-        advance_fixed_to_sample<1>(sys, method_, rp, in + j, k, limit);
-      });
-  }
-  // res.device's account of the lanes.
-  std::string lanes_note() const {
-    std::string how;
-    on_isa([&]<CpuIsa I>() {
-      constexpr int L = lanes_of<I>;
-      if constexpr (L == 1) {
-        how = "one instance at a time";
-      } else if constexpr (implicit_of<I>) {
-        how = std::to_string(L) + " instances in " + std::to_string(L / width_of<I>) + " registers of " +
-              std::to_string(width_of<I>) + " doubles, each its own fixed-point iterations";
-      } else if constexpr (packed_of<I>) {
-        how = std::to_string(L) + " instances in " + std::to_string(L / width_of<I>) + " registers of " +
-              std::to_string(width_of<I>) + " doubles";
-        if (!packed_fits_)
-          how = general_lanes ? "4 instances in SSE2 pairs (these settings need the general lane path)"
-                              : "one instance at a time (these settings need the general path)";
-      } else {
-        how = "4 instances in SSE2 pairs";
-      }
-      if constexpr (L > 1)
-        if (!lanes_apply<I>())
-          how = lanes_with_parameters_
-                    ? "one instance at a time (each instance its own system, which only the packed loop steps in lanes)"
-                    : "one instance at a time (each instance its own step size)";
-    });
-    return std::string(cpu_isa_name(isa_)) + ": " + how;
-  }
   // Step index n of grid `from` as a step index of grid `to` (fixed-step methods, both with
   // the same sample times): the same fraction of the same sample interval, in integers, so
   // that a sample's step is the other grid's sample step exactly (a step-size ensemble's
@@ -672,12 +524,9 @@ class CpuEngine {
   bool varied_ = false;
   int sets_ = 1;                     // statistics sets: the ensemble's, and one per group
   std::vector<std::int16_t> group_;  // group_by: each instance's group (-1: none)
-  // The lanes' instruction set (cpu_isa.hpp): the run's, or the widest narrower one this unit
-  // compiled where it was built against headers of a build with fewer sets (same results).
-  CpuIsa isa_;
-  bool packed_fits_ = false;      // the run's settings fit the packed loop (packed_fits)
-  bool packed_momentum_ = false;  // and it checks the momentum projection
-  bool lanes_with_parameters_ = false;
+  // The lane groups the instances step in, and the run's settings that decide them (cpu_lanes.hpp).
+  using Lanes = CpuLaneChoice<System, Method>;
+  Lanes lanes_;
 };
 
 template <>

@@ -7,19 +7,10 @@
 namespace chens {
 
 namespace {
-bool in(unsigned mask, CpuIsa isa) { return ((mask >> static_cast<int>(isa)) & 1u) != 0; }
-
-// The widest of mask's sets (scalar where it holds none else).
-CpuIsa widest_of(unsigned mask) {
-  for (int i = cpu_isa_count - 1; i > 0; --i)
-    if (in(mask, CpuIsa(i))) return CpuIsa(i);
-  return CpuIsa::scalar;
-}
-
 std::string names_of(unsigned mask) {
   std::string names;
   for (int i = 0; i < cpu_isa_count; ++i)
-    if (in(mask, CpuIsa(i))) names.append(names.empty() ? "" : ", ").append(cpu_isa_name(CpuIsa(i)));
+    if (cpu_isa_in(mask, CpuIsa(i))) names.append(names.empty() ? "" : ", ").append(cpu_isa_name(CpuIsa(i)));
   return names;
 }
 }  // namespace
@@ -45,33 +36,33 @@ unsigned cpu_isas_this_cpu_runs() {
 #endif
 }
 
-bool cpu_isa_supported(CpuIsa isa) { return in(cpu_isas_compiled_mask & cpu_isas_this_cpu_runs(), isa); }
+bool cpu_isa_supported(CpuIsa isa) { return cpu_isa_in(cpu_isas_compiled_mask & cpu_isas_this_cpu_runs(), isa); }
 
 const char* cpu_isa_unavailable(CpuIsa isa) {
-  if (!in(cpu_isas_this_cpu_runs(), isa)) return "this CPU cannot run it";
+  if (!cpu_isa_in(cpu_isas_this_cpu_runs(), isa)) return "this CPU cannot run it";
   if (!cpu_isa_compiled(isa)) return "this build did not compile its lanes (CHENS_CPU_ISAS)";
   return nullptr;
 }
 
 std::string cpu_isas_compiled_names() { return names_of(cpu_isas_compiled_mask); }
 
-CpuIsa cpu_isa_widest() { return widest_of(cpu_isas_compiled_mask & cpu_isas_this_cpu_runs()); }
+CpuIsa cpu_isa_widest() { return cpu_isa_widest_in(cpu_isas_compiled_mask & cpu_isas_this_cpu_runs()); }
 
 CpuIsaChoice cpu_isa_choose(const char* value, unsigned compiled, unsigned runs) {
   compiled |= 1u;
   CpuIsaChoice c;
   if (value == nullptr || *value == '\0') {
-    c.isa = widest_of(compiled & runs);
+    c.isa = cpu_isa_widest_in(compiled & runs);
     return c;
   }
   c.forced = true;
   const std::string s(value);
   for (int i = 0; i < cpu_isa_count; ++i) {
     if (s != cpu_isa_name(CpuIsa(i))) continue;
-    if (!in(runs, CpuIsa(i))) {
+    if (!cpu_isa_in(runs, CpuIsa(i))) {
       c.error = "CHENS_CPU_ISA = \"" + s + "\": this CPU cannot run " + s + " (it supports up to " +
-                cpu_isa_name(widest_of(runs)) + ")";
-    } else if (!in(compiled, CpuIsa(i))) {
+                cpu_isa_name(cpu_isa_widest_in(runs)) + ")";
+    } else if (!cpu_isa_in(compiled, CpuIsa(i))) {
       c.error = "CHENS_CPU_ISA = \"" + s + "\": this build did not compile the lanes for " + s + " (it has " +
                 names_of(compiled) + "; the CMake option CHENS_CPU_ISAS chooses them)";
     } else {

@@ -24,13 +24,17 @@ inline constexpr int cpu_isa_count = 4;
 // into a header that every unit includes, those compiled on first use and against the
 // installation too; scalar is always compiled.
 inline constexpr unsigned cpu_isas_compiled_mask = (CHENS_CPU_ISAS_MASK) | 1u;
-constexpr bool cpu_isa_compiled(CpuIsa isa) { return ((cpu_isas_compiled_mask >> static_cast<int>(isa)) & 1u) != 0; }
-// The widest instruction set compiled that is not wider than isa.
-constexpr CpuIsa cpu_isa_compiled_at_most(CpuIsa isa) {
-  for (int i = static_cast<int>(isa); i > 0; --i)
-    if (cpu_isa_compiled(CpuIsa(i))) return CpuIsa(i);
+// Whether a mask of sets (bit i for CpuIsa(i)) holds isa.
+constexpr bool cpu_isa_in(unsigned mask, CpuIsa isa) { return ((mask >> static_cast<int>(isa)) & 1u) != 0; }
+// The widest of mask's sets not wider than at_most (scalar where it holds none else).
+constexpr CpuIsa cpu_isa_widest_in(unsigned mask, CpuIsa at_most = CpuIsa::avx512) {
+  for (int i = static_cast<int>(at_most); i > 0; --i)
+    if (cpu_isa_in(mask, CpuIsa(i))) return CpuIsa(i);
   return CpuIsa::scalar;
 }
+constexpr bool cpu_isa_compiled(CpuIsa isa) { return cpu_isa_in(cpu_isas_compiled_mask, isa); }
+// The widest instruction set compiled that is not wider than isa.
+constexpr CpuIsa cpu_isa_compiled_at_most(CpuIsa isa) { return cpu_isa_widest_in(cpu_isas_compiled_mask, isa); }
 
 const char* cpu_isa_name(CpuIsa isa);
 // Doubles per register: 1, 2, 4 or 8.
