@@ -5,7 +5,7 @@
 #   chens_add_model(<target> MODEL <spec type> HEADER <file>
 #                   [FORMULATIONS <naive|dirac|impetus|baumgarte|constrained>...]
 #                   [BACKENDS <cpu|cuda>...]
-#                   [METHODS <euler|rk2|rk4|dopri5|midpoint|gauss2|rattle|verlet>...])
+#                   [METHODS <euler|rk2|rk4|dopri5|midpoint|gauss2|rattle|verlet|rattle4|rattle4-suzuki|rattle6|rattle8>...])
 #
 # chens_add_model adds to <target> one translation unit per (backend, group of formulations)
 # of the model, instantiating make_engine_for<Backend, AutoModel<Spec, double>, F, false, methods>
@@ -57,7 +57,7 @@ function(chens_add_model target)
   endforeach()
   # The methods as a MethodMask (dispatch/method_id.hpp): the same expression names the
   # instantiation in the units and in the registration.
-  set(methods_known euler rk2 rk4 dopri5 midpoint gauss2 rattle verlet)
+  set(methods_known euler rk2 rk4 dopri5 midpoint gauss2 rattle verlet rattle4 rattle4-suzuki rattle6 rattle8)
   if(NOT M_METHODS)
     set(METHOD_MASK "all_methods")
   else()
@@ -69,7 +69,8 @@ function(chens_add_model target)
       if(METHOD_MASK)
         string(APPEND METHOD_MASK " | ")
       endif()
-      string(APPEND METHOD_MASK "method_bit(MethodId::${m})")
+      string(REPLACE "-" "_" method_id "${m}")  # rattle4-suzuki is MethodId::rattle4_suzuki
+      string(APPEND METHOD_MASK "method_bit(MethodId::${method_id})")
     endforeach()
     set(METHOD_MASK "(${METHOD_MASK})")
   endif()

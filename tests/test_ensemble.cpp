@@ -551,6 +551,7 @@ TEST(Ensemble, WedgeChangesNoOtherNumber) {
        {"integrator.method=midpoint", "integrator.formulation=dirac", "projection.position=true", "projection.momentum=true",
         "projection.tol=1e-13", "projection.scheme=midpoint"}},
       {"rattle", {"integrator.method=rattle"}},
+      {"rattle6", {"integrator.method=rattle6"}},
       {"baumgarte", {"integrator.formulation=baumgarte", "integrator.baumgarte_alpha=2", "integrator.baumgarte_beta=3"}},
       {"penalty verlet",
        {"model.kind=penalty-pendulum", "model.penalty=100", "model.constraint=G1", "integrator.method=verlet",

@@ -228,7 +228,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"rattle_with_formulation", {"--set", "integrator.method=rattle", "--set", "integrator.formulation=dirac"}, "",
                 "integrator.method = \"rattle\" integrates the constrained equations themselves"},
         BadCase{"constrained_without_rattle", {"--set", "integrator.formulation=constrained"}, "",
-                "integrator.formulation = \"constrained\" has no right-hand side to integrate"},
+                "integrator.formulation = \"constrained\" has no right-hand side to integrate; only RATTLE and its "
+                "compositions (integrator.method = \"rattle\", \"rattle4\", \"rattle4-suzuki\", \"rattle6\", "
+                "\"rattle8\") integrate it (method was \"rk4\")"},
+        // Issue 44: RATTLE's compositions take the constrained equations only, double only.
+        BadCase{"rattle6_with_formulation", {"--set", "integrator.method=rattle6", "--set", "integrator.formulation=naive"},
+                "", "integrator.method = \"rattle6\" integrates the constrained equations themselves"},
+        BadCase{"penalty_with_rattle8", {"--set", "model.kind=penalty-pendulum", "--set", "integrator.method=rattle8"}, "",
+                "integrator.method = \"rattle8\" integrates constrained equations; model.kind = \"penalty-pendulum\" has "
+                "none"},
+        BadCase{"float_with_rattle4", {"--set", "integrator.precision=float", "--set", "integrator.method=rattle4"}, "",
+                "integrator.precision = \"float\" runs the explicit fixed-step methods"},
+        BadCase{"unknown_composition", {"--set", "integrator.method=rattle5"}, "",
+                "integrator.method = \"rattle5\": unknown name; allowed: \"euler\", \"rk2\", \"rk4\", \"dopri5\", "
+                "\"midpoint\", \"gauss2\", \"rattle\", \"verlet\", \"rattle4\", \"rattle4-suzuki\", \"rattle6\", "
+                "\"rattle8\""},
         BadCase{"unknown_reference", {"--set", "output.reference=exact"}, "",
                 "output.reference = \"exact\": unknown name; allowed: \"auto\", \"none\""},
         BadCase{"zero_reference_tol", {"--set", "output.reference_tol=0"}, "",

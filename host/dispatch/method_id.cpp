@@ -12,6 +12,10 @@ const char* method_name(MethodId m) {
     case MethodId::gauss2: return "gauss2";
     case MethodId::rattle: return "rattle";
     case MethodId::verlet: return "verlet";
+    case MethodId::rattle4: return "rattle4";
+    case MethodId::rattle4_suzuki: return "rattle4-suzuki";
+    case MethodId::rattle6: return "rattle6";
+    case MethodId::rattle8: return "rattle8";
   }
   return "?";
 }

@@ -19,6 +19,7 @@
 #include <chens/integrators/implicit_rk.hpp>
 #include <chens/integrators/midpoint_projection.hpp>
 #include <chens/integrators/rattle.hpp>
+#include <chens/integrators/rattle_composition.hpp>
 #include <chens/integrators/stormer_verlet.hpp>
 #include <chens/integrators/tableaus.hpp>
 #include <chens/geometry/wedge.hpp>
@@ -55,17 +56,27 @@ std::unique_ptr<Engine> with_explicit_method(MethodId id, F&& f) {
 
 // Calls f with the integrator of `id` for System, if Methods holds it (the systems list's
 // units hold every method, a unit compiled on first use its run's, a user model's unit
-// chens_add_model's METHODS). RATTLE pairs with the constrained equations only, every other
-// method with an underlying ODE only; float runs have the explicit fixed-step methods
+// chens_add_model's METHODS). RATTLE and its compositions pair with the constrained equations
+// only (the four compositions are one type, their scheme a value), every other method with
+// an underlying ODE only; float runs have the explicit fixed-step methods
 // (float's resolution is above the implicit methods' and DOPRI5's tolerances). resolve()
 // has already told the user; reaching a mismatch here is a bug.
 template <class System, MethodMask Methods = all_methods, class Real, class F>
 std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& f) {
   if constexpr (System::id == FormulationId::constrained) {
+    const Rattle<Real> rattle{rp.iteration_tol, rp.max_iterations};
     if constexpr (has_method(Methods, MethodId::rattle))
-      if (id == MethodId::rattle) return f(Rattle<Real>{rp.iteration_tol, rp.max_iterations});
+      if (id == MethodId::rattle) return f(rattle);
+    if constexpr ((Methods & rattle_methods & ~method_bit(MethodId::rattle)) != 0) {
+      const CompositionScheme* scheme = id == MethodId::rattle4          ? &yoshida3_order4
+                                        : id == MethodId::rattle4_suzuki ? &suzuki5_order4
+                                        : id == MethodId::rattle6        ? &kahan_li9_order6
+                                        : id == MethodId::rattle8        ? &kahan_li17_order8
+                                                                         : nullptr;
+      if (scheme != nullptr && has_method(Methods, id)) return f(RattleComposition<Real>{rattle, *scheme});
+    }
     throw std::logic_error(std::string("integrator.method = \"") + method_name(id) +
-                           "\" cannot integrate the constrained equations here; use \"rattle\"");
+                           "\" cannot integrate the constrained equations here; use \"rattle\" or a composition of it");
   } else if constexpr (std::is_same_v<Real, float>) {
     return with_explicit_method<Methods>(id, f);
   } else {
@@ -91,7 +102,11 @@ std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& 
       case MethodId::verlet:
         if constexpr (separable_v<System> && has_method(Methods, MethodId::verlet)) return f(StormerVerlet{});
         break;
-      case MethodId::rattle: break;
+      case MethodId::rattle:
+      case MethodId::rattle4:
+      case MethodId::rattle4_suzuki:
+      case MethodId::rattle6:
+      case MethodId::rattle8: break;
     }
     throw std::logic_error(std::string("integrator.method = \"") + method_name(id) +
                            "\" does not integrate the formulation \"" + formulation_name(System::id) + "\" here");

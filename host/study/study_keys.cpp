@@ -403,18 +403,21 @@ std::vector<StudyKey> declare_keys() {
       // [integrator]
       {.section = "integrator", .name = "formulation",
        .type = one_of(&S::formulation, every_id<FormulationId>(formulation_count, formulation_name)),
-       .doc_default = "`\"dirac\"` (`\"constrained\"` with `rattle`, `\"penalty\"` for the penalty pendulum)",
+       .doc_default = "`\"dirac\"` (`\"constrained\"` with `rattle` and its compositions, `\"penalty\"` for the "
+                      "penalty pendulum)",
        .doc_allowed = "chains: `\"naive\"`, `\"dirac\"`, `\"impetus\"`, `\"constrained\"`; the double pendulum: "
                       "the same and `\"baumgarte\"`; the penalty pendulum: `\"penalty\"` only",
-       .meaning = "underlying equations; `\"constrained\"` is the constrained system itself, which only `rattle` "
-                  "integrates; `\"baumgarte\"` the naive equations with Baumgarte stabilisation (docs/geometry.md). In "
+       .meaning = "underlying equations; `\"constrained\"` is the constrained system itself, which only `rattle` and "
+                  "its compositions integrate; `\"baumgarte\"` the naive equations with Baumgarte stabilisation (docs/geometry.md). In "
                   "004's terms `\"extended\"` is the Hamiltonian underlying ODE of Dirac (3.2)–(3.3), `\"dirac\"` the "
                   "weakly Hamiltonian formulation (3.7)–(3.8), `\"total\"` the simplified η = 0 form (3.9)–(3.10), "
                   "`\"naive\"` the standard underlying ODE (1.6)"},
       {.section = "integrator", .name = "method",
        .type = one_of(&S::method, every_id<MethodId>(method_count, method_name)),
-       .meaning = "integrator; `rattle` takes no formulation (leave `formulation` out or set it to `\"constrained\"`); "
-                  "`verlet` (Störmer–Verlet) needs a separable Hamiltonian: the penalty pendulum only"},
+       .meaning = "integrator; `rattle` and its symmetric compositions `rattle4` (Yoshida, 3 stages, order 4), "
+                  "`rattle4-suzuki` (5 stages, order 4), `rattle6` and `rattle8` (Kahan–Li, 9 and 17 stages) take no "
+                  "formulation (leave `formulation` out or set it to `\"constrained\"`); `verlet` (Störmer–Verlet) "
+                  "needs a separable Hamiltonian: the penalty pendulum only"},
       {.section = "integrator", .name = "h", .type = real(&S::h, positive), .printed = resolved_h,
        .doc_default = "`0.1`; penalty pendulum with a fixed-step method: from `steps_per_oscillation`",
        .meaning = "step size; for `dopri5` the first trial step"},
@@ -425,10 +428,11 @@ std::vector<StudyKey> declare_keys() {
        .doc_allowed = "not both 0 with `rtol` for dopri5", .meaning = "dopri5's absolute tolerance"},
       {.section = "integrator", .name = "tol", .type = real(&S::tol, positive),
        .meaning = "implicit methods: the fixed-point iteration stops when the stage values move by at most `tol` (max "
-                  "norm); `rattle`: the position (SHAKE/Newton) iteration stops when max\\|φ\\| ≤ `tol`"},
+                  "norm); `rattle` and its compositions: the position (SHAKE/Newton) iteration of each (sub)step stops when "
+                  "max\\|φ\\| ≤ `tol`"},
       {.section = "integrator", .name = "max_iterations", .type = integer_in(&S::max_iterations, 1, 1000000),
-       .meaning = "implicit methods and `rattle`: iteration cap per step (a step that hits it is counted in "
-                  "`unconverged_steps`)"},
+       .meaning = "implicit methods, `rattle` and its compositions: iteration cap per step (per substep of a "
+                  "composition; a step that hits it is counted in `unconverged_steps`)"},
       {.section = "integrator", .name = "max_steps", .type = integer_in(&S::max_steps, 1, no_limit),
        .meaning = "dopri5: cap on accepted + rejected steps per instance (an instance over it is lost, reason "
                   "`max_steps`)"},

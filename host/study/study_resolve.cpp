@@ -51,8 +51,9 @@ void validate_model(const Study& s) {
                      (elsewhere.empty() ? std::string() : "; it is a formulation of model.kind = " + elsewhere));
   }
   if (!model.constrained) {
-    if (s.method == MethodId::rattle)
-      throw StudyError("integrator.method = \"rattle\" integrates constrained equations; model.kind = \"" + model_name(s) +
+    if (is_rattle_method(s.method))
+      throw StudyError(std::string("integrator.method = \"") + method_name(s.method) +
+                       "\" integrates constrained equations; model.kind = \"" + model_name(s) +
                        "\" has none: use \"verlet\" (Stormer-Verlet) or another ODE method");
     if (s.momentum || s.position)
       throw StudyError(std::string("projection.") + (s.position ? "position" : "momentum") + " = true: model.kind = \"" +
@@ -96,13 +97,15 @@ void validate_model(const Study& s) {
     if (s.precision == Precision::single_precision)
       throw StudyError("output.wedge runs in double precision only (integrator.precision = \"float\")");
   }
-  if (s.method == MethodId::rattle && s.formulation != FormulationId::constrained)
-    throw StudyError(std::string("integrator.method = \"rattle\" integrates the constrained equations themselves, not an "
-                                 "underlying ODE: remove integrator.formulation (or set it to \"constrained\"); it was \"") +
+  if (is_rattle_method(s.method) && s.formulation != FormulationId::constrained)
+    throw StudyError(std::string("integrator.method = \"") + method_name(s.method) +
+                     "\" integrates the constrained equations themselves, not an "
+                     "underlying ODE: remove integrator.formulation (or set it to \"constrained\"); it was \"" +
                      formulation_name(s.formulation) + "\"");
-  if (s.formulation == FormulationId::constrained && s.method != MethodId::rattle)
+  if (s.formulation == FormulationId::constrained && !is_rattle_method(s.method))
     throw StudyError(std::string("integrator.formulation = \"constrained\" has no right-hand side to integrate; only "
-                                 "integrator.method = \"rattle\" integrates it (method was \"") +
+                                 "RATTLE and its compositions (integrator.method = \"rattle\", \"rattle4\", "
+                                 "\"rattle4-suzuki\", \"rattle6\", \"rattle8\") integrate it (method was \"") +
                      method_name(s.method) + "\")");
   // Float runs (docs/numerics.md, "Float runs"): the explicit fixed-step methods, whose
   // steps have no tolerance that float rounding could make unreachable; the naive and

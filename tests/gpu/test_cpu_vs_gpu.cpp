@@ -118,8 +118,13 @@ INSTANTIATE_TEST_SUITE_P(
                                          MethodId::gauss2)),
     pair_name);
 
-INSTANTIATE_TEST_SUITE_P(Rattle, CpuVsGpu, ::testing::Values(std::make_tuple(FormulationId::constrained, MethodId::rattle)),
-                         [](const auto&) { return std::string("constrained_rattle"); });
+INSTANTIATE_TEST_SUITE_P(Rattle, CpuVsGpu,
+                         ::testing::Values(std::make_tuple(FormulationId::constrained, MethodId::rattle),
+                                           std::make_tuple(FormulationId::constrained, MethodId::rattle4),
+                                           std::make_tuple(FormulationId::constrained, MethodId::rattle4_suzuki),
+                                           std::make_tuple(FormulationId::constrained, MethodId::rattle6),
+                                           std::make_tuple(FormulationId::constrained, MethodId::rattle8)),
+                         pair_name);
 
 // Issue 8: the penalty pendulum of 003 (C = G1, non-tangential data) with Stormer-Verlet
 // and the ODE methods, and the implicit midpoint rule with midpoint (stage) projection.
@@ -203,7 +208,8 @@ INSTANTIATE_TEST_SUITE_P(
         WedgeCase{"extended_midpoint_endpoint_projection", FormulationId::extended, MethodId::midpoint, true, "endpoint"},
         WedgeCase{"extended_midpoint_stage_projection", FormulationId::extended, MethodId::midpoint, true, "midpoint"},
         WedgeCase{"dirac_rk4", FormulationId::dirac, MethodId::rk4, false, "endpoint"},
-        WedgeCase{"constrained_rattle", FormulationId::constrained, MethodId::rattle, false, "endpoint"}),
+        WedgeCase{"constrained_rattle", FormulationId::constrained, MethodId::rattle, false, "endpoint"},
+        WedgeCase{"constrained_rattle8", FormulationId::constrained, MethodId::rattle8, false, "endpoint"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // The seven-atom chain of 002 §7, perturbed, with the numerical reference on: every chain
@@ -236,7 +242,8 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_tuple(FormulationId::dirac, MethodId::midpoint), std::make_tuple(FormulationId::dirac, MethodId::gauss2),
         std::make_tuple(FormulationId::naive, MethodId::rk4), std::make_tuple(FormulationId::naive, MethodId::dopri5),
         std::make_tuple(FormulationId::impetus, MethodId::rk4),
-        std::make_tuple(FormulationId::constrained, MethodId::rattle)),
+        std::make_tuple(FormulationId::constrained, MethodId::rattle),
+        std::make_tuple(FormulationId::constrained, MethodId::rattle4)),
     pair_name);
 
 // Chains on thread groups (issue 20): every size the build runs on groups (16, 32, 64 by
@@ -365,6 +372,8 @@ TEST(ChainGroupsOnTheGpu, EveryMethodAndProjectionRunsOnGroupsLikeTheCpu) {
   s.method = MethodId::rattle;
   s.momentum = false;
   expect_group_run_like_cpu(s, 1e-8, false, "constrained + rattle" + at);
+  s.method = MethodId::rattle4;
+  expect_group_run_like_cpu(s, 1e-8, false, "constrained + rattle4" + at);
   // The numerical reference (group_reference_soa: a DOPRI5 run at rtol = atol = 1e-12 per
   // instance over the slices), with RK4 on the lean loop and with DOPRI5: the integration
   // error, and the reference's half of the recorded rows.
