@@ -36,6 +36,7 @@
 #include <chens/projections/momentum.hpp>
 #include <chens/projections/position.hpp>
 
+#include "support/integrate.hpp"
 #include "support/random_states.hpp"
 
 namespace chens {
@@ -43,15 +44,6 @@ namespace {
 
 using Model = Pendulum<double>;
 using State = Model::State;
-
-// Central difference of the step map along v (h_fd relative to the state's size).
-template <class System, class Method>
-State fd_derivative(const System& sys, const Method& m, const State& z, const State& v, double h, double eps) {
-  State zp, zm;
-  m.step(sys, axpy(z, eps, v), h, zp);
-  m.step(sys, axpy(z, -eps, v), h, zm);
-  return (1.0 / (2.0 * eps)) * (zp - zm);
-}
 
 // The step's derivative along v1, v2 by dual numbers (what the wedge diagnostic uses),
 // compared with finite differences. Returns the largest relative deviation.
@@ -73,7 +65,7 @@ double tangent_vs_fd(const System& sys, const Method& m, const State& z, const S
   for (int c = 0; c < 4; ++c) EXPECT_EQ(Zn[c], zn[c]) << "component " << c;
   double worst = 0.0;
   for (int which = 0; which < 2; ++which) {
-    const State fd = fd_derivative(sys, m, z, which == 0 ? v1 : v2, h, 1e-6);
+    const State fd = test::fd_step_derivative(sys, m, z, which == 0 ? v1 : v2, h, 1e-6);
     for (int c = 0; c < 4; ++c) {
       const double ad = Zn[4 * (which + 1) + c];
       worst = std::max(worst, std::fabs(ad - fd[c]) / (1.0 + std::fabs(fd[c])));

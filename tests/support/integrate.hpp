@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <chens/integrators/status.hpp>
+#include <chens/linalg/vec.hpp>
 
 namespace chens::test {
 
@@ -20,6 +21,17 @@ typename System::State integrate_fixed(const System& sys, const Method& method, 
     z = zn;
   }
   return z;
+}
+
+// Central difference of one step's map along v: (step(z + eps v) - step(z - eps v)) / 2 eps,
+// the finite-difference oracle of the dual-number tangents (geometry/wedge.hpp).
+template <class System, class Method>
+typename System::State fd_step_derivative(const System& sys, const Method& m, const typename System::State& z,
+                                          const typename System::State& v, double h, double eps) {
+  typename System::State zp, zm;
+  m.step(sys, axpy(z, eps, v), h, zp);
+  m.step(sys, axpy(z, -eps, v), h, zm);
+  return (1.0 / (2.0 * eps)) * (zp - zm);
 }
 
 // Slope of log(y) against log(x) by least squares.
