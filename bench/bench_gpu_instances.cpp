@@ -68,7 +68,7 @@ Study pendulum_study(std::int64_t n) {
 Study chain_study(std::int64_t n) {
   Study s = pendulum_study(n);
   s.model_kind = ModelKind::chain;
-  s.atoms = cuda_chain_sizes().front();
+  set_key(s, "model.atoms=" + std::to_string(cuda_chain_sizes().front()));
   s.projection_tol = 1e-8;
   s.reference = "none";
   return s;
@@ -201,7 +201,7 @@ void BM_CpuChain7(benchmark::State& st) {
 // Chains on thread groups (issue 20): the issue's setting, through the same call on both backends.
 Study chain_group_study(int atoms, std::int64_t n) {
   Study s = chain_study(n);
-  s.atoms = atoms;
+  set_key(s, "model.atoms=" + std::to_string(atoms));
   s.t_end = 1.0;
   return s;
 }

@@ -244,7 +244,7 @@ TEST(ChainPerturbation, PerturbedInstancesLieOnTheConstraintManifold) {
 Study chain_study() {
   Study s;
   s.model_kind = ModelKind::chain;
-  s.atoms = 7;
+  set_key(s, "model.atoms=7");
   s.formulation = FormulationId::dirac;
   s.method = MethodId::rk4;
   s.h = 0.1;

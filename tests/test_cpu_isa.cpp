@@ -498,7 +498,7 @@ TEST(CpuIsaEnsembles, ParameterEnsemblesWithLossesAreTheSameOnEveryInstructionSe
 TEST(CpuIsaEnsembles, ChainsAndGeneralPathSettingsAreTheSameOnEveryInstructionSet) {
   Study c;
   c.model_kind = ModelKind::chain;
-  c.atoms = 7;
+  set_key(c, "model.atoms=7");
   c.formulation = FormulationId::dirac;
   c.method = MethodId::rk4;
   c.size = 100;

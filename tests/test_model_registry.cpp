@@ -62,7 +62,7 @@ Compiled compiled(ModelKind kind) {
   switch (kind) {
     case ModelKind::pendulum: return {Pendulum<double>::state_size, pendulum_exact};
     case ModelKind::penalty_pendulum: return {PenaltyPendulum<double>::state_size, penalty_exact};
-    case ModelKind::chain: return {Chain<double, 7>::state_size, chain_exact};  // Study{}'s atoms = 7
+    case ModelKind::chain: return {Chain<double, 7>::state_size, chain_exact};  // model.atoms defaults to 7
     case ModelKind::double_pendulum: return {DoublePendulum<double>::state_size, double_exact};
     case ModelKind::custom: break;
   }
@@ -143,6 +143,81 @@ TEST(ModelRegistry, OwnKeysJoinTheTableAtTheEndOfTheirSection) {
   EXPECT_EQ(lengths->scope, KeyScope::model);
 }
 
+// An own key joins its section after the section's last model key, where it has one: the
+// [parameters] laws of a model stay before group_by (every study's), as the table had them.
+TEST(ModelRegistry, OwnKeysJoinAfterTheLastModelKeyOfTheirSection) {
+  auto key = [](const char* section, const char* name, KeyScope scope) {
+    return StudyKey{.section = section, .name = name, .type = own_numbers("x.y", "an array", "", nullptr), .scope = scope};
+  };
+  const std::vector<StudyKey> table = {key("parameters", "mass", KeyScope::model),
+                                       key("parameters", "h", KeyScope::every_study),
+                                       key("parameters", "group_by", KeyScope::every_study)};
+  ModelDescription a = *model_descriptions().front(), b = a;
+  a.name = "a";
+  b.name = "b";
+  a.own_keys = {key("parameters", "stiffness", KeyScope::every_study)};
+  b.own_keys = {key("parameters", "charge", KeyScope::every_study)};
+  std::vector<std::string> paths;
+  for (const StudyKey& k : with_own_keys(table, {&a, &b})) paths.push_back(k.path());
+  EXPECT_EQ(paths, (std::vector<std::string>{"parameters.mass", "parameters.stiffness", "parameters.charge", "parameters.h",
+                                             "parameters.group_by"}));
+  // The registered models' [parameters]: the chain's and the penalty pendulum's laws before h.
+  std::vector<std::string> registered;
+  for (const StudyKey* k : section_keys("parameters")) registered.push_back(k->name);
+  EXPECT_EQ(registered, (std::vector<std::string>{"mass", "length", "gravity", "bond_length", "lj_epsilon", "penalty", "h",
+                                                  "group_by", "group_bins", "group_edges"}));
+}
+
+// A model's own keys of one value (OwnKey): their defaults where not given, the values set_key
+// gives them as --set does (and refuses as --set does), and what the model's system_args hands
+// its units: the nominal parameters the engines read by ParameterId.
+TEST(ModelRegistry, OwnKeysOfOneValueReachTheSystemArgs) {
+  Study chain = study_of(*find_built_in_model("chain"));
+  const RunParams<double> rp = resolve(chain);
+  SystemArgs a = system_args(chain, rp);
+  EXPECT_EQ(model_key(chain).atoms, 7);  // the declared defaults
+  EXPECT_EQ(a[ParameterId::bond_length], 1.0);
+  EXPECT_EQ(a[ParameterId::lj_epsilon], 0.1);
+  set_key(chain, "model.atoms = 12");
+  set_key(chain, "model.bond_length=1.25");
+  set_key(chain, "model.lj_epsilon=0");
+  EXPECT_TRUE(chain.has("model.atoms"));
+  EXPECT_EQ(std::get<std::int64_t>(chain.model_values.at("model.atoms")), 12);
+  EXPECT_EQ(model_key(chain).atoms, 12);
+  EXPECT_EQ(initial_state(chain).size(), 48u);
+  a = system_args(chain, resolve(chain));
+  EXPECT_EQ(a[ParameterId::bond_length], 1.25);
+  EXPECT_EQ(a[ParameterId::lj_epsilon], 0.0);
+  EXPECT_EQ(a.inverse_masses.size(), 12u);
+  // Refused as --set refuses them, the value unchanged.
+  for (const auto& [set, message] : std::vector<std::pair<std::string, std::string>>{
+           {"model.atoms=1", "model.atoms = 1: must be an integer in [2, "},
+           {"model.bond_length=-1", "model.bond_length = -1: must be a finite number > 0"},
+           {"model.spring=1", "unknown key model.spring"}}) {
+    try {
+      set_key(chain, set);
+      ADD_FAILURE() << set << " was accepted";
+    } catch (const StudyError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(model_key(chain).atoms, 12);
+
+  Study penalty = study_of(*find_built_in_model("penalty-pendulum"));
+  penalty.given.erase("integrator.h");
+  a = system_args(penalty, resolve(penalty));
+  EXPECT_EQ(a[ParameterId::penalty], 1000.0);
+  EXPECT_FALSE(a.penalty_g1);
+  set_key(penalty, "model.penalty=250");
+  set_key(penalty, "model.constraint=G1");
+  a = system_args(penalty, resolve(penalty));
+  EXPECT_EQ(a[ParameterId::penalty], 250.0);
+  EXPECT_TRUE(a.penalty_g1);
+  set_key(penalty, "integrator.steps_per_oscillation=40");
+  set_key(penalty, "integrator.h=0.001");
+  EXPECT_THROW(resolve(penalty), StudyError);  // one of the two (the model's own rule)
+}
+
 TEST(ModelRegistry, StateNamesAndDefaultInitialStateHaveTheModelsSize) {
   for (const ModelDescription* m : built_in_models()) {
     const Study s = study_of(*m);
@@ -185,7 +260,7 @@ TEST(ModelRegistry, TheTypeCompiledOnFirstUseIsTheSystemsListsModelType) {
     EXPECT_EQ(listed.count("chens::" + m->cpp_type(s)), 1u) << m->cpp_type(s) << " is not a model of the systems list";
     if (!m->single_precision) continue;
     s.precision = Precision::single_precision;
-    s.atoms = float_chain_atoms;
+    set_key(s, "model.atoms=" + std::to_string(float_chain_atoms));
     EXPECT_EQ(listed.count("chens::" + m->cpp_type(s)), 1u) << m->cpp_type(s) << " is not a model of the systems list";
   }
 }

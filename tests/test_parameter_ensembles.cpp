@@ -206,14 +206,14 @@ TEST(ParameterEnsembles, EveryInstanceIsTheSingleRunWithItsParametersBitForBit) 
   q.given.insert("integrator.h");  // else h follows from the nominal mu (integrator.steps_per_oscillation)
   set_law(q, ParameterId::penalty, ParameterLaw{LawKind::list, 0, 0, {100.0, 400.0, 1600.0, 6400.0}});
   expect_instances_are_their_single_runs(
-      q, [](Study& s, const InstanceParameters& v) { s.penalty = v[ParameterId::penalty]; },
+      q, [](Study& s, const InstanceParameters& v) { s.model_values["model.penalty"] = v[ParameterId::penalty]; },
       "penalty pendulum, Stormer-Verlet");
 
   // A 7-atom chain: bond lengths (the nominal positions scaled), masses and epsilon by index,
   // with the numerical reference of each instance's own chain.
   Study c;
   c.model_kind = ModelKind::chain;
-  c.atoms = 7;
+  set_key(c, "model.atoms=7");
   c.size = 30;
   c.h = 0.01;
   c.t_end = 0.5;
@@ -227,10 +227,10 @@ TEST(ParameterEnsembles, EveryInstanceIsTheSingleRunWithItsParametersBitForBit) 
   set_law(c, ParameterId::lj_epsilon, ParameterLaw{LawKind::list, 0, 0, {0.1, 0.2, 0.3, 0.05, 0.15}});
   const std::vector<double> z0 = initial_state(c);
   auto chain = [&](Study& s, const InstanceParameters& v) {
-    const double ratio = v[ParameterId::bond_length] / c.bond_length;
-    s.bond_length = v[ParameterId::bond_length];
+    const double ratio = v[ParameterId::bond_length] / 1.0;  // over the nominal model.bond_length (its default)
+    s.model_values["model.bond_length"] = v[ParameterId::bond_length];
     s.mass = v[ParameterId::mass];
-    s.lj_epsilon = v[ParameterId::lj_epsilon];
+    s.model_values["model.lj_epsilon"] = v[ParameterId::lj_epsilon];
     s.initial = z0;
     for (std::size_t j = 0; j < z0.size() / 2; ++j) s.initial[j] = z0[j] * ratio;
   };

@@ -177,7 +177,7 @@ namespace {
 TEST(CostSplit, ANumericalReferenceIsMeasuringNotIntegrating) {
   Study s;
   s.model_kind = ModelKind::chain;
-  s.atoms = 7;
+  set_key(s, "model.atoms=7");
   s.size = 1024;
   s.h = 0.01;
   s.t_end = 1.0;

@@ -37,6 +37,7 @@
 #include "backends/cpu/cpu_engine.hpp"
 #include "backends/instance_records.hpp"
 #include "dispatch/all_model_traits.hpp"
+#include "dispatch/chain_sizes.hpp"
 #include "study/study.hpp"
 #include "support/emulated_group.hpp"
 
@@ -312,7 +313,7 @@ TEST(SoaSegment, ChainWithAdvancingNumericalReference) {
 Study chain_group_study(int atoms) {
   Study s;
   s.model_kind = ModelKind::chain;
-  s.atoms = atoms;
+  set_key(s, "model.atoms=" + std::to_string(atoms));
   s.h = 0.05;
   s.t_end = 1.0;
   s.sample_dt = 0.25;

@@ -22,7 +22,7 @@ Study tiny(ModelKind kind, FormulationId f, Precision precision, bool wedge, int
   s.method = f == FormulationId::constrained ? MethodId::rattle : MethodId::rk4;
   s.precision = precision;
   s.wedge = wedge;
-  s.atoms = atoms;
+  if (kind == ModelKind::chain) set_key(s, "model.atoms=" + std::to_string(atoms));
   s.size = 16;
   s.h = 0.01;
   s.t_end = 0.1;
@@ -34,7 +34,7 @@ Study tiny(ModelKind kind, FormulationId f, Precision precision, bool wedge, int
 std::string describe(const Study& s) {
   return std::string(model_kind_name(s.model_kind)) + " " + formulation_name(s.formulation) + " " +
          precision_name(s.precision) + (s.wedge ? " wedge" : "") +
-         (s.model_kind == ModelKind::chain ? " N=" + std::to_string(s.atoms) : "");
+         (s.model_kind == ModelKind::chain ? " N=" + std::to_string(model_key(s).atoms) : "");
 }
 
 TEST(SystemsList, ResolveAcceptsExactlyTheStudiesTheListRunsAndEveryEntryRuns) {

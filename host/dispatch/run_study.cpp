@@ -59,7 +59,7 @@ namespace {
 // cached, else the fit.
 std::size_t chain_bytes_per_instance(const Study& s) {
   if (const std::size_t cached = jit_cached_bytes_per_instance(jit_system(s))) return cached;
-  return chain_bytes_per_instance_fit(static_cast<int>(s.atoms));
+  return chain_bytes_per_instance_fit(model_key(s).atoms);
 }
 
 }  // namespace

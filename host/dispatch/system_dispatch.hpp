@@ -12,6 +12,7 @@
 #include "dispatch/custom_models.hpp"
 #include "dispatch/jit_systems.hpp"
 #include "dispatch/all_model_traits.hpp"
+#include "dispatch/chain_sizes.hpp"
 #include "dispatch/system_list.hpp"
 #include "study/study.hpp"
 
@@ -28,8 +29,10 @@ struct SystemEntry {
   using Model = Model_;
   static constexpr FormulationId formulation = F;
   static constexpr bool tangents = T;
-  static bool runs(const Study& s) {
-    return s.formulation == F && s.wedge == T && ModelTraits<Model>::matches(model_key(s));
+  static bool runs(const Study& s) { return runs(s, model_key(s)); }
+  // With the model's key given (a chain of another size).
+  static bool runs(const Study& s, const ModelKey& key) {
+    return s.formulation == F && s.wedge == T && ModelTraits<Model>::matches(key);
   }
 };
 
@@ -72,13 +75,13 @@ bool jit_possible(const Study& s) {
       const CustomModelInfo* m = find_custom_model(s.custom_model);
       return m && m->from_header && !s.wedge && s.precision == Precision::double_precision;
     }
-    if (s.model_kind != ModelKind::chain) return has_built_in_system<Backend>(s);
-    if (s.atoms < 2 || s.atoms > max_jit_chain_atoms) return false;
-    if (s.precision == Precision::single_precision && s.atoms != float_chain_atoms) return false;
-    Study other = s;
+    ModelKey key = model_key(s);
+    if (key.kind != ModelKind::chain) return has_built_in_system<Backend>(s);
+    if (key.atoms < 2 || key.atoms > max_jit_chain_atoms) return false;
+    if (key.single && key.atoms != float_chain_atoms) return false;
     for (int n : compiled_chain_sizes()) {
-      other.atoms = n;
-      if (has_built_in_system<Backend>(other)) return true;
+      key.atoms = n;
+      if (for_each_system<Backend>([&](auto e) { return decltype(e)::runs(s, key); })) return true;
     }
     return false;
   }

@@ -19,7 +19,6 @@
 
 #include "backends/parameter_laws.hpp"
 #include "backends/step_grid.hpp"
-#include "dispatch/chain_sizes.hpp"
 #include "dispatch/method_id.hpp"
 #include "dispatch/model_kind.hpp"
 #include "dispatch/system_args.hpp"
@@ -49,20 +48,15 @@ std::string model_name(const Study& s);
 
 struct Study {
   // [model]
-  ModelKind model_kind = ModelKind::pendulum;
-  std::string custom_model;              // model_kind = custom: the user model's name (model.kind)
-  std::string model_source;              // model.source: the absolute path of the header defining it, or ""
-  std::vector<double> parameters;        // model_kind = custom: its parameters' values, in its spec's order
-  std::vector<double> initial;           // empty: the model's default (initial_state())
-  double mass = 1.0;                     // every atom's mass (chain), the bob's (pendulum), both bobs' (double pendulum)
-  std::vector<double> masses;            // chain: one mass per atom; double pendulum: [m1, m2] (overrides mass)
-  double length = 1.0;                   // pendulum; double pendulum: both links
-  double gravity = 1.0;                  // pendulum, double pendulum
-  std::int64_t atoms = 7;                // chain
-  double bond_length = 1.0;              // chain
-  double lj_epsilon = 0.1;               // chain (002 eq. 39)
-  double penalty = 1000.0;               // penalty-pendulum: mu of H = T + V + mu C^2 (003)
-  std::string penalty_constraint = "G";  // penalty-pendulum: C = "G" or "G1" = exp(x/l) G (003 §5)
+  ModelKind model_kind{};          // the systems list's first chens_model() (the default study's, the pendulum)
+  std::string custom_model;        // model_kind = custom: the user model's name (model.kind)
+  std::string model_source;        // model.source: the absolute path of the header defining it, or ""
+  std::vector<double> parameters;  // model_kind = custom: its parameters' values, in its spec's order
+  std::vector<double> initial;     // empty: the model's default (initial_state())
+  double mass = 1.0;               // every atom's mass (chain), the bob's (pendulum), both bobs' (double pendulum)
+  std::vector<double> masses;      // chain: one mass per atom; double pendulum: [m1, m2] (overrides mass)
+  double length = 1.0;             // pendulum; double pendulum: both links
+  double gravity = 1.0;            // pendulum, double pendulum
   // [integrator]
   FormulationId formulation = FormulationId::dirac;
   MethodId method = MethodId::rk4;
@@ -76,7 +70,6 @@ struct Study {
   double impetus_reset = 0.0;
   double baumgarte_alpha = 1.0;  // formulation baumgarte: phi'' + 2 alpha phi' + beta^2 phi = 0
   double baumgarte_beta = 1.0;
-  std::int64_t steps_per_oscillation = 50;  // penalty-pendulum: h = (2 pi / omega_fast) / this, unless h is given
   Precision precision = Precision::double_precision;
   // [projection]
   bool momentum = false;
@@ -140,8 +133,9 @@ struct Study {
   }
   const ParameterLaw& law(ParameterId p) const { return vary[static_cast<std::size_t>(p)]; }
 
-  // The values of the keys a model declares itself (ModelDescription::own_keys, e.g. the double
-  // pendulum's model.lengths), by "section.key": a key absent here has its declared default.
+  // The values of the keys a model declares itself (ModelDescription::own_keys: a chain's
+  // model.atoms, the penalty pendulum's model.penalty, the double pendulum's model.lengths, ...),
+  // by "section.key": a key absent here has its declared default.
   std::map<std::string, KeyValue> model_values;
   // "section.key" of every key the study file or --set gave.
   std::set<std::string> given;
@@ -163,13 +157,6 @@ inline bool Study::first_passage_on() const {
     if (this->*level > 0) return true;
   return passage_lost;
 }
-
-// The chain size with float instantiations (integrator.precision = "float"; CMake's
-// CHENS_FLOAT_CHAIN_ATOMS): the size of the benchmarks.
-inline constexpr int float_chain_atoms = CHENS_FLOAT_CHAIN_ATOMS;
-
-// Chain sizes this build has instantiated (CMake: CHENS_CHAIN_ATOMS).
-const std::vector<int>& compiled_chain_sizes();
 
 // The initial state the study runs from: model.initial, or its model's default
 // (models/model_description.hpp: ModelDescription::default_initial).
@@ -199,6 +186,13 @@ bool hdf5_available();
 // Reads the study file (if any) and applies --set SECTION.KEY=VALUE overrides in order.
 // Throws StudyError naming the offending key.
 Study load_study(const std::optional<std::string>& path, const std::vector<std::string>& sets);
+
+// Sets one key of `s` as --set does ("model.atoms=12": the value read as TOML, a bare word as a
+// string), checked by the key's own rule and marked as given: how code that builds a Study
+// without a study file sets a key, a model's own keys among them (Study::model_values). Throws
+// StudyError naming the key. A user model's parameters are not keys of the table: set them in
+// Study::parameters.
+void set_key(Study& s, const std::string& set);
 
 // One run of a study file with several runs ([sweep] and/or [[run]], docs/study-format.md).
 struct StudyRun {

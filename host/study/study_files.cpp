@@ -378,6 +378,17 @@ Study load_study(const std::optional<std::string>& path, const std::vector<std::
   return study_from_root(root);
 }
 
+void set_key(Study& s, const std::string& set) {
+  toml::table root;
+  apply_sets(root, {set});
+  for (const auto& [section, table] : root)
+    for (const auto& [name, value] : *table.as_table()) {
+      const StudyKey* key = find_key(std::string(section.str()), std::string(name.str()));
+      key->type.parse(value, key->path(), s);
+      s.given.insert(key->path());
+    }
+}
+
 namespace {
 std::vector<StudyRun> runs_of(toml::table root, std::vector<std::string> sets, const fs::path& dir);
 }  // namespace

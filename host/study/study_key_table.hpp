@@ -1,5 +1,5 @@
 // The study keys, each declared once (study_keys.cpp): section, name, the Study member it
-// sets with its type and range rule, the studies it applies to, how it is printed, and its
+// sets with its type and range rule (study_key_types.hpp), the studies it applies to, how it is printed, and its
 // documentation. Reading a study (study_files.cpp), refusing a key outside its scope
 // (study_resolve.cpp), --dry-run's TOML, summary.json's "study" and the docs' key tables
 // (study_export.cpp) are all generated from this one table.
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "study/study.hpp"
+#include "study/study_key_types.hpp"
 #include "study/study_values.hpp"
 
 namespace chens {
@@ -30,24 +31,8 @@ enum class KeyScope {
 struct StudyKey;
 bool in_scope(const StudyKey& key, const Study& s);
 
-// [parameters]: whether a parameter's values may be 0 (gravity, the Lennard-Jones epsilon:
-// the rules of model.gravity and model.lj_epsilon) or must be > 0 (the other keys'). The keys'
-// rules and the check of every drawn value (study_parameters.cpp) both read it.
-bool parameter_may_be_zero(ParameterId p);
-
 // The TOML text of a value (what --dry-run prints after "key = ").
 std::string toml_text(const KeyValue& v);
-
-enum class Printout { toml, json };
-
-// How a key's value is read (with its messages), read back from a Study, and allowed.
-struct KeyType {
-  std::function<void(const toml::node&, const std::string& key, Study&)> parse;
-  // The member's value; empty for members whose value is resolved (std::optional members),
-  // which their key prints and documents by its own `printed` and `doc_default`.
-  std::function<KeyValue(const Study&)> value;
-  std::string allowed;  // the docs' "allowed", in the words of the messages
-};
 
 struct StudyKey {
   const char* section;
@@ -66,19 +51,12 @@ struct StudyKey {
   std::string path() const { return std::string(section) + "." + name; }
 };
 
-// The type of a key a model declares itself (ModelDescription::own_keys): an array of finite
-// numbers, each satisfying `ok` (`rule` its text, " > 0"), kept in Study::model_values under
-// `path`, where Study{} has none: an empty array (model_numbers reads it back).
-KeyType own_numbers(const char* path, const char* what, const char* rule, bool (*ok)(double));
-// The value of such a key in the study (empty where not given).
-const std::vector<double>& model_numbers(const Study& s, const char* path);
-
 // Every key, section by section, each section's keys in the order messages list them: the
 // table of study_keys.cpp with each registered model's own keys (with_own_keys).
 const std::vector<StudyKey>& study_keys();
 // The table with the models' own keys (ModelDescription::own_keys), in the models' order, each
-// with KeyScope::model after the last key of its section (a new section's at the end); throws
-// std::logic_error naming a key declared twice.
+// with KeyScope::model after the last model-dependent key of its section, else after its last
+// key (a new section's at the end); throws std::logic_error naming a key declared twice.
 struct ModelDescription;
 std::vector<StudyKey> with_own_keys(std::vector<StudyKey> table, const std::vector<const ModelDescription*>& models);
 // The sections, in order.

@@ -2,11 +2,8 @@
 // table's order is the order in which keys are read and listed in messages; the docs'
 // descriptions are docs/study-format.md's.
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <limits>
+#include <cstdint>
 #include <stdexcept>
-#include <type_traits>
 
 #include "dispatch/custom_models.hpp"
 #include "dispatch/jit_systems.hpp"
@@ -16,8 +13,6 @@
 namespace chens {
 
 bool is_custom(const Study& s) { return s.model_kind == ModelKind::custom; }
-
-bool parameter_may_be_zero(ParameterId p) { return p == ParameterId::gravity || p == ParameterId::lj_epsilon; }
 
 std::string model_name(const Study& s) { return is_custom(s) ? s.custom_model : model_kind_name(s.model_kind); }
 
@@ -32,215 +27,7 @@ bool in_scope(const StudyKey& key, const Study& s) {
 
 namespace {
 
-constexpr std::int64_t no_limit = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t two_to_40 = std::int64_t(1) << 40;
-
-// A range rule of a real key: `rule` is the text of its message ("must be a finite number > 0").
-struct Bound {
-  const char* rule;
-  bool (*ok)(double);
-};
-constexpr Bound positive{"> 0", [](double x) { return x > 0; }};
-constexpr Bound non_negative{">= 0", [](double x) { return x >= 0; }};
-constexpr Bound zero_is_never{">= 0 (0 = never)", [](double x) { return x >= 0; }};
-constexpr Bound not_checked{">= 0 (0 = not checked)", [](double x) { return x >= 0; }};
-
-std::string integer_rule(std::int64_t lo, std::int64_t hi) {
-  return hi == no_limit ? " >= " + std::to_string(lo) : " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-}
-
-template <class M>  // double, or std::optional<double> for a key whose default is resolved
-KeyType real(M Study::*member, Bound b) {
-  KeyType t;
-  t.parse = [member, b](const toml::node& n, const std::string& k, Study& st) {
-    st.*member = finite_number(n, k, b.rule, b.ok);
-  };
-  if constexpr (std::is_same_v<M, double>) t.value = [member](const Study& s) { return KeyValue(s.*member); };
-  t.allowed = std::string("finite, ") + b.rule;
-  return t;
-}
-
-template <class I>  // std::int64_t, or std::uint64_t for the seed
-KeyType integer_in(I Study::*member, std::int64_t lo, std::int64_t hi) {
-  KeyType t;
-  t.parse = [member, lo, hi](const toml::node& n, const std::string& k, Study& st) {
-    st.*member = static_cast<I>(integer(n, k, lo, hi));
-  };
-  t.value = [member](const Study& s) { return KeyValue(s.*member); };
-  t.allowed = "integer" + integer_rule(lo, hi);
-  return t;
-}
-
-KeyType flag(bool Study::*member) {
-  KeyType t;
-  t.parse = [member](const toml::node& n, const std::string& k, Study& st) { st.*member = boolean(n, k); };
-  t.value = [member](const Study& s) { return KeyValue(s.*member); };
-  t.allowed = "`true`, `false`";
-  return t;
-}
-
-template <class M, class V>  // M = V, or std::optional<V> for a key whose default is resolved
-KeyType one_of(M Study::*member, const std::vector<std::pair<std::string, V>>& options) {
-  KeyType t;
-  t.parse = [member, options](const toml::node& n, const std::string& k, Study& st) {
-    st.*member = choice<V>(n, k, options);
-  };
-  if constexpr (std::is_same_v<M, V>)
-    t.value = [member, options](const Study& s) {
-      for (const auto& o : options)
-        if (o.second == s.*member) return KeyValue(o.first);
-      return KeyValue(std::string());
-    };
-  for (const auto& o : options) t.allowed += (t.allowed.empty() ? "`\"" : ", `\"") + o.first + "\"`";
-  return t;
-}
-
-// Every value of an enumeration 0, ..., count - 1 with its name: the names it is chosen by.
-template <class E, class Name>
-std::vector<std::pair<std::string, E>> every_id(int count, Name name) {
-  std::vector<std::pair<std::string, E>> out;
-  for (int i = 0; i < count; ++i) out.emplace_back(name(static_cast<E>(i)), static_cast<E>(i));
-  return out;
-}
-
-KeyType strings_one_of(std::string Study::*member, const std::vector<std::string>& names) {
-  std::vector<std::pair<std::string, std::string>> options;
-  for (const std::string& name : names) options.emplace_back(name, name);
-  return one_of(member, options);
-}
-
-// A non-empty array of finite numbers; `what` is the message for anything else.
-KeyType numbers(std::vector<double> Study::*member, const char* what, const char* rule, bool (*ok)(double)) {
-  KeyType t;
-  t.parse = [member, what, rule, ok](const toml::node& n, const std::string& k, Study& st) {
-    st.*member = number_array(n, k, what, rule, ok);
-  };
-  t.value = [member](const Study& s) { return KeyValue(s.*member); };
-  t.allowed = std::string("finite numbers") + rule;
-  return t;
-}
-
-}  // namespace
-
-KeyType own_numbers(const char* path, const char* what, const char* rule, bool (*ok)(double)) {
-  KeyType t;
-  t.parse = [path, what, rule, ok](const toml::node& n, const std::string& k, Study& st) {
-    st.model_values[path] = number_array(n, k, what, rule, ok);
-  };
-  t.value = [path](const Study& s) { return KeyValue(model_numbers(s, path)); };
-  t.allowed = std::string("finite numbers") + rule;
-  return t;
-}
-
-const std::vector<double>& model_numbers(const Study& s, const char* path) {
-  static const std::vector<double> none;
-  const auto it = s.model_values.find(path);
-  return it == s.model_values.end() ? none : std::get<std::vector<double>>(it->second);
-}
-
-namespace {
-
-KeyType indices(std::vector<std::int64_t> Study::*member, const char* what, std::int64_t lo, std::int64_t hi,
-                bool ascending) {
-  KeyType t;
-  t.parse = [member, what, lo, hi, ascending](const toml::node& n, const std::string& k, Study& st) {
-    st.*member = integer_array(n, k, what, lo, hi, ascending);
-  };
-  t.value = [member](const Study& s) { return KeyValue(s.*member); };
-  t.allowed = std::string(ascending ? "ascending integers" : "integers") + integer_rule(lo, hi) + ", no repeats";
-  return t;
-}
-
-// [parameters]: a parameter's law, a string "uniform(min, max)", "normal(mean, sd)",
-// "log-uniform(min, max)" or an array of values (parameter_laws.hpp); `b` is the rule of the
-// parameter's own key, which a list's values and a uniform law's bounds obey.
-ParameterLaw read_law(const toml::node& n, const std::string& k, Bound b) {
-  ParameterLaw law;
-  if (n.is_array()) {
-    law.kind = LawKind::list;
-    law.values = number_array(n, k,
-                              "must be a distribution (\"uniform(min, max)\", \"normal(mean, sd)\", "
-                              "\"log-uniform(min, max)\") or a non-empty array of values",
-                              (std::string(" ") + b.rule).c_str(), b.ok);
-    return law;
-  }
-  if (n.is_number())
-    fail(n, k,
-         "one value for every instance is the model's or integrator's own key; [parameters] takes a "
-         "distribution (\"uniform(min, max)\", \"normal(mean, sd)\", \"log-uniform(min, max)\") or an array of values");
-  const auto given = n.as_string();
-  if (!given)
-    fail(n, k,
-         "must be a distribution (\"uniform(min, max)\", \"normal(mean, sd)\", \"log-uniform(min, max)\") or "
-         "an array of values");
-  std::string t;
-  for (char c : given->get())
-    if (c != ' ' && c != '\t') t += c;
-  const std::size_t open = t.find('('), close = t.rfind(')');
-  const std::string name = t.substr(0, open);
-  const std::vector<std::pair<std::string, LawKind>> kinds = {
-      {"uniform", LawKind::uniform}, {"normal", LawKind::normal}, {"log-uniform", LawKind::log_uniform}};
-  const auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const auto& e) { return e.first == name; });
-  if (kind == kinds.end())
-    fail(n, k,
-         "unknown distribution \"" + name +
-             "\"; allowed: \"uniform(min, max)\", \"normal(mean, sd)\", "
-             "\"log-uniform(min, max)\", or an array of values");
-  law.kind = kind->second;
-  const bool normal = law.kind == LawKind::normal;
-  const std::string form = normal ? name + "(mean, sd)" : name + "(min, max)";
-  if (open == std::string::npos || close != t.size() - 1 || close < open)
-    fail(n, k, "must read \"" + form + "\" with two numbers");
-  const std::string args = t.substr(open + 1, close - open - 1);
-  const std::size_t comma = args.find(',');
-  double x[2] = {0, 0};
-  const std::string parts[2] = {args.substr(0, comma), comma == std::string::npos ? "" : args.substr(comma + 1)};
-  for (int i = 0; i < 2; ++i) {
-    const std::string& part = parts[i];
-    const char* end = part.data() + part.size();
-    const auto r = part.empty() ? std::from_chars_result{part.data(), std::errc::invalid_argument}
-                                : std::from_chars(part.data(), end, x[i]);
-    if (comma == std::string::npos || r.ec != std::errc() || r.ptr != end || !std::isfinite(x[i]))
-      fail(n, k, "must read \"" + form + "\" with two finite numbers");
-  }
-  law.a = x[0];
-  law.b = x[1];
-  if (normal) {
-    if (!(law.b > 0)) fail(n, k, "the standard deviation must be > 0");
-    if (!b.ok(law.a)) fail(n, k, std::string("the mean must be ") + b.rule);
-    return law;
-  }
-  if (!(law.a < law.b)) fail(n, k, "min must be < max (got min = " + shortest(law.a) + ", max = " + shortest(law.b) + ")");
-  if (law.kind == LawKind::log_uniform && !(law.a > 0)) fail(n, k, "log-uniform needs min > 0");
-  if (!b.ok(law.a)) fail(n, k, std::string("min must be ") + b.rule);
-  return law;
-}
-
-KeyType law_key(ParameterId p) {
-  const Bound b = parameter_may_be_zero(p) ? non_negative : positive;
-  KeyType t;
-  t.parse = [p, b](const toml::node& n, const std::string& k, Study& st) {
-    st.vary[static_cast<std::size_t>(p)] = read_law(n, k, b);
-  };
-  t.value = [p](const Study& s) -> KeyValue {
-    const ParameterLaw& l = s.law(p);
-    if (l.kind == LawKind::list) return l.values;
-    return law_text(l);
-  };
-  t.allowed = std::string("`\"uniform(min, max)\"`, `\"normal(mean, sd)\"`, `\"log-uniform(min, max)\"`, or an "
-                          "array of values; values ") +
-              b.rule;
-  return t;
-}
-
-// A law is printed where the parameter varies.
-template <ParameterId P>
-std::optional<KeyValue> printed_law(const Study& s, const RunParams<double>&, Printout) {
-  const ParameterLaw& l = s.law(P);
-  if (!l.varies()) return std::nullopt;
-  if (l.kind == LawKind::list) return l.values;
-  return law_text(l);
-}
 
 // [parameters]' grouping keys are printed where they are given.
 std::optional<KeyValue> printed_group_by(const Study& s, const RunParams<double>&, Printout) {
@@ -297,17 +84,6 @@ KeyType model_kind_key() {
   return t;
 }
 
-KeyType text(std::string Study::*member, const char* what) {
-  KeyType t;
-  t.parse = [member, what](const toml::node& n, const std::string& k, Study& st) {
-    auto v = n.as_string();
-    if (!v) fail(n, k, what);
-    st.*member = v->get();
-  };
-  t.value = [member](const Study& s) { return KeyValue(s.*member); };
-  t.allowed = "a string";
-  return t;
-}
 
 std::optional<KeyValue> resolved_initial(const Study& s, const RunParams<double>&, Printout) { return initial_state(s); }
 std::optional<KeyValue> resolved_h(const Study&, const RunParams<double>& rp, Printout) { return rp.h; }
@@ -315,9 +91,6 @@ std::optional<KeyValue> resolved_sample_dt(const Study&, const RunParams<double>
 std::optional<KeyValue> resolved_reference(const Study& s, const RunParams<double>&, Printout) {
   return std::string(reference_on(s) ? "auto" : "none");
 }
-// The h it gives is printed instead (integrator.h), so that the printed study reads back to
-// the same run without it.
-std::optional<KeyValue> never_printed(const Study&, const RunParams<double>&, Printout) { return std::nullopt; }
 // [first_passage]: a level is printed where it is checked (> 0), the loss where it is recorded.
 template <double Study::*Level>
 std::optional<KeyValue> printed_level(const Study& s, const RunParams<double>&, Printout) {
@@ -389,17 +162,6 @@ std::vector<StudyKey> declare_keys() {
        .printed = printed_length, .meaning = "l; double pendulum: the length of both links"},
       {.section = "model", .name = "gravity", .type = real(&S::gravity, non_negative), .scope = KeyScope::model,
        .meaning = "g (gravity acts along −y)"},
-      {.section = "model", .name = "atoms", .type = integer_in(&S::atoms, 2, max_jit_chain_atoms), .scope = KeyScope::model,
-       .doc_allowed = "the build's sizes (default 7, 16, 32, 64) and, on the CPU, any other compiled on first use (docs/jit.md)", .meaning = "N"},
-      {.section = "model", .name = "bond_length", .type = real(&S::bond_length, positive), .scope = KeyScope::model,
-       .meaning = "L"},
-      {.section = "model", .name = "lj_epsilon", .type = real(&S::lj_epsilon, non_negative), .scope = KeyScope::model,
-       .meaning = "ε of the Lennard-Jones potential"},
-      {.section = "model", .name = "penalty", .type = real(&S::penalty, positive), .scope = KeyScope::model,
-       .meaning = "μ"},
-      {.section = "model", .name = "constraint", .type = strings_one_of(&S::penalty_constraint, {"G", "G1"}),
-       .scope = KeyScope::model,
-       .meaning = "C = G = x² + y² − l², or C = G1 = e^(x/l) G (003 §5: the same zero set)"},
       // [integrator]
       {.section = "integrator", .name = "formulation",
        .type = one_of(&S::formulation, every_id<FormulationId>(formulation_count, formulation_name)),
@@ -451,12 +213,6 @@ std::vector<StudyKey> declare_keys() {
        .meaning = "α of φ'' + 2α φ' + β² φ = 0 (α = β = 0 is `\"naive\"` bit for bit)"},
       {.section = "integrator", .name = "baumgarte_beta", .type = real(&S::baumgarte_beta, non_negative),
        .scope = KeyScope::baumgarte, .meaning = "β of φ'' + 2α φ' + β² φ = 0"},
-      {.section = "integrator", .name = "steps_per_oscillation", .type = integer_in(&S::steps_per_oscillation, 4, 1000000),
-       .scope = KeyScope::model, .scope_note = "it sets h from the penalty's fast frequency",
-       .printed = never_printed, .doc_allowed = "not together with `h`",
-       .meaning = "fixed-step methods: h is the largest step ≤ (2π/ω)/`steps_per_oscillation` that divides "
-                  "`output.sample_dt` (when given), ω = l √(8μ/m) · (e for G1) the fastest normal oscillation on the "
-                  "circle; so a μ sweep keeps Störmer–Verlet stable and equally resolved"},
       // [projection]
       {.section = "projection", .name = "momentum", .type = flag(&S::momentum),
        .meaning = "mass-orthogonal momentum projection when max\\|ψ\\| > `tol` (002 eq. 66/68)"},
@@ -614,7 +370,7 @@ std::vector<StudyKey> declare_keys() {
        .meaning = "record the first sample time at which each instance is lost (its last sample in the statistics is "
                   "the one before); every other level counts a loss before its crossing as `lost_first`"},
       // [parameters]: the keys are the parameter names (parameter_laws.hpp), in ParameterId's order.
-      {.section = "parameters", .name = "mass", .type = law_key(ParameterId::mass),
+      {.section = "parameters", .name = "mass", .type = parameter_law_key(ParameterId::mass),
        .scope = KeyScope::model, .printed = printed_law<ParameterId::mass>, .doc_default = "not varied",
        .doc_allowed = "the pendulum, the penalty pendulum, chains (every atom's mass; not with `model.masses`)",
        .meaning = "vary `model.mass` over the instances: each instance draws its own value from this law (or takes "
@@ -623,23 +379,13 @@ std::vector<StudyKey> declare_keys() {
                   "Initial data are made consistent with each instance's own parameters; each instance's values go to "
                   "`states.h5`, a summary of the drawn values to `summary.json` (docs/parameter_ensembles.md). A study "
                   "with `[parameters]` runs on the CPU backend only, for now"},
-      {.section = "parameters", .name = "length", .type = law_key(ParameterId::length),
+      {.section = "parameters", .name = "length", .type = parameter_law_key(ParameterId::length),
        .scope = KeyScope::model, .printed = printed_law<ParameterId::length>, .doc_default = "not varied",
        .meaning = "vary `model.length`; each instance's nominal positions are scaled by its length over `model.length` "
                   "(the same angle) before they are put on its constraint manifold"},
-      {.section = "parameters", .name = "gravity", .type = law_key(ParameterId::gravity),
+      {.section = "parameters", .name = "gravity", .type = parameter_law_key(ParameterId::gravity),
        .scope = KeyScope::model, .printed = printed_law<ParameterId::gravity>, .doc_default = "not varied", .meaning = "vary `model.gravity`"},
-      {.section = "parameters", .name = "bond_length", .type = law_key(ParameterId::bond_length),
-       .scope = KeyScope::model, .printed = printed_law<ParameterId::bond_length>, .doc_default = "not varied",
-       .meaning = "vary `model.bond_length`; each instance's nominal positions are scaled by its bond length over "
-                  "`model.bond_length`"},
-      {.section = "parameters", .name = "lj_epsilon", .type = law_key(ParameterId::lj_epsilon),
-       .scope = KeyScope::model, .printed = printed_law<ParameterId::lj_epsilon>, .doc_default = "not varied", .meaning = "vary `model.lj_epsilon`"},
-      {.section = "parameters", .name = "penalty", .type = law_key(ParameterId::penalty),
-       .scope = KeyScope::model, .printed = printed_law<ParameterId::penalty>, .doc_default = "not varied",
-       .meaning = "vary `model.penalty` (μ); the step size stays the study's (from the nominal μ unless "
-                  "`integrator.h` or `parameters.h` is given)"},
-      {.section = "parameters", .name = "h", .type = law_key(ParameterId::h), .printed = printed_law<ParameterId::h>, .doc_default = "not varied",
+      {.section = "parameters", .name = "h", .type = parameter_law_key(ParameterId::h), .printed = printed_law<ParameterId::h>, .doc_default = "not varied",
        .doc_allowed = "fixed-step methods: `output.sample_dt` given, `integrator.t_end` a multiple of it, and a list's "
                       "values dividing it; double precision",
        .meaning = "vary the step size (dopri5: the initial trial step). Fixed-step methods sample every instance at "
@@ -677,10 +423,15 @@ std::vector<StudyKey> with_own_keys(std::vector<StudyKey> table, const std::vect
         if (other.path() == k.path())
           throw std::logic_error("study key " + k.path() + " is declared twice (model " + m->name + ")");
       k.scope = KeyScope::model;
-      auto at = table.end();
+      // After the section's last model-dependent key (so that keys of one kind stay together,
+      // [parameters]' laws before group_by), else after its last key.
+      auto at = table.end(), after_model_key = table.end();
       for (auto it = table.begin(); it != table.end(); ++it)
-        if (std::string(it->section) == k.section) at = it + 1;
-      table.insert(at, std::move(k));
+        if (std::string(it->section) == k.section) {
+          at = it + 1;
+          if (it->scope == KeyScope::model) after_model_key = it + 1;
+        }
+      table.insert(after_model_key != table.end() ? after_model_key : at, std::move(k));
     }
   return table;
 }

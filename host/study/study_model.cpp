@@ -5,19 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dispatch/chain_sizes.hpp"
 #include "models/model_description.hpp"
 
 namespace chens {
-
-const std::vector<int>& compiled_chain_sizes() {
-  static const std::vector<int> sizes = {
-#define CHENS_CHAIN_SIZE_ENTRY(N) N,
-      CHENS_FOR_EACH_CHAIN_SIZE(CHENS_CHAIN_SIZE_ENTRY)
-#undef CHENS_CHAIN_SIZE_ENTRY
-  };
-  return sizes;
-}
 
 ModelKey model_key(const Study& s) {
   ModelKey k;
@@ -36,9 +26,6 @@ SystemArgs system_args(const Study& s, const RunParams<double>& rp) {
   set(ParameterId::mass, s.mass);
   set(ParameterId::length, s.length);
   set(ParameterId::gravity, s.gravity);
-  set(ParameterId::bond_length, s.bond_length);
-  set(ParameterId::lj_epsilon, s.lj_epsilon);
-  set(ParameterId::penalty, s.penalty);
   set(ParameterId::h, rp.h);
   a.baumgarte_alpha = s.baumgarte_alpha;
   a.baumgarte_beta = s.baumgarte_beta;

@@ -65,9 +65,6 @@ void validate_model(const Study& s) {
                      models_with(&ModelDescription::separable) + " (this study's model.kind is \"" + model_name(s) +
                      "\"); for constrained models \"rattle\" is Stormer-Verlet with the constraints");
   refuse_keys_out_of_scope(s, "integrator");
-  if (s.has("integrator.steps_per_oscillation") && s.has("integrator.h"))
-    throw StudyError("integrator.h and integrator.steps_per_oscillation are both given: use one (steps_per_oscillation "
-                     "sets h = 2 pi / (omega_fast * steps_per_oscillation))");
   if (s.projection_scheme == "midpoint") {
     if (s.method != MethodId::midpoint)
       throw StudyError(std::string("projection.scheme = \"midpoint\" projects the stage of the implicit midpoint rule "
@@ -208,8 +205,8 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
   }
 }
 
-// integrator.h, or for the penalty pendulum with a fixed-step method and no h the step
-// from integrator.steps_per_oscillation (docs/study-format.md).
+// integrator.h, or with a fixed-step method and no h the model's default step (the penalty
+// pendulum's from integrator.steps_per_oscillation, docs/study-format.md).
 double resolved_step(const Study& s) {
   const ModelDescription& model = model_of(s);
   if (!model.default_step || s.has("integrator.h") || s.method == MethodId::dopri5) return s.h;

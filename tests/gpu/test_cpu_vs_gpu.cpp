@@ -135,8 +135,8 @@ TEST_P(PenaltyCpuVsGpu, SameInstancesGiveTheSameResults) {
   Study s;
   s.model_kind = ModelKind::penalty_pendulum;
   s.formulation = FormulationId::penalty;
-  s.penalty = 100.0;
-  s.penalty_constraint = "G1";
+  set_key(s, "model.penalty=100.0");
+  set_key(s, "model.constraint=G1");
   s.initial = {1.0, 0.0, 0.5, -2.0};
   s.method = method;
   s.t_end = 5.0;
@@ -220,7 +220,7 @@ TEST_P(ChainCpuVsGpu, SameInstancesGiveTheSameResults) {
   const auto [formulation, method] = GetParam();
   Study s;
   s.model_kind = ModelKind::chain;
-  s.atoms = cuda_chain_sizes().front();
+  set_key(s, "model.atoms=" + std::to_string(cuda_chain_sizes().front()));
   s.formulation = formulation;
   s.method = method;
   s.t_end = 10.0;
@@ -231,7 +231,7 @@ TEST_P(ChainCpuVsGpu, SameInstancesGiveTheSameResults) {
   s.projection_tol = 1e-8;
   s.rtol = s.atol = 1e-9;
   s.reference = "auto";
-  expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 4 * static_cast<int>(s.atoms), 1e-9,
+  expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), 4 * model_key(s).atoms, 1e-9,
               std::string("chain ") + formulation_name(formulation) + " + " + method_name(method));
 }
 
@@ -261,7 +261,7 @@ std::vector<int> group_chain_sizes() {
   for (int n : chain_group_sizes()) {
     Study s;
     s.model_kind = ModelKind::chain;
-    s.atoms = n;
+    set_key(s, "model.atoms=" + std::to_string(n));
     if (cuda_unsupported_reason(s).empty()) sizes.push_back(n);
   }
   return sizes;
@@ -270,7 +270,7 @@ std::vector<int> group_chain_sizes() {
 Study group_chain_study(int n) {
   Study s;
   s.model_kind = ModelKind::chain;
-  s.atoms = n;
+  set_key(s, "model.atoms=" + std::to_string(n));
   s.t_end = 2.0;
   s.h = 1.0 / 64;  // sample_dt a multiple of h (0.02 was refused by resolve on the first GPU run)
   s.sample_dt = 0.25;
@@ -289,7 +289,7 @@ void expect_group_run_like_cpu(const Study& s, double bound, bool exact_work, co
   const EnsembleResult cpu = run_study_cpu(s, rp, spec);
   const EnsembleResult gpu = run_study_cuda(s, rp, spec);
   const EnsembleResult again = run_study_cuda(s, rp, spec);
-  expect_same(cpu.kept, gpu.kept, spec.size, 4 * static_cast<int>(s.atoms), bound, what);
+  expect_same(cpu.kept, gpu.kept, spec.size, 4 * model_key(s).atoms, bound, what);
   auto expect_work = [&](std::uint64_t c, std::uint64_t g, const char* counter) {
     const double slack = exact_work ? 0.0 : 1e-3 * static_cast<double>(c) + 2;
     EXPECT_NEAR(static_cast<double>(g), static_cast<double>(c), slack) << what << ", " << counter;
@@ -397,7 +397,7 @@ TEST(ChainGroupsOnTheGpu, EverySettingRunsOnGroupsAndAMissingSizeIsRefused) {
     EXPECT_NO_THROW(resolve(group_chain_study(n))) << n;
     Study s;
     s.model_kind = ModelKind::chain;
-    s.atoms = n;
+    set_key(s, "model.atoms=" + std::to_string(n));
     for (MethodId m : {MethodId::euler, MethodId::rk2, MethodId::dopri5, MethodId::midpoint, MethodId::gauss2}) {
       Study other = s;
       other.method = m;
@@ -422,7 +422,7 @@ TEST(ChainGroupsOnTheGpu, EverySettingRunsOnGroupsAndAMissingSizeIsRefused) {
   }
   Study missing;
   missing.model_kind = ModelKind::chain;
-  missing.atoms = 10;  // not in the default CHENS_CHAIN_ATOMS
+  set_key(missing, "model.atoms=10");  // not in the default CHENS_CHAIN_ATOMS
   const std::string why = cuda_unsupported_reason(missing);
   EXPECT_NE(why.find("model.atoms = "), std::string::npos) << why;
   EXPECT_NE(why.find(std::to_string(group_chain_sizes().front()) + ", "), std::string::npos) << why;
@@ -536,7 +536,7 @@ Study ensemble_study(const std::string& model) {
   s.size = 3000;  // not a multiple of the block size
   if (model == "chain") {
     s.model_kind = ModelKind::chain;
-    s.atoms = cuda_chain_sizes().front();
+    set_key(s, "model.atoms=" + std::to_string(cuda_chain_sizes().front()));
     s.reference = "auto";
     s.size = 700;
   }

@@ -226,7 +226,7 @@ TEST_F(GpuPaths, LostInstancesAreLostAlike) {
 TEST_F(GpuPaths, ChainLeanKernelAgreesWithTheGeneralKernel) {
   Study s;
   s.model_kind = ModelKind::chain;
-  s.atoms = cuda_chain_sizes().front();
+  set_key(s, "model.atoms=" + std::to_string(cuda_chain_sizes().front()));
   s.h = 0.02;
   s.t_end = 2.0;
   s.sample_dt = 0.5;
@@ -236,7 +236,7 @@ TEST_F(GpuPaths, ChainLeanKernelAgreesWithTheGeneralKernel) {
   s.projection_tol = 1e-6;
   s.reference = "none";
   const Paths p = both_paths(s);
-  EXPECT_LT(compare(p, 4 * static_cast<int>(s.atoms), "chain dirac + rk4"), 1e-10);
+  EXPECT_LT(compare(p, 4 * model_key(s).atoms, "chain dirac + rk4"), 1e-10);
 }
 
 }  // namespace

@@ -276,7 +276,7 @@ inline std::vector<std::pair<std::string, Study>> resume_studies() {
   v.emplace_back("pendulum_parameter_ensemble", e);
   Study c;
   c.model_kind = ModelKind::chain;
-  c.atoms = 7;
+  set_key(c, "model.atoms=7");
   c.size = 130;
   c.h = 0.01;
   c.t_end = 1.0;
@@ -294,8 +294,8 @@ inline std::vector<std::pair<std::string, Study>> resume_studies() {
   w.model_kind = ModelKind::penalty_pendulum;
   w.formulation = FormulationId::penalty;
   w.method = MethodId::verlet;
-  w.penalty = 100.0;
-  w.penalty_constraint = "G1";
+  set_key(w, "model.penalty=100.0");
+  set_key(w, "model.constraint=G1");
   w.wedge = true;
   w.size = 300;
   w.t_end = 3.0;
