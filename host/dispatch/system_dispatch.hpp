@@ -4,9 +4,11 @@
 // C++17-clean: nvcc compiles it.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "backends/backend.hpp"
 #include "dispatch/custom_models.hpp"
@@ -75,15 +77,16 @@ bool jit_possible(const Study& s) {
       const CustomModelInfo* m = find_custom_model(s.custom_model);
       return m && m->from_header && !s.wedge && s.precision == Precision::double_precision;
     }
-    ModelKey key = model_key(s);
+    const ModelKey key = model_key(s);
     if (key.kind != ModelKind::chain) return has_built_in_system<Backend>(s);
     if (key.atoms < 2 || key.atoms > max_jit_chain_atoms) return false;
     if (key.single && key.atoms != float_chain_atoms) return false;
-    for (int n : compiled_chain_sizes()) {
-      key.atoms = n;
-      if (for_each_system<Backend>([&](auto e) { return decltype(e)::runs(s, key); })) return true;
-    }
-    return false;
+    const std::vector<int>& sizes = compiled_chain_sizes();
+    return std::any_of(sizes.begin(), sizes.end(), [&](int n) {
+      ModelKey built = key;
+      built.atoms = n;
+      return for_each_system<Backend>([&](auto e) { return decltype(e)::runs(s, built); });
+    });
   }
 }
 

@@ -188,7 +188,7 @@ ParameterLaw read_law(const toml::node& n, const std::string& k, Bound b) {
 }  // namespace
 
 KeyType parameter_law_key(ParameterId p) {
-  const Bound b = parameter_may_be_zero(p) ? non_negative : positive;
+  const Bound b = parameter_may_be_zero(p) ? rules::non_negative : rules::positive;
   KeyType t;
   t.parse = [p, b](const toml::node& n, const std::string& k, Study& st) {
     st.vary[static_cast<std::size_t>(p)] = read_law(n, k, b);

@@ -37,10 +37,14 @@ struct Bound {
   const char* rule;
   bool (*ok)(double);
 };
+// The rules the key table uses, in a namespace of their own so that their short names do not
+// reach every file that includes the table (`using namespace rules;` where they are used).
+namespace rules {
 inline constexpr Bound positive{"> 0", [](double x) { return x > 0; }};
 inline constexpr Bound non_negative{">= 0", [](double x) { return x >= 0; }};
 inline constexpr Bound zero_is_never{">= 0 (0 = never)", [](double x) { return x >= 0; }};
 inline constexpr Bound not_checked{">= 0 (0 = not checked)", [](double x) { return x >= 0; }};
+}  // namespace rules
 
 // " >= lo" or " in [lo, hi]": an integer key's rule as messages and docs give it.
 std::string integer_rule(std::int64_t lo, std::int64_t hi);

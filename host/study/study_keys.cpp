@@ -27,6 +27,8 @@ bool in_scope(const StudyKey& key, const Study& s) {
 
 namespace {
 
+using namespace rules;
+
 constexpr std::int64_t two_to_40 = std::int64_t(1) << 40;
 
 // [parameters]' grouping keys are printed where they are given.
