@@ -147,10 +147,10 @@ const ModelDescription& chain_description() {
            .doc_allowed = "the build's sizes (default 7, 16, 32, 64) and, on the CPU, any other compiled on first use "
                           "(docs/jit.md)",
            .meaning = "N"},
-          {.section = "model", .name = "bond_length", .type = own_real(bond_length_key, "> 0", [](double x) { return x > 0; }),
+          {.section = "model", .name = "bond_length", .type = own_real(bond_length_key, rules::positive),
            .meaning = "L"},
           {.section = "model", .name = "lj_epsilon",
-           .type = own_real(lj_epsilon_key, ">= 0", [](double x) { return x >= 0; }),
+           .type = own_real(lj_epsilon_key, rules::non_negative),
            .meaning = "ε of the Lennard-Jones potential"},
           {.section = "parameters", .name = "bond_length", .type = parameter_law_key(ParameterId::bond_length),
            .printed = printed_law<ParameterId::bond_length>, .doc_default = "not varied",

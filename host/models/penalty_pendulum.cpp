@@ -65,7 +65,7 @@ const ModelDescription& penalty_pendulum_description() {
       .keys = {"model.mass", "model.length", "model.gravity", "parameters.mass", "parameters.length", "parameters.gravity"},
       // clang-format off
       .own_keys = {
-          {.section = "model", .name = "penalty", .type = own_real(penalty_key, "> 0", [](double x) { return x > 0; }),
+          {.section = "model", .name = "penalty", .type = own_real(penalty_key, rules::positive),
            .meaning = "μ"},
           {.section = "model", .name = "constraint", .type = own_choice(constraint_key, {"G", "G1"}),
            .meaning = "C = G = x² + y² − l², or C = G1 = e^(x/l) G (003 §5: the same zero set)"},

@@ -55,13 +55,13 @@ const std::vector<double>& model_numbers(const Study& s, const char* path) {
   return it == s.model_values.end() ? none : std::get<std::vector<double>>(it->second);
 }
 
-KeyType own_real(const OwnKey<double>& key, const char* rule, bool (*ok)(double)) {
+KeyType own_real(const OwnKey<double>& key, Bound b) {
   KeyType t;
-  t.parse = [path = key.path, rule, ok](const toml::node& n, const std::string& k, Study& st) {
-    st.model_values[path] = finite_number(n, k, rule, ok);
+  t.parse = [path = key.path, b](const toml::node& n, const std::string& k, Study& st) {
+    st.model_values[path] = finite_number(n, k, b.rule, b.ok);
   };
   t.value = [key](const Study& s) { return KeyValue(model_value(s, key)); };
-  t.allowed = std::string("finite, ") + rule;
+  t.allowed = std::string("finite, ") + b.rule;
   return t;
 }
 

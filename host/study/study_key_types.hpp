@@ -140,8 +140,8 @@ struct OwnKey {
   const char* path;
   V fallback;
 };
-// A finite number satisfying `ok` (`rule` its text, "> 0").
-KeyType own_real(const OwnKey<double>& key, const char* rule, bool (*ok)(double));
+// A finite number within the rule (rules::positive, ...).
+KeyType own_real(const OwnKey<double>& key, Bound b);
 // An integer in [lo, hi].
 KeyType own_integer(const OwnKey<std::int64_t>& key, std::int64_t lo, std::int64_t hi);
 // One of the names (a string).
