@@ -1,5 +1,6 @@
-// The study keys, each declared once (study_keys.cpp): section, name, the Study member it
-// sets with its type and range rule (study_key_types.hpp), the studies it applies to, how it is printed, and its
+// The study keys, each declared once (study_keys.cpp, and a model's own keys in its
+// description, host/models): section, name, the Study member it sets with its type and range
+// rule (study_key_types.hpp), the studies it applies to, how it is printed, and its
 // documentation. Reading a study (study_files.cpp), refusing a key outside its scope
 // (study_resolve.cpp), --dry-run's TOML, summary.json's "study" and the docs' key tables
 // (study_export.cpp) are all generated from this one table.
