@@ -226,8 +226,9 @@ TEST(ParameterEnsembles, EveryInstanceIsTheSingleRunWithItsParametersBitForBit) 
   set_law(c, ParameterId::mass, ParameterLaw{LawKind::list, 0, 0, {1.0, 2.0, 0.5}});
   set_law(c, ParameterId::lj_epsilon, ParameterLaw{LawKind::list, 0, 0, {0.1, 0.2, 0.3, 0.05, 0.15}});
   const std::vector<double> z0 = initial_state(c);
+  const double nominal_bond = system_args(c, resolve(c))[ParameterId::bond_length];  // model.bond_length
   auto chain = [&](Study& s, const InstanceParameters& v) {
-    const double ratio = v[ParameterId::bond_length] / 1.0;  // over the nominal model.bond_length (its default)
+    const double ratio = v[ParameterId::bond_length] / nominal_bond;
     s.model_values["model.bond_length"] = v[ParameterId::bond_length];
     s.mass = v[ParameterId::mass];
     s.model_values["model.lj_epsilon"] = v[ParameterId::lj_epsilon];

@@ -2,6 +2,7 @@
 // messages chens has always given for bad values, read back and allowed.
 #include "study/study_key_types.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -21,10 +22,14 @@ KeyType flag(bool Study::*member) {
   return t;
 }
 
-KeyType strings_one_of(std::string Study::*member, const std::vector<std::string>& names) {
+std::vector<std::pair<std::string, std::string>> named_choices(const std::vector<std::string>& names) {
   std::vector<std::pair<std::string, std::string>> options;
   for (const std::string& name : names) options.emplace_back(name, name);
-  return one_of(member, options);
+  return options;
+}
+
+KeyType strings_one_of(std::string Study::*member, const std::vector<std::string>& names) {
+  return one_of(member, named_choices(names));
 }
 
 // A non-empty array of finite numbers; `what` is the message for anything else.
@@ -37,7 +42,6 @@ KeyType numbers(std::vector<double> Study::*member, const char* what, const char
   t.allowed = std::string("finite numbers") + rule;
   return t;
 }
-
 
 KeyType own_numbers(const char* path, const char* what, const char* rule, bool (*ok)(double)) {
   KeyType t;
@@ -75,15 +79,14 @@ KeyType own_integer(const OwnKey<std::int64_t>& key, std::int64_t lo, std::int64
   return t;
 }
 
-KeyType own_choice(const OwnKey<const char*>& key, std::vector<std::string> names) {
-  std::vector<std::pair<std::string, std::string>> options;
-  for (const std::string& name : names) options.emplace_back(name, name);
+KeyType own_choice(const OwnKey<const char*>& key, const std::vector<std::string>& names) {
+  const std::vector<std::pair<std::string, std::string>> options = named_choices(names);
   KeyType t;
   t.parse = [path = key.path, options](const toml::node& n, const std::string& k, Study& st) {
     st.model_values[path] = choice<std::string>(n, k, options);
   };
   t.value = [key](const Study& s) { return KeyValue(model_value(s, key)); };
-  for (const auto& o : options) t.allowed += (t.allowed.empty() ? "`\"" : ", `\"") + o.first + "\"`";
+  t.allowed = allowed_choices(options);
   return t;
 }
 
@@ -118,11 +121,11 @@ KeyType indices(std::vector<std::int64_t> Study::*member, const char* what, std:
   return t;
 }
 
+namespace {
+
 // [parameters]: a parameter's law, a string "uniform(min, max)", "normal(mean, sd)",
 // "log-uniform(min, max)" or an array of values (parameter_laws.hpp); `b` is the rule of the
 // parameter's own key, which a list's values and a uniform law's bounds obey.
-namespace {
-
 ParameterLaw read_law(const toml::node& n, const std::string& k, Bound b) {
   ParameterLaw law;
   if (n.is_array()) {

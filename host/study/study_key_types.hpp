@@ -72,6 +72,16 @@ KeyType integer_in(I Study::*member, std::int64_t lo, std::int64_t hi) {
   return t;
 }
 
+// A choice key's allowed values as the docs list them: `"a"`, `"b"`.
+template <class V>
+std::string allowed_choices(const std::vector<std::pair<std::string, V>>& options) {
+  std::string out;
+  for (const auto& o : options) out += (out.empty() ? "`\"" : ", `\"") + o.first + "\"`";
+  return out;
+}
+// Names as choices of themselves (a key whose value is the name).
+std::vector<std::pair<std::string, std::string>> named_choices(const std::vector<std::string>& names);
+
 template <class M, class V>  // M = V, or std::optional<V> for a key whose default is resolved
 KeyType one_of(M Study::*member, const std::vector<std::pair<std::string, V>>& options) {
   KeyType t;
@@ -84,7 +94,7 @@ KeyType one_of(M Study::*member, const std::vector<std::pair<std::string, V>>& o
         if (o.second == s.*member) return KeyValue(o.first);
       return KeyValue(std::string());
     };
-  for (const auto& o : options) t.allowed += (t.allowed.empty() ? "`\"" : ", `\"") + o.first + "\"`";
+  t.allowed = allowed_choices(options);
   return t;
 }
 
@@ -145,7 +155,7 @@ KeyType own_real(const OwnKey<double>& key, Bound b);
 // An integer in [lo, hi].
 KeyType own_integer(const OwnKey<std::int64_t>& key, std::int64_t lo, std::int64_t hi);
 // One of the names (a string).
-KeyType own_choice(const OwnKey<const char*>& key, std::vector<std::string> names);
+KeyType own_choice(const OwnKey<const char*>& key, const std::vector<std::string>& names);
 double model_value(const Study& s, const OwnKey<double>& key);
 std::int64_t model_value(const Study& s, const OwnKey<std::int64_t>& key);
 std::string model_value(const Study& s, const OwnKey<const char*>& key);
