@@ -64,7 +64,7 @@ std::unique_ptr<Engine> with_explicit_method(MethodId id, F&& f) {
 template <class System, MethodMask Methods = all_methods, class Real, class F>
 std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& f) {
   if constexpr (System::id == FormulationId::constrained) {
-    const Rattle<Real> rattle{rp.iteration_tol, rp.max_iterations};
+    [[maybe_unused]] const Rattle<Real> rattle{rp.iteration_tol, rp.max_iterations};  // none in a unit without it
     if constexpr (has_method(Methods, MethodId::rattle))
       if (id == MethodId::rattle) return f(rattle);
     if constexpr ((Methods & rattle_methods & ~method_bit(MethodId::rattle)) != 0) {

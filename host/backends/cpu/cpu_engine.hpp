@@ -76,10 +76,9 @@ class CpuEngine {
         inst_(n_),
         timed_(static_cast<std::size_t>(threads_) * pad, 0.0),
         step_cost_(static_cast<std::size_t>(threads_) * StepCostBins::count, 0),
-        varied_(spec.parameters.varies()),
         sets_(1 + static_cast<int>(spec.parameters.groups())) {
     lanes_.isa = cpu_isa_compiled_at_most(cpu_isa_in_use());
-    lanes_.varied = varied_;
+    lanes_.varied = spec.parameters.varies();
     if constexpr (std::is_same_v<Real, double>) lanes_.packed_fits = packed_fits<System, Inst>(rp_, lanes_.packed_momentum);
     // Lanes share a time grid: with [parameters], instances step in lanes (each lane its own
     // system) unless their step sizes differ.
@@ -96,7 +95,7 @@ class CpuEngine {
 
   const System& system() const { return sys_; }
   // The system instance i integrates: system() unless [parameters] vary the model.
-  System system_of(std::uint64_t i) const { return varied_ ? setting(i).sys : sys_; }
+  System system_of(std::uint64_t i) const { return lanes_.varied ? setting(i).sys : sys_; }
   std::uint64_t instance_bytes() const { return sizeof(Inst); }
   int group_of(std::uint64_t i) const { return sets_ > 1 ? group_[i] : -1; }
 
@@ -145,7 +144,7 @@ class CpuEngine {
     std::memcpy(static_cast<void*>(&in), c.instances.data() + i * sizeof(Inst), sizeof(Inst));
     // The segment plan reads the steps taken on the study's grid; an instance of a step-size
     // ensemble (parameters.h) counts its own.
-    if (varied_ && rp_.fixed_step) {
+    if (lanes_.varied && rp_.fixed_step) {
       const Setting at = setting(i);
       if (at.rp.h != rp_.h) in.step = on_grid(at.rp, rp_, in.step);
     }
@@ -154,7 +153,7 @@ class CpuEngine {
   const unsigned char* instances_view() const { return reinterpret_cast<const unsigned char*>(inst_.data()); }
   template <class F>
   void for_first(std::uint64_t count, F&& f) const {
-    const bool own_grids = varied_ && rp_.fixed_step && spec_.parameters.varies(ParameterId::h);
+    const bool own_grids = lanes_.varied && rp_.fixed_step && spec_.parameters.varies(ParameterId::h);
     for (std::uint64_t i = 0; i < count; ++i) {
       if (!own_grids) {
         f(i, inst_[i]);
@@ -441,7 +440,7 @@ class CpuEngine {
   // instance's own (setting): the one place the two kinds of instance part.
   template <class F>
   void with_setting(std::uint64_t i, F&& f) const {
-    if (!varied_) {
+    if (!lanes_.varied) {
       f(sys_, rp_, z0_);
       return;
     }
@@ -454,7 +453,7 @@ class CpuEngine {
   struct Settings {
     bool own = false;
     Setting lane[B > 1 ? B : 1];
-    Settings(const CpuEngine& e, std::uint64_t i) : own(B > 1 && e.varied_) {
+    Settings(const CpuEngine& e, std::uint64_t i) : own(B > 1 && e.lanes_.varied) {
       if (own)
         for (int j = 0; j < B; ++j) lane[j] = e.setting(i + static_cast<std::uint64_t>(j));
     }
@@ -521,7 +520,6 @@ class CpuEngine {
   std::vector<std::uint64_t> step_cost_;  // per thread: StepCostBins::count counts
   double segments_wall_ = 0;
   Clock::time_point launched_at_{};
-  bool varied_ = false;
   int sets_ = 1;                     // statistics sets: the ensemble's, and one per group
   std::vector<std::int16_t> group_;  // group_by: each instance's group (-1: none)
   // The lane groups the instances step in, and the run's settings that decide them (cpu_lanes.hpp).
