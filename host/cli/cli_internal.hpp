@@ -16,6 +16,7 @@
 #include "backends/backend_id.hpp"
 #include "backends/ensemble_result.hpp"
 #include "output/output_lock.hpp"
+#include "output/run_directory.hpp"
 #include "output/writer.hpp"
 #include "study/study.hpp"
 

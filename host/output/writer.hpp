@@ -58,25 +58,6 @@ Instance0Spectrum instance0_spectrum(const Study& s, const RunParams<double>& rp
 nlohmann::json periodogram_summary(const Study& s, const RunParams<double>& rp, const Instance0Spectrum& spectrum);
 std::string make_periodogram_csv(const Instance0Spectrum& spectrum);
 
-// Names of the files a run writes into DIR (states.h5 and periodogram.csv when asked for).
-inline const char* const output_files[] = {"summary.json", "series.csv", "trajectory.csv", "periodogram.csv", "states.h5"};
-
-// Throws std::runtime_error when DIR holds results of an earlier run and !force.
-void check_output_dir(const std::string& dir, bool force);
-// Writes text to path through a temporary file in the same directory, flushed to the disk,
-// then a rename: the file is either the old one or complete. Throws std::runtime_error
-// "cannot write PATH: <why>" (a full disk: "No space left on device"), the temporary removed.
-void write_file_atomically(const std::string& path, const std::string& text);
-// `--force` (docs/checkpoints.md): removes what an earlier run or study wrote into dir — in
-// dir and in each run directory its study.json lists: study.json, comparison.csv,
-// series_long.csv, a run's output files, checkpoint.chk, resume.json, the figures and
-// summary.txt chens plot wrote into plots/, and temporary files of a killed process — and
-// nothing else; a directory left empty goes too. Returns the paths, relative to dir, of
-// what is left at any depth (files, and empty directories with a trailing /; "..." when
-// the walk stopped after 4096 entries). Throws when study.json cannot be read (its run
-// directories cannot be told from others).
-std::vector<std::string> remove_earlier_results(const std::string& dir);
-
 // A run's result files, name and bytes, as write_outputs writes them (summary.json last):
 // what a library caller (python/) holds in memory, the files' bytes without a directory.
 std::vector<std::pair<std::string, std::string>> output_file_bytes(const Study& s, const RunParams<double>& rp,
