@@ -1,7 +1,9 @@
 // First-passage statistics (issue 22, docs/first_passage.md) on the CPU backend, against
 // oracles that do not use them: the same ensemble sampled after every step and recorded
-// (brute force: the first recorded value over the level, exact to the step), the per-sample
-// statistics' live counts (the loss), and a planted ensemble whose crossing times are known.
+// (brute force: the first recorded value over the level, the end of the step the crossing
+// lies in), the per-sample statistics' live counts (the loss), a planted ensemble whose
+// crossing times are known, and a crossing known in closed form that the located times
+// (ensemble/passage_location.hpp, issue 43) converge to at the method's order.
 // The kernels' bodies are compared with the CPU's in test_soa_segment.cpp, resumed runs in
 // test_checkpoint.cpp, ranks in tests/mpi/.
 #include <gtest/gtest.h>
@@ -59,11 +61,12 @@ double nearest_rank(std::vector<double> xs, double p) {
 }
 
 // Each instance's crossing times against the same ensemble sampled after every step
-// (sample_dt = h) with every instance recorded: the first recorded value over the level,
-// exact to the step for the metrics checked after every step, at the coarse run's sample
-// times for the integration error. Then every count and statistic of the tally from those
-// brute-force times; and the run's invariance to threads.
-TEST(FirstPassage, CrossingTimesAreTheBruteForceOnesExactToTheStep) {
+// (sample_dt = h) with every instance recorded: the first recorded value over the level is
+// the end of the step a per-step metric's located crossing lies in, (t - h, t], and the
+// integration error's crossing time itself (checked at the coarse run's sample times). Then
+// every count and statistic of the tally from the run's times; and the run's invariance to
+// threads.
+TEST(FirstPassage, CrossingTimesLieInTheStepsTheBruteForceFindsThem) {
   Study fine = drifting_pendulum();
   fine.sample_dt = fine.h;
   for (std::int64_t i = 0; i < fine.size; ++i) fine.record.push_back(i);
@@ -96,19 +99,31 @@ TEST(FirstPassage, CrossingTimesAreTheBruteForceOnesExactToTheStep) {
   for (int m : {int(MetricId::integration_error), int(MetricId::energy_error), int(MetricId::phi), int(MetricId::psi)}) {
     const bool step = passage_per_step(m);
     const double level = level_of(s, m);
-    std::vector<double> crossed;
+    std::vector<double> crossed, step_ends;
+    std::size_t inside = 0;  // located before the end of their step
     std::vector<std::uint64_t> ended(static_cast<std::size_t>(rp.samples + 1), 0);
     for (std::size_t i = 0; i < R; ++i) {
       const double brute = first_recorded_over(rec, i, m, level, step ? 1 : every);
-      ASSERT_EQ(r.kept.first_passage[i * passage_slots + static_cast<std::size_t>(m)], brute)
-          << metric_name(m) << " of instance " << i << " (level " << level << ")";
-      if (brute < INFINITY) {
-        crossed.push_back(brute);
+      const double t = r.kept.first_passage[i * passage_slots + static_cast<std::size_t>(m)];
+      if (step && brute < INFINITY) {
+        ASSERT_GT(t, brute - s.h * (1 + 1e-12)) << metric_name(m) << " of instance " << i << " (level " << level << ")";
+        ASSERT_LE(t, brute) << metric_name(m) << " of instance " << i << " (level " << level << ")";
+        if (t < brute) inside += 1;
+        step_ends.push_back(brute);
+      } else {
+        ASSERT_EQ(t, brute) << metric_name(m) << " of instance " << i << " (level " << level << ")";
+      }
+      if (t < INFINITY) {
+        crossed.push_back(t);
         // The coarse sample interval (t_{k-1}, t_k] holding it.
         std::size_t k = 0;
-        while (rp.reference_time(static_cast<index_t>(k)) < brute) ++k;
+        while (rp.reference_time(static_cast<index_t>(k)) < t) ++k;
         ended[k] += 1;
       }
+    }
+    // A located time is the end of its step only where the crossing is there to the last bit.
+    if (step) {
+      EXPECT_GT(inside, crossed.size() / 2) << metric_name(m);
     }
     const PassageStats& p = r.passage.slot[m];
     ASSERT_GT(crossed.size(), 10u) << metric_name(m);  // the case this test is for
@@ -133,7 +148,7 @@ TEST(FirstPassage, CrossingTimesAreTheBruteForceOnesExactToTheStep) {
       EXPECT_EQ(r.passage.surviving(m, k, R), static_cast<double>(R - gone) / static_cast<double>(R)) << k;
     }
     if (step) {  // finer than the coarse samples: some crossing lies strictly between them
-      const bool between = std::any_of(crossed.begin(), crossed.end(), [&](double t) {
+      const bool between = std::any_of(step_ends.begin(), step_ends.end(), [&](double t) {
         return std::fmod(std::round(t / s.h), static_cast<double>(every)) != 0.0;
       });
       EXPECT_TRUE(between) << metric_name(m);
@@ -235,6 +250,126 @@ TEST(FirstPassage, APlantedEnsembleCrossesWhereItWasPlanted) {
   const EnsembleResult p = run_study_cpu(projected, resolve(projected), ensemble_spec(projected, 2));
   EXPECT_EQ(p.passage.slot[int(MetricId::phi)].never, N);
   EXPECT_EQ(p.passage.surviving(int(MetricId::phi), p.series.size() - 1, N), 1.0);
+}
+
+// A crossing known in closed form. The naive index reduction keeps d^2 phi / dt^2 = 0 (002
+// eq. 38), so phi(t) = phi(0) + psi(0) t along the exact flow (the pendulum's phi' = q.p / m =
+// psi). An inconsistent ensemble (000 §8) with psi_offset = s starts every instance but the
+// nominal one at phi = 0 (to rounding) and psi = +-s: |phi| crosses a level L at t* = L / s.
+// RK4's located crossings converge to t* at its order 4 as h halves, where the end of the
+// step was O(h) off; DOPRI5's lie far inside its steps.
+TEST(FirstPassage, LocatedCrossingsConvergeAtTheMethodsOrder) {
+  const double offset = 0.05, t_star = 13.0 / 3.0;  // on no step grid below
+  const auto worst_error = [&](MethodId method, double h, double* mean_step) {
+    Study s;
+    s.formulation = FormulationId::naive;
+    s.method = method;
+    s.size = 16;
+    s.seed = 5;
+    s.perturbation = 1e-3;
+    s.kind = "inconsistent";
+    s.psi_offset = offset;
+    s.h = h;
+    s.rtol = 1e-9;
+    s.atol = 1e-12;
+    s.t_end = 6.0;
+    s.sample_dt = 1.0;
+    s.passage_phi = offset * t_star;
+    s.states = true;
+    const EnsembleResult r = run_study_cpu(s, resolve(s), ensemble_spec(s, 2));
+    EXPECT_EQ(r.lost_total(), 0u);
+    double worst = 0;
+    for (std::size_t i = 1; i < static_cast<std::size_t>(s.size); ++i) {
+      const double t = r.kept.first_passage[i * passage_slots + int(MetricId::phi)];
+      EXPECT_LT(t, INFINITY) << "instance " << i << ", h = " << h;
+      worst = std::max(worst, std::fabs(t - t_star));
+    }
+    if (mean_step) *mean_step = s.t_end * static_cast<double>(s.size) / static_cast<double>(r.totals.steps);
+    return worst;
+  };
+  // The errors are RK4's own (its error in phi over 4.3 time units, divided by s), order 4;
+  // the ends of the steps would converge at order 1.
+  double previous = 0;
+  for (double h : {0.2, 0.1, 0.05, 0.025}) {
+    const double e = worst_error(MethodId::rk4, h, nullptr);
+    if (previous > 0) {
+      const double order = std::log2(previous / e);
+      EXPECT_GT(order, 3.5) << "h = " << h << ": " << previous << " -> " << e;
+      EXPECT_LT(order, 4.6) << "h = " << h << ": " << previous << " -> " << e;
+    }
+    previous = e;
+  }
+  EXPECT_LT(previous, 0.025 / 100);  // at h = 0.025, far inside the step
+  double mean_step = 0;
+  const double e = worst_error(MethodId::dopri5, 0.1, &mean_step);
+  EXPECT_GT(mean_step, 0.01);
+  EXPECT_LT(e, 1e-3 * mean_step) << "mean step " << mean_step;
+}
+
+// The derivative each kind of system interpolates with (passage_location.hpp,
+// flow_derivative): the constrained equations' Hamilton-Dirac field under RATTLE, a tangent
+// system's variational field (output.wedge), the impetus formulation's own variables. Each
+// located time lies in the step the brute force (sample_dt = h) finds the crossing at the end
+// of, and mostly inside it.
+TEST(FirstPassage, EveryKindOfSystemLocatesInsideTheStep) {
+  struct Case {
+    FormulationId formulation;
+    MethodId method;
+    bool wedge;
+    std::vector<int> metrics;
+  };
+  const std::vector<Case> cases = {
+      {FormulationId::constrained, MethodId::rattle, true, {int(MetricId::energy_error), int(MetricId::wedge_error)}},
+      {FormulationId::dirac, MethodId::rk4, true, {int(MetricId::energy_error), int(MetricId::wedge_error)}},
+      {FormulationId::impetus, MethodId::gauss2, false, {int(MetricId::energy_error), int(MetricId::phi)}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(formulation_name(c.formulation)) + ", " + method_name(c.method));
+    Study fine = drifting_pendulum();
+    fine.size = 24;
+    fine.formulation = c.formulation;
+    fine.method = c.method;
+    fine.wedge = c.wedge;
+    fine.sample_dt = fine.h;
+    fine.states = true;
+    for (std::int64_t i = 0; i < fine.size; ++i) fine.record.push_back(i);
+    const EnsembleResult oracle = run_study_cpu(fine, resolve(fine), ensemble_spec(fine, 2));
+    const RecordedTrajectories& rec = oracle.recorded;
+    const std::size_t R = rec.instances.size();
+    Study s = fine;
+    s.sample_dt = 2.0;
+    s.record.clear();
+    s.states = true;
+    double* levels[metric_count] = {};
+    for (int m : c.metrics) {
+      std::vector<double> largest(R, 0.0);
+      for (std::size_t k = 0; k < rec.samples(); ++k)
+        for (std::size_t r = 0; r < R; ++r)
+          largest[r] = std::max(largest[r], rec.metrics[(k * R + r) * metric_count + static_cast<std::size_t>(m)]);
+      levels[m] = &(s.*passage_level_members[m]);
+      *levels[m] = nearest_rank(largest, 0.5);
+      ASSERT_GT(*levels[m], 0.0) << metric_name(m);
+    }
+    const EnsembleResult r = run_study_cpu(s, resolve(s), ensemble_spec(s, 2));
+    for (int m : c.metrics) {
+      std::size_t crossed = 0, inside = 0;
+      for (std::size_t i = 0; i < R; ++i) {
+        const double brute = first_recorded_over(rec, i, m, *levels[m], 1);
+        const double t = r.kept.first_passage[i * passage_slots + static_cast<std::size_t>(m)];
+        if (brute == INFINITY) {
+          EXPECT_EQ(t, INFINITY) << metric_name(m) << " of instance " << i;
+          continue;
+        }
+        crossed += 1;
+        EXPECT_GT(t, brute - s.h * (1 + 1e-12)) << metric_name(m) << " of instance " << i;
+        EXPECT_LE(t, brute) << metric_name(m) << " of instance " << i;
+        if (t < brute) inside += 1;
+      }
+      EXPECT_GT(crossed, R / 4) << metric_name(m);
+      EXPECT_GT(inside, crossed / 2) << metric_name(m);
+    }
+    EXPECT_EQ(r.kept.final_state, oracle.kept.final_state);  // locating changes no state
+  }
 }
 
 }  // namespace

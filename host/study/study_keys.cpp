@@ -346,8 +346,8 @@ std::vector<StudyKey> declare_keys() {
                   "for now"},
       {.section = "first_passage", .name = "energy_error", .type = real(&S::passage_energy_error, not_checked),
        .printed = printed_level<&Study::passage_energy_error>,
-       .meaning = "the same for the energy error \\|H − H(0)\\|, checked after every step: the crossing time is exact to "
-                  "the step"},
+       .meaning = "the same for the energy error \\|H − H(0)\\|, checked after every step: the crossing time is located "
+                  "inside the step on its interpolant, to the method's order (at most 4 for fixed-step methods)"},
       {.section = "first_passage", .name = "phi", .type = real(&S::passage_phi, not_checked),
        .printed = printed_level<&Study::passage_phi>,
        .meaning = "the same for the position constraint residual max \\|φ\\|, checked after every step"},

@@ -11,6 +11,7 @@
 #include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/counters.hpp>
 #include <chens/ensemble/passage.hpp>
+#include <chens/ensemble/passage_location.hpp>
 #include <chens/ensemble/perturbation.hpp>
 #include <chens/ensemble/run_params.hpp>
 #include <chens/formulations/formulation.hpp>
@@ -142,14 +143,14 @@ CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method, c
         live -= 1;
         continue;
       }
+      if constexpr (passage_checked_in_v<Real, Inst>) {
+        if (rp.passage.per_step)
+          note_step_crossings(sys, rp.passage, z[j], zn[j], h, rp.step_time_double(s), rp.step_time_double(s + 1),
+                              in[j].energy0, in[j].integrals0, in[j].passage);
+      }
       z[j] = zn[j];
       step[j] = s + 1;
       c.steps += 1;
-      if constexpr (passage_checked_in_v<Real, Inst>) {
-        if (rp.passage.per_step)
-          note_step_crossings(sys, rp.passage, z[j], in[j].energy0, in[j].integrals0, rp.step_time_double(s + 1),
-                              in[j].passage);
-      }
     }
   }
   for (int j = 0; j < B; ++j) {
@@ -198,6 +199,7 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
     in.c.rhs_evaluations += 6;
     if (err <= Real(1) && all_finite(zn)) {
       const Real hn = method.next_step(in.ctl, err, h, true);
+      [[maybe_unused]] const Real t_before = in.t;
       in.t = clamped ? t_target : in.t + h;
       in.c.steps += 1;
       const std::uint64_t unconverged_projections = in.c.unconverged_position_projections;
@@ -213,16 +215,28 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
         eval_rhs(sys, zn, k7);
         in.c.rhs_evaluations += 1;
       }
+      // A step that lands on the sample time takes the sample's time in double (as the
+      // sample's own check would), not the Real time widened. The step's interpolant: k1 and
+      // k7 are its end derivatives (k7 re-evaluated after a projection), and the method's
+      // continuous extension adds its quartic term (passage_location.hpp).
+      if constexpr (passage_checked_in_v<Real, Inst>) {
+        if (rp.passage.per_step) {
+          const auto ends = [&](const System& s, StepInterpolant<System>& it, Real hs) {
+            for (int c = 0; c < State::size; ++c) {
+              it.hf0[c] = hs * k1[c];
+              it.hf1[c] = hs * k7[c];
+            }
+            it.quartic = method.dense_term(s, in.z, k1, hs);
+            it.has_quartic = true;
+          };
+          note_step_crossings(sys, rp.passage, in.z, zn, h, static_cast<double>(t_before),
+                              clamped ? rp.reference_time(k) : static_cast<double>(in.t), in.energy0, in.integrals0,
+                              in.passage, ends);
+        }
+      }
       in.z = zn;
       k1 = k7;
       in.h = (clamped && in.h > hn) ? in.h : hn;
-      // A step that lands on the sample time takes the sample's time in double (as the
-      // sample's own check would), not the Real time widened.
-      if constexpr (passage_checked_in_v<Real, Inst>) {
-        if (rp.passage.per_step)
-          note_step_crossings(sys, rp.passage, in.z, in.energy0, in.integrals0,
-                              clamped ? rp.reference_time(k) : static_cast<double>(in.t), in.passage);
-      }
     } else {
       in.c.rejected_steps += 1;
       if (err == err && all_finite(zn)) {

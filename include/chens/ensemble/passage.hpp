@@ -7,15 +7,16 @@
 // When a metric is checked: every metric but the integration error is a function of the
 // state alone (H, phi, psi, the momenta, the wedge product: measure_state in metrics.hpp),
 // so it is checked after every accepted step, on the state the integration goes on from
-// (after projections), and its crossing time is exact to the step. The integration error
+// (after projections), and its crossing is located inside the step to the method's order
+// (up to 4: ensemble/passage_location.hpp, note_step_crossings). The integration error
 // needs the reference solution, which the backends evaluate at sample times only: it is
 // checked at samples, and so is the loss (lost_at is the first sample time at which the
 // instance is no longer live, the sample at which the per-sample statistics stop counting
 // it). Every sample checks every metric as well; a sample is a step, so this changes no
 // per-step crossing and catches crossings at t = 0.
 //
-// The times are doubles (the step's or sample's time of the run's grid, in the run's
-// precision, widened), +inf while not crossed; they live in the instance
+// The times are doubles (a located time inside a step, or the sample's time of the run's
+// grid, in the run's precision, widened), +inf while not crossed; they live in the instance
 // (Instance::passage), so checkpoints carry them and any split of the ensemble gives the
 // same times.
 #pragma once
@@ -99,16 +100,6 @@ CHENS_HD inline void note_crossings(const PassageLevels& levels, const Metrics<d
 // The loss, seen at sample time t.
 CHENS_HD inline void note_lost(double t, Passage& p) {
   if (p.lost_at == INFINITY) p.lost_at = t;
-}
-
-// After an accepted step to time t: the per-step metrics of the state z (measure_state, the
-// very values measure() reports at a sample). The caller checks levels.per_step first.
-template <class System>
-CHENS_HD void note_step_crossings(const System& sys, const PassageLevels& levels, const typename System::State& z,
-                                  double energy0, const Vec<double, 3>& integrals0, double t, Passage& p) {
-  Metrics<double> m;
-  measure_state(sys, z, energy0, integrals0, m);
-  note_crossings(levels, m, t, true, p);
 }
 
 }  // namespace chens

@@ -42,17 +42,7 @@ struct Dopri5 {
     using State = typename System::State;
     using T = Dopri5Tableau;
     State k[7];
-    k[0] = k1;
-    CHENS_UNROLL
-    for (int i = 1; i < 7; ++i) {
-      State zi = z;
-      CHENS_UNROLL
-      for (int j = 0; j < i; ++j) {
-        if (T::a(i, j) != 0.0) zi = axpy(zi, h * Real(T::a(i, j)), k[j]);
-      }
-      if (i == 6) z_new = zi;  // row 7 of A is b
-      eval_rhs(sys, zi, k[i]);
-    }
+    stages(sys, z, k1, h, k, z_new);
     k7 = k[6];
     // Component c's term of the norm, (e_c / sc_c)^2.
     auto term = [&](int c) {
@@ -82,6 +72,43 @@ struct Dopri5 {
       for (int c = 0; c < n; ++c) sum = sum + term(c);
       return sqrt(sum / Real(n));
     }
+  }
+
+  // The stages k[0..6] of a step of size h from z with k1 = f(z), and its fifth-order solution.
+  template <class System>
+  CHENS_HD CHENS_FORCEINLINE static void stages(const System& sys, const typename System::State& z,
+                                                const typename System::State& k1, Real h, typename System::State (&k)[7],
+                                                typename System::State& z_new) {
+    using State = typename System::State;
+    using T = Dopri5Tableau;
+    k[0] = k1;
+    CHENS_UNROLL
+    for (int i = 1; i < 7; ++i) {
+      State zi = z;
+      CHENS_UNROLL
+      for (int j = 0; j < i; ++j) {
+        if (T::a(i, j) != 0.0) zi = axpy(zi, h * Real(T::a(i, j)), k[j]);
+      }
+      if (i == 6) z_new = zi;  // row 7 of A is b
+      eval_rhs(sys, zi, k[i]);
+    }
+  }
+
+  // The continuous extension's quartic term h sum_i d_i k_i of an accepted step of size h from z
+  // (Dopri5Tableau::d), its stages taken again as attempt took them: the step's interpolant is
+  // the cubic Hermite of its ends plus theta^2 (1 - theta)^2 times it (first passages located
+  // inside the step, ensemble/passage_location.hpp).
+  template <class System>
+  CHENS_HD typename System::State dense_term(const System& sys, const typename System::State& z,
+                                             const typename System::State& k1, Real h) const {
+    using State = typename System::State;
+    using T = Dopri5Tableau;
+    State k[7], z_new;
+    stages(sys, z, k1, h, k, z_new);
+    State d = State::zero();
+    for (int i = 0; i < 7; ++i)
+      if (T::d(i) != 0.0) d = axpy(d, h * Real(T::d(i)), k[i]);
+    return d;
   }
 
   // Next step size after a trial of size h with error norm err (Hairer's DOPRI5).

@@ -88,6 +88,20 @@ struct Dopri5Tableau {
       default: return 0.0;
     }
   }
+  // The continuous extension of order 4 (Hairer's dopri5.f, CONTD5; Hairer, Norsett & Wanner
+  // I, §II.6): the step's interpolant is the cubic Hermite of its end states and derivatives
+  // plus theta^2 (1 - theta)^2 h sum_i d_i k_i.
+  CHENS_HD static constexpr double d(int i) {
+    switch (i) {
+      case 0: return -12715105075.0 / 11282082432.0;
+      case 2: return 87487479700.0 / 32700410799.0;
+      case 3: return -10690763975.0 / 1880347072.0;
+      case 4: return 701980252875.0 / 199316789632.0;
+      case 5: return -1453857185.0 / 822651844.0;
+      case 6: return 69997945.0 / 29380423.0;
+      default: return 0.0;
+    }
+  }
 };
 
 // Gauss-Legendre collocation methods (Hairer, Lubich & Wanner, GNI §II.1.3).
