@@ -12,6 +12,13 @@
 #include <cmath>
 #include <vector>
 
+#include <chens/ensemble/passage_location.hpp>
+#include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/integrators/dopri5.hpp>
+#include <chens/integrators/explicit_rk.hpp>
+#include <chens/integrators/tableaus.hpp>
+#include <chens/models/pendulum.hpp>
+
 #include "dispatch/run_study.hpp"
 #include "support/checkpoint_resume.hpp"
 #include "support/only_instances.hpp"
@@ -369,6 +376,71 @@ TEST(FirstPassage, EveryKindOfSystemLocatesInsideTheStep) {
       EXPECT_GT(inside, crossed / 2) << metric_name(m);
     }
     EXPECT_EQ(r.kept.final_state, oracle.kept.final_state);  // locating changes no state
+  }
+}
+
+// The step interpolants' own orders (passage_location.hpp), at the middle of one step of the
+// pendulum's Hamilton-Dirac equations against the flow (RK4 with 1024 substeps): the cubic
+// Hermite of exact end states and derivatives is O(h^4) there; DOPRI5's continuous extension
+// (its own step's ends plus the quartic term of Dopri5::dense_term) O(h^5), which a wrong
+// coefficient d_i would spoil.
+TEST(FirstPassage, TheStepInterpolantsHaveTheirOrders) {
+  using Sys = HamiltonDirac<Pendulum<double>>;
+  using State = Sys::State;
+  const Sys sys{Pendulum<double>{1.0, 1.0, 1.0}};
+  const State z0{{0.6, -0.8, 1.2, 0.9}};  // on the circle, q.p = 0
+  const auto flow = [&](double t) {
+    State z = z0, zn;
+    const ExplicitRk<Rk4Tableau> rk4{};
+    for (int n = 0; n < 1024; ++n) {
+      rk4.step(sys, z, t / 1024, zn);
+      z = zn;
+    }
+    return z;
+  };
+  const auto distance = [](const State& a, const State& b) {
+    double s = 0;
+    for (int c = 0; c < State::size; ++c) s += (a[c] - b[c]) * (a[c] - b[c]);
+    return std::sqrt(s);
+  };
+  double hermite_prev = 0, dense_prev = 0;
+  for (double h : {0.4, 0.2, 0.1}) {
+    const State mid = flow(h / 2), z1 = flow(h);
+    State f0, f1;
+    sys.rhs(z0, f0);
+    sys.rhs(z1, f1);
+    StepInterpolant<Sys> hermite{z0, z1, {}, {}, {}, false};
+    for (int c = 0; c < State::size; ++c) {
+      hermite.hf0[c] = h * f0[c];
+      hermite.hf1[c] = h * f1[c];
+    }
+    const double e_hermite = distance(hermite.at(0.5), mid);
+
+    const Dopri5<double> dopri{1e-6, 1e-9};
+    State y1, k7;
+    dopri.attempt(sys, z0, f0, h, y1, k7);
+    StepInterpolant<Sys> dense{z0, y1, {}, {}, dopri.dense_term(sys, z0, f0, h), true};
+    for (int c = 0; c < State::size; ++c) {
+      dense.hf0[c] = h * f0[c];
+      dense.hf1[c] = h * k7[c];
+    }
+    const double e_dense = distance(dense.at(0.5), mid);
+    EXPECT_LT(e_dense, e_hermite) << "h = " << h;
+    if (hermite_prev > 0) {
+      const double p_hermite = std::log2(hermite_prev / e_hermite), p_dense = std::log2(dense_prev / e_dense);
+      EXPECT_GT(p_hermite, 3.5) << "h = " << h << ": " << hermite_prev << " -> " << e_hermite;
+      EXPECT_LT(p_hermite, 4.6) << "h = " << h << ": " << hermite_prev << " -> " << e_hermite;
+      EXPECT_GT(p_dense, 4.5) << "h = " << h << ": " << dense_prev << " -> " << e_dense;
+      EXPECT_LT(p_dense, 5.6) << "h = " << h << ": " << dense_prev << " -> " << e_dense;
+    }
+    hermite_prev = e_hermite;
+    dense_prev = e_dense;
+    // The ends are the step's, bit for bit.
+    const State start = dense.at(0.0), end = dense.at(1.0);
+    for (int c = 0; c < State::size; ++c) {
+      EXPECT_EQ(start[c], z0[c]) << c;
+      EXPECT_EQ(end[c], y1[c]) << c;
+    }
   }
 }
 
