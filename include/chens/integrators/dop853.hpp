@@ -1,0 +1,179 @@
+// Dormand-Prince 8(5,3) with per-instance adaptive step size (issue 44, item 3): the explicit
+// Runge-Kutta pair of Hairer, Norsett & Wanner, Solving ODEs I, §II.5 and §II.10, as Hairer's
+// DOP853 code implements it. Twelve stages of order 8; the error is estimated by a 5th-order
+// and a 3rd-order embedded solution together (the code's ERR, ERR2 and DENO):
+//   err = |h| E5^2 / sqrt(n (E5^2 + 0.01 E3^2)),
+//   E5^2 = sum_i (e5_i / sc_i)^2,  E3^2 = sum_i (e3_i / sc_i)^2,  sc_i = atol + rtol max(|z_i|, |z_new_i|),
+// and the step size controller is the code's: safety 0.9, the step scaled by a factor in
+// [0.333, 6] (FAC1, FAC2), exponent 1/8, no Lund stabilisation (BETA = 0).
+// The coefficients are the code's (as also printed in Numerical Recipes, 3rd ed., StepperDopr853).
+//
+// Not yet a method of `integrator.method` nor the numerical reference: the per-instance step
+// and controller, tested against independent numbers (tests/test_dop853.cpp).
+#pragma once
+
+#include <cmath>
+
+#include <chens/config.hpp>
+#include <chens/formulations/formulation.hpp>
+#include <chens/integrators/dopri5.hpp>
+#include <chens/integrators/step_control.hpp>
+#include <chens/linalg/vec.hpp>
+
+namespace chens {
+
+struct Dop853Tableau {
+  static constexpr int stages = 12, order = 8;
+  static constexpr const char* name = "dop853";
+  // a(i, j), i = 1..11 (stage i + 1), j < i.
+  CHENS_HD static constexpr double a(int i, int j) {
+    switch (i * 16 + j) {
+      case 1 * 16 + 0: return 5.26001519587677318785587544488e-2;
+      case 2 * 16 + 0: return 1.97250569845378994544595329183e-2;
+      case 2 * 16 + 1: return 5.91751709536136983633785987549e-2;
+      case 3 * 16 + 0: return 2.95875854768068491816892993775e-2;
+      case 3 * 16 + 2: return 8.87627564304205475450678981324e-2;
+      case 4 * 16 + 0: return 2.41365134159266685502369798665e-1;
+      case 4 * 16 + 2: return -8.84549479328286085344864962717e-1;
+      case 4 * 16 + 3: return 9.24834003261792003115737966543e-1;
+      case 5 * 16 + 0: return 3.7037037037037037037037037037e-2;
+      case 5 * 16 + 3: return 1.70828608729473871279604482173e-1;
+      case 5 * 16 + 4: return 1.25467687566822425016691814123e-1;
+      case 6 * 16 + 0: return 3.7109375e-2;
+      case 6 * 16 + 3: return 1.70252211019544039314978060272e-1;
+      case 6 * 16 + 4: return 6.02165389804559606850219397283e-2;
+      case 6 * 16 + 5: return -1.7578125e-2;
+      case 7 * 16 + 0: return 3.70920001185047927108779319836e-2;
+      case 7 * 16 + 3: return 1.70383925712239993810214054705e-1;
+      case 7 * 16 + 4: return 1.07262030446373284651809199168e-1;
+      case 7 * 16 + 5: return -1.53194377486244017527936158236e-2;
+      case 7 * 16 + 6: return 8.27378916381402288758473766002e-3;
+      case 8 * 16 + 0: return 6.24110958716075717114429577812e-1;
+      case 8 * 16 + 3: return -3.36089262944694129406857109825e0;
+      case 8 * 16 + 4: return -8.68219346841726006818189891453e-1;
+      case 8 * 16 + 5: return 2.75920996994467083049415600797e1;
+      case 8 * 16 + 6: return 2.01540675504778934086186788979e1;
+      case 8 * 16 + 7: return -4.34898841810699588477366255144e1;
+      case 9 * 16 + 0: return 4.77662536438264365890433908527e-1;
+      case 9 * 16 + 3: return -2.48811461997166764192642586468e0;
+      case 9 * 16 + 4: return -5.90290826836842996371446475743e-1;
+      case 9 * 16 + 5: return 2.12300514481811942347288949897e1;
+      case 9 * 16 + 6: return 1.52792336328824235832596922938e1;
+      case 9 * 16 + 7: return -3.32882109689848629194453265587e1;
+      case 9 * 16 + 8: return -2.03312017085086261358222928593e-2;
+      case 10 * 16 + 0: return -9.3714243008598732571704021658e-1;
+      case 10 * 16 + 3: return 5.18637242884406370830023853209e0;
+      case 10 * 16 + 4: return 1.09143734899672957818500254654e0;
+      case 10 * 16 + 5: return -8.14978701074692612513997267357e0;
+      case 10 * 16 + 6: return -1.85200656599969598641566180701e1;
+      case 10 * 16 + 7: return 2.27394870993505042818970056734e1;
+      case 10 * 16 + 8: return 2.49360555267965238987089396762e0;
+      case 10 * 16 + 9: return -3.0467644718982195003823669022e0;
+      case 11 * 16 + 0: return 2.27331014751653820792359768449e0;
+      case 11 * 16 + 3: return -1.05344954667372501984066689879e1;
+      case 11 * 16 + 4: return -2.00087205822486249909675718444e0;
+      case 11 * 16 + 5: return -1.79589318631187989172765950534e1;
+      case 11 * 16 + 6: return 2.79488845294199600508499808837e1;
+      case 11 * 16 + 7: return -2.85899827713502369474065508674e0;
+      case 11 * 16 + 8: return -8.87285693353062954433549289258e0;
+      case 11 * 16 + 9: return 1.23605671757943030647266201528e1;
+      case 11 * 16 + 10: return 6.43392746015763530355970484046e-1;
+      default: return 0.0;
+    }
+  }
+  // The 8th-order weights.
+  CHENS_HD static constexpr double b(int i) {
+    switch (i) {
+      case 0: return 5.42937341165687622380535766363e-2;
+      case 5: return 4.45031289275240888144113950566e0;
+      case 6: return 1.89151789931450038304281599044e0;
+      case 7: return -5.8012039600105847814672114227e0;
+      case 8: return 3.1116436695781989440891606237e-1;
+      case 9: return -1.52160949662516078556178806805e-1;
+      case 10: return 2.01365400804030348374776537501e-1;
+      case 11: return 4.47106157277725905176885569043e-2;
+      default: return 0.0;
+    }
+  }
+  // The 5th-order error estimate's weights (the code's ER).
+  CHENS_HD static constexpr double e5(int i) {
+    switch (i) {
+      case 0: return 0.1312004499419488073250102996e-01;
+      case 5: return -0.1225156446376204440720569753e+01;
+      case 6: return -0.4957589496572501915214079952e+00;
+      case 7: return 0.1664377182454986536961530415e+01;
+      case 8: return -0.3503288487499736816886487290e+00;
+      case 9: return 0.3341791187130174790297318841e+00;
+      case 10: return 0.8192320648511571246570742613e-01;
+      case 11: return -0.2235530786388629525884427845e-01;
+      default: return 0.0;
+    }
+  }
+  // The 3rd-order estimate: b minus the code's BHH on stages 1, 9 and 12.
+  CHENS_HD static constexpr double bhh(int i) {
+    switch (i) {
+      case 0: return 0.244094488188976377952755905512e+00;
+      case 8: return 0.733846688281611857341361741547e+00;
+      case 11: return 0.220588235294117647058823529412e-01;
+      default: return 0.0;
+    }
+  }
+};
+
+template <class Real>
+struct Dop853 {
+  using Tableau = Dop853Tableau;
+  static constexpr bool adaptive = true;
+  static constexpr bool has_lanes = false;
+  static constexpr int order = 8;
+  static constexpr int rhs_per_attempt = 12;  // stages 2..12 and f(z_new)
+  Real rtol;
+  Real atol;
+
+  // One trial step of size h from z with k1 = f(z), as Dopri5::attempt: z_new the 8th-order
+  // solution, k_new = f(z_new) (the next k1), the scaled error norm returned.
+  template <class System>
+  CHENS_HD Real attempt(const System& sys, const typename System::State& z, const typename System::State& k1, Real h,
+                        typename System::State& z_new, typename System::State& k_new) const {
+    using std::fabs;
+    using std::sqrt;
+    using State = typename System::State;
+    using T = Dop853Tableau;
+    State k[12];
+    k[0] = k1;
+    for (int i = 1; i < 12; ++i) {
+      State zi = z;
+      for (int j = 0; j < i; ++j)
+        if (T::a(i, j) != 0.0) zi = axpy(zi, h * Real(T::a(i, j)), k[j]);
+      eval_rhs(sys, zi, k[i]);
+    }
+    z_new = z;
+    for (int i = 0; i < 12; ++i)
+      if (T::b(i) != 0.0) z_new = axpy(z_new, h * Real(T::b(i)), k[i]);
+    eval_rhs(sys, z_new, k_new);
+    Real err5 = Real(0), err3 = Real(0);
+    constexpr int n = State::size;
+    for (int c = 0; c < n; ++c) {
+      Real e5 = Real(0), e3 = Real(0);
+      for (int i = 0; i < 12; ++i) {
+        if (T::e5(i) != 0.0) e5 = e5 + Real(T::e5(i)) * k[i][c];
+        const double w3 = T::b(i) - T::bhh(i);
+        if (w3 != 0.0) e3 = e3 + Real(w3) * k[i][c];
+      }
+      const Real a = fabs(z[c]), b = fabs(z_new[c]);
+      const Real sc = atol + rtol * (a > b ? a : b);
+      err5 = err5 + (e5 / sc) * (e5 / sc);
+      err3 = err3 + (e3 / sc) * (e3 / sc);
+    }
+    Real deno = err5 + Real(0.01) * err3;
+    if (!(deno > Real(0))) deno = Real(1);
+    return fabs(h) * err5 * sqrt(Real(1) / (Real(n) * deno));
+  }
+
+  // Next step size after a trial of size h with error norm err (Hairer's DOP853, BETA = 0).
+  CHENS_HD Real next_step(Dopri5Controller<Real>& ctl, Real err, Real h, bool accepted) const {
+    return hairer_next_step(HairerStepControl{0.9, 0.333, 6.0, 0.125, 0.0}, ctl, err, h, accepted);
+  }
+};
+
+}  // namespace chens
