@@ -120,27 +120,25 @@ struct CpuLaneChoice {
   static constexpr int width_of = I == CpuIsa::avx512 ? 8
                                   : I == CpuIsa::avx2 ? 4
                                                       : 2;
-  template <CpuIsa I>
-  static constexpr bool packed_of = [] {
-    if constexpr (I == CpuIsa::scalar || !std::is_same_v<Real, double> || !is_explicit_rk<Method>::value ||
-                  has_tangents_v<System> || (System::State::size > cpu_packed_max_state)) {
-      return false;
-    } else {
-      return packable_system<System, width_of<I>>::value;
-    }
-  }();
-  // Implicit midpoint and Gauss2 step cpu_packs registers of W through the general lane path
-  // (ImplicitRkLanes: each lane its own fixed-point iterations).
-  using ImplicitTableau = typename implicit_rk_tableau<Method>::type;
-  template <CpuIsa I>
-  static constexpr bool implicit_of = [] {
-    if constexpr (I == CpuIsa::scalar || std::is_void_v<ImplicitTableau> || has_tangents_v<System> ||
+  // Whether a method that can (Eligible) steps this system in registers of W = width_of<I>:
+  // a vector instruction set, no tangents, a state small enough, a system that packs. Eligible
+  // is tested first, so that packable_system is not asked of systems no such method steps.
+  template <CpuIsa I, bool Eligible>
+  static constexpr bool packs_in_registers = [] {
+    if constexpr (!Eligible || I == CpuIsa::scalar || has_tangents_v<System> ||
                   (System::State::size > cpu_packed_max_state)) {
       return false;
     } else {
       return packable_system<System, width_of<I>>::value;
     }
   }();
+  template <CpuIsa I>
+  static constexpr bool packed_of = packs_in_registers<I, std::is_same_v<Real, double> && is_explicit_rk<Method>::value>;
+  // Implicit midpoint and Gauss2 step cpu_packs registers of W through the general lane path
+  // (ImplicitRkLanes: each lane its own fixed-point iterations).
+  using ImplicitTableau = typename implicit_rk_tableau<Method>::type;
+  template <CpuIsa I>
+  static constexpr bool implicit_of = packs_in_registers<I, !std::is_void_v<ImplicitTableau>>;
   // A lane group's instances: cpu_packs registers of W with the packed loop or an implicit
   // method's lanes, else the general path's four, else one (no lanes; and with
   // CHENS_CPU_ISA = scalar).

@@ -11,6 +11,7 @@
 #include <chens/ensemble/slice_vec_fwd.hpp>
 #include <chens/formulations/formulation.hpp>
 #include <chens/integrators/status.hpp>
+#include <chens/integrators/step_control.hpp>
 #include <chens/integrators/tableaus.hpp>
 #include <chens/linalg/vec.hpp>
 
@@ -111,27 +112,10 @@ struct Dopri5 {
     return d;
   }
 
-  // Next step size after a trial of size h with error norm err (Hairer's DOPRI5).
+  // Next step size after a trial of size h with error norm err (Hairer's DOPRI5: safety 0.9,
+  // factors [0.2, 10], Lund stabilisation beta = 0.04, expo1 = 1/5 - 0.75 beta).
   CHENS_HD Real next_step(Dopri5Controller<Real>& ctl, Real err, Real h, bool accepted) const {
-    using std::pow;
-    const Real safe = Real(0.9), beta = Real(0.04);
-    const Real facc1 = Real(1) / Real(0.2), facc2 = Real(1) / Real(10);
-    const Real expo1 = Real(0.2) - beta * Real(0.75);
-    const Real fac11 = err > Real(0) ? pow(err, expo1) : Real(0);
-    if (accepted) {
-      Real fac = fac11 / pow(ctl.facold, beta);
-      fac = fac / safe;
-      fac = fac > facc1 ? facc1 : (fac < facc2 ? facc2 : fac);
-      Real hnew = h / fac;
-      ctl.facold = err > Real(1e-4) ? err : Real(1e-4);
-      if (ctl.last_rejected && hnew > h) hnew = h;
-      ctl.last_rejected = false;
-      return hnew;
-    }
-    Real f = fac11 / safe;
-    f = f < facc1 ? f : facc1;
-    ctl.last_rejected = true;
-    return h / f;
+    return hairer_next_step(HairerStepControl{0.9, 0.2, 10.0, 0.2 - 0.04 * 0.75, 0.04}, ctl, err, h, accepted);
   }
 };
 

@@ -3,9 +3,8 @@
 //   accepted:  h_new = h / clamp(err^expo1 / facold^beta / safe, 1/fac_max, 1/fac_min),
 //              facold = max(err, 1e-4), and no growth right after a rejection;
 //   rejected:  h_new = h / min(err^expo1 / safe, 1/fac_min).
-// Written in the order of operations of Dopri5::next_step (its constants: safe 0.9, factors
-// [0.2, 10], beta 0.04, expo1 = 0.2 - 0.75 beta), which takes it unchanged at the next edit
-// of the engines' headers; DOP853's constants (Dop853::next_step): safe 0.9, factors
+// Dopri5::next_step's constants: safe 0.9, factors [0.2, 10], beta 0.04, expo1 = 0.2 - 0.75
+// beta (its own arithmetic before, bit for bit); Dop853::next_step's: safe 0.9, factors
 // [0.333, 6], beta 0, expo1 = 1/8.
 #pragma once
 
