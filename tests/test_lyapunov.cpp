@@ -122,9 +122,11 @@ using Rk4 = ExplicitRk<Rk4Tableau>;
 
 DP model_of(const Params& P) { return DP{P.m1, P.m2, P.l1, P.l2, P.g}; }
 
-double norm(const DP::State& v) {
+// The Euclidean norm of a state or tangent (of any model).
+template <class V>
+double norm(const V& v) {
   double s = 0;
-  for (int c = 0; c < DP::State::size; ++c) s += v[c] * v[c];
+  for (int c = 0; c < V::size; ++c) s += v[c] * v[c];
   return std::sqrt(s);
 }
 
@@ -149,13 +151,6 @@ void set_tangent(TangentDP::State& Z, int which, const DP::State& v) {
   for (int c = 0; c < S; ++c) Z[S * (which + 1) + c] = v[c];
 }
 
-template <class V>
-double norm_any(const V& v) {
-  double s = 0;
-  for (int c = 0; c < V::size; ++c) s += v[c] * v[c];
-  return std::sqrt(s);
-}
-
 // G dq and dpsi of dz at z (forward mode of psi, the test's own check of what the projection removes).
 template <class Model>
 std::pair<double, double> constraint_residuals(const Model& m, const typename Model::State& z,
@@ -177,15 +172,15 @@ template <class Model>
 void expect_projection_properties(const Model& m, const typename Model::State& z, const typename Model::State& dz) {
   const auto pdz = tangent_projection(m, z, dz);
   const auto [gdq, dpsi] = constraint_residuals(m, z, pdz);
-  EXPECT_LT(gdq, 1e-14 * (1 + norm_any(dz)));
-  EXPECT_LT(dpsi, 1e-14 * (1 + norm_any(dz)));
+  EXPECT_LT(gdq, 1e-14 * (1 + norm(dz)));
+  EXPECT_LT(dpsi, 1e-14 * (1 + norm(dz)));
   const auto twice = tangent_projection(m, z, pdz);
-  for (int c = 0; c < Model::State::size; ++c) EXPECT_NEAR(twice[c], pdz[c], 1e-14 * (1 + norm_any(dz))) << c;
+  for (int c = 0; c < Model::State::size; ++c) EXPECT_NEAR(twice[c], pdz[c], 1e-14 * (1 + norm(dz))) << c;
   // The Hamilton-Dirac field is tangent to M: fixed.
   typename Model::State f;
   hamilton_dirac_rhs(m, z, f);
   const auto pf = tangent_projection(m, z, f);
-  for (int c = 0; c < Model::State::size; ++c) EXPECT_NEAR(pf[c], f[c], 1e-13 * (1 + norm_any(f))) << c;
+  for (int c = 0; c < Model::State::size; ++c) EXPECT_NEAR(pf[c], f[c], 1e-13 * (1 + norm(f))) << c;
 }
 
 TEST(Lyapunov, TheProjectionLandsInTheTangentSpaceAndFixesTangentVectors) {
@@ -314,7 +309,7 @@ std::vector<double> largest_exponent(const Model& m, typename Model::State z, ty
         typename Model::State zz, f;
         for (int c = 0; c < N; ++c) zz[c] = Z[c];
         hamilton_dirac_rhs(m, zz, f);
-        speed->push_back(norm_any(f));
+        speed->push_back(norm(f));
       }
       ++next;
     }
