@@ -90,7 +90,7 @@ __global__ void histogram_rows(const double* metrics, const unsigned char* valid
   for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     if (!valid[row * n + i]) continue;
     for (int m = 0; m < metric_count; ++m)
-      atomicAdd(&h[m * LogBins::count + LogBins::index(metrics[(row * metric_count + m) * n + i])], 1u);
+      atomicAdd(&h[m * LogBins::count + histogram_bin(metric_signed(m), metrics[(row * metric_count + m) * n + i])], 1u);
   }
   __syncthreads();
   std::uint32_t* out = hist + row * cells;

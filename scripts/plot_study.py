@@ -148,6 +148,8 @@ METRIC_LABELS = {
     "linear_momentum_error": (r"linear momentum error $\Vert P(t) - P(0)\Vert_2$", "Linear momentum error"),
     "angular_momentum_error": (r"angular momentum error $|L(t) - L(0)|$", "Angular momentum error"),
     "wedge_error": (r"wedge product change $|\omega(t) - \omega(0)|$", "Wedge product (symplecticity, 004 §3.2)"),
+    "lyapunov": (r"finite-time Lyapunov exponent $\lambda(t) = \log(|P\,dz(t)| / |P\,dz(0)|)\,/\,t$",
+                 "Finite-time Lyapunov exponent"),
 }
 CHAIN_LABELS = {
     "phi": r"position constraint residual $\mathrm{max}_a\,|\phi_a|$",
@@ -156,8 +158,11 @@ CHAIN_LABELS = {
 # The first-passage levels a run may check ([first_passage]; series.csv's surviving_<slot>
 # columns, summary.json's "first_passage"), in chens' order: one per metric, then the loss.
 PASSAGE_SLOTS = ("integration_error", "energy_error", "phi", "psi", "linear_momentum_error",
-                 "angular_momentum_error", "wedge_error", "lost")
+                 "angular_momentum_error", "wedge_error", "lyapunov", "lost")
 
+
+# The longest legend label made of a run's swept keys; a longer one gives way to the run's name.
+LEGEND_WORDS = 48
 
 # Below this live fraction (live / instances) a run's statistics are those of a few
 # survivors, not the ensemble's (--min-live): the survivors are the instances the method
@@ -615,11 +620,13 @@ def encode(runs, entries, color_by=None, style_by=None):
     enc.factorised = bool(style_key or enc.marker_keys) and entries_needed < len(runs)
     if len(shown) > 1 and color_by is None and style_by is None and not is_grid(entries):
         # Not a grid (named [[run]] variants): a colour per run tells them apart best; each
-        # is named by its swept keys.
+        # is named by its swept keys, or by its name where those read longer than a legend
+        # line (a swept initial state).
         enc.colour_keys, enc.style_key, enc.marker_keys = [], None, []
         for r in runs:
             r.colour, r.linestyle, r.marker = r.study_colour, "-", None
-            r.label = enc.words(swept, [value(r, k) for k in swept]) or r.name
+            words = enc.words(swept, [value(r, k) for k in swept])
+            r.label = words if words and len(words) <= LEGEND_WORDS else r.name
     return enc
 
 
@@ -781,6 +788,17 @@ def new_figure(several):
     return plt.subplots(figsize=FIGSIZE_STUDY if several else FIGSIZE, dpi=DPI)
 
 
+def finish_time_axes(fig, ax, handles, several, ylabel, title, runs):
+    """A metric's figure against t: its legend, labels, title and grid. Returns the figure."""
+    place_legend(ax, handles, several)
+    ax.set_xlabel("t")
+    ax.set_ylabel(ylabel)
+    ax.set_title("%s — %s" % (title, ensemble_words(runs)))
+    ax.grid(True, which="major", lw=0.4, alpha=0.5)
+    fig.tight_layout()
+    return fig
+
+
 def draw_metric(runs, metric, enc=None, several=False):
     """Ensemble statistics of one metric against t, log-log (001 Fig. 1; 002 Figs. 1, 2, 4, 5).
 
@@ -888,13 +906,39 @@ def draw_metric(runs, metric, enc=None, several=False):
                               label="\n".join(textwrap.wrap(
                                   "%s (from the ring on): median of the survivors only, dotted; no band or max"
                                   % min_live_words(thinned), 48, subsequent_indent="    "))))
-    place_legend(ax, handles, several)
-    ax.set_xlabel("t")
-    ax.set_ylabel(ylabel)
-    ax.set_title("%s — %s" % (title, ensemble_words(runs)))
-    ax.grid(True, which="major", lw=0.4, alpha=0.5)
-    fig.tight_layout()
-    return fig
+    return finish_time_axes(fig, ax, handles, several, ylabel, title, runs)
+
+
+def draw_lyapunov(runs, enc=None, several=False):
+    """The finite-time Lyapunov exponent against t (docs/lyapunov.md): a signed rate, so a
+    linear y axis (log t on x), per run the median (p50) and its p10-p90 band, and y = 0,
+    which an integrable motion approaches like log t / t and a chaotic one stays above.
+    Runs whose live fraction falls below min_live end their curve there (the survivors'
+    exponents are not the ensemble's). Returns the figure."""
+    enc = enc or Encoding()
+    fig, ax = new_figure(several)
+    ylabel, title = METRIC_LABELS["lyapunov"]
+    drawn = []
+    for run in runs:
+        if "lyapunov_max" not in run.series:
+            continue
+        t = run.series["t"]
+        keep = t > 0
+        if run.thinning:
+            keep &= t < run.thinning[0]
+        centre, bottom, top, centre_word, band_word = band_columns(run.series, "lyapunov")
+        ax.plot(t[keep], run.series[centre][keep], color=run.colour, lw=1.6, ls=run.linestyle, marker=run.marker,
+                markevery=0.1, ms=5, zorder=Z_MEDIAN)
+        ax.fill_between(t[keep], run.series[bottom][keep], run.series[top][keep], color=run.colour, alpha=0.15,
+                        lw=0, zorder=Z_BAND)
+        drawn.append(run)
+    ax.axhline(0.0, color="0.3", lw=0.8)
+    ax.set_xscale("log")
+    handles = key_handles(drawn, enc) if enc.factorised else [run_handle(r) for r in drawn]
+    if drawn:
+        handles.append(Line2D([], [], color="0.35", lw=1.6, label=centre_word))
+        handles.append(Patch(color="0.35", alpha=0.25, lw=0, label=band_word + " band"))
+    return finish_time_axes(fig, ax, handles, several, ylabel, title, runs)
 
 
 def surviving(run):
@@ -1522,7 +1566,8 @@ def main(argv):
     try:
         os.makedirs(outdir, exist_ok=True)
         for m in metrics:
-            save(draw_metric(runs, m, enc, several), outdir, m, formats, written)
+            fig = draw_lyapunov(runs, enc, several) if m == "lyapunov" else draw_metric(runs, m, enc, several)
+            save(fig, outdir, m, formats, written)
         with_survival = [r for r in runs if passage_slots(list(surviving(r)), selected)]
         if with_survival:
             slots = passage_slots([s for r in with_survival for s in surviving(r)], selected)

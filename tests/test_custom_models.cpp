@@ -269,6 +269,7 @@ TEST(CustomModels, BadInputIsRefusedWithItsReasonAndNothingIsWritten) {
       {{"model.kind=planar-pendulum", "output.wedge=true"},
        "output.wedge is written for model.kind = \"pendulum\" and "
        "\"penalty-pendulum\""},
+      {{"model.kind=planar-pendulum", "output.lyapunov=true"}, "output.lyapunov is built for model.kind = \"pendulum\", "},
   };
   for (const auto& [sets, message] : bad) {
     for (const char* command : {"check", "run"}) {

@@ -1,5 +1,5 @@
 // Geometry building blocks (issue 8) against independent oracles:
-//  - the dual-number tangent propagation of geometry/wedge.hpp equals central finite
+//  - the dual-number tangent propagation of geometry/tangent_system.hpp equals central finite
 //    differences of the plain step map, for every kind of step (explicit and implicit
 //    Runge-Kutta, RATTLE, Stormer-Verlet, the midpoint rule with stage projection) and
 //    for the projections: it is the derivative of the map the run applies (004 §3.2, §4);
@@ -25,7 +25,7 @@
 #include <chens/formulations/hamilton_dirac.hpp>
 #include <chens/formulations/naive.hpp>
 #include <chens/formulations/penalty.hpp>
-#include <chens/geometry/wedge.hpp>
+#include <chens/geometry/tangent_system.hpp>
 #include <chens/integrators/explicit_rk.hpp>
 #include <chens/integrators/implicit_rk.hpp>
 #include <chens/integrators/midpoint_projection.hpp>
@@ -51,7 +51,7 @@ template <class System, class Method>
 double tangent_vs_fd(const System& sys, const Method& m, const State& z, const State& v1, const State& v2, double h) {
   using T = TangentSystem<System>;
   const T ts = T::of(sys);
-  typename T::State Z, Zn;
+  typename T::State Z = T::State::zero(), Zn;
   for (int c = 0; c < 4; ++c) {
     Z[c] = z[c];
     Z[4 + c] = v1[c];

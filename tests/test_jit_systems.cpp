@@ -173,15 +173,17 @@ TEST(JitSystems, BadSettingsAreRefusedAndAnUnwritableCacheFallsBack) {
 }
 
 // The fit that sizes an uncached chain's instances equals the traits' size at every size the
-// build has (chains' instances are linear in N).
+// build has (chains' instances are linear in N), with tangents (output.lyapunov) and without.
 TEST(JitSystems, ChainInstanceSizeFitIsExactAtTheBuiltInSizes) {
-  for (int n : compiled_chain_sizes()) {
-    Study s = chain_study(n, 0.01);
-    std::size_t exact = 0;
-    ASSERT_TRUE(
-        with_study_model(s, [&](auto m) { exact = ModelTraits<typename decltype(m)::type>::bytes_per_instance(false); }));
-    EXPECT_EQ(chain_bytes_per_instance_fit(n), exact) << "N = " << n;
-  }
+  for (int n : compiled_chain_sizes())
+    for (const bool tangents : {false, true}) {
+      Study s = chain_study(n, 0.01);
+      std::size_t exact = 0;
+      ASSERT_TRUE(with_study_model(s, [&](auto m) {
+        exact = ModelTraits<typename decltype(m)::type>::bytes_per_instance(tangents);
+      }));
+      EXPECT_EQ(chain_bytes_per_instance_fit(n, tangents), exact) << "N = " << n << ", tangents " << tangents;
+    }
 }
 
 // chens check and --dry-run say whether the system is compiled on first use.

@@ -26,93 +26,22 @@
 
 #include <chens/formulations/hamilton_dirac.hpp>
 #include <chens/geometry/lyapunov.hpp>
-#include <chens/geometry/wedge.hpp>
+#include <chens/geometry/tangent_system.hpp>
 #include <chens/integrators/explicit_rk.hpp>
 #include <chens/integrators/tableaus.hpp>
 #include <chens/models/double_pendulum.hpp>
 #include <chens/models/pendulum.hpp>
 
+#include "support/double_pendulum_angles.hpp"
 #include "support/random_states.hpp"
 
 namespace chens {
 namespace {
 
-// ---- The independent computation: the double pendulum in angles --------------------------
-// Forward-mode numbers of its own (value, derivative along one direction).
-struct Fwd {
-  double v = 0, d = 0;
-  Fwd() = default;
-  Fwd(double value, double derivative = 0) : v(value), d(derivative) {}  // NOLINT: constants mix in
-};
-Fwd operator+(Fwd a, Fwd b) { return {a.v + b.v, a.d + b.d}; }
-Fwd operator-(Fwd a, Fwd b) { return {a.v - b.v, a.d - b.d}; }
-Fwd operator-(Fwd a) { return {-a.v, -a.d}; }
-Fwd operator*(Fwd a, Fwd b) { return {a.v * b.v, a.d * b.v + a.v * b.d}; }
-Fwd operator*(double s, Fwd a) { return {s * a.v, s * a.d}; }
-Fwd operator/(Fwd a, Fwd b) { return {a.v / b.v, (a.d * b.v - a.v * b.d) / (b.v * b.v)}; }
-Fwd sin(Fwd a) { return {std::sin(a.v), std::cos(a.v) * a.d}; }
-Fwd cos(Fwd a) { return {std::cos(a.v), -std::sin(a.v) * a.d}; }
-
-struct Params {
-  double m1 = 1, m2 = 1, l1 = 1, l2 = 1, g = 1;
-};
-
-// y = (theta1, theta2, omega1, omega2), angles from the downward vertical; Lagrange's
-// equations of the planar double pendulum (e.g. Goldstein; myphysicslab's form).
-template <class T>
-void angle_rhs(const Params& P, const T (&y)[4], T (&dy)[4]) {
-  const T d = y[0] - y[1];
-  const T den = (2 * P.m1 + P.m2) - P.m2 * cos(2.0 * d);
-  const T w1s = y[2] * y[2], w2s = y[3] * y[3];
-  dy[0] = y[2];
-  dy[1] = y[3];
-  dy[2] = (-(P.g * (2 * P.m1 + P.m2)) * sin(y[0]) - (P.m2 * P.g) * sin(y[0] - 2.0 * y[1]) -
-           (2 * P.m2) * sin(d) * (P.l2 * w2s + P.l1 * w1s * cos(d))) /
-          (P.l1 * den);
-  dy[3] =
-      (2.0 * sin(d) * ((P.l1 * (P.m1 + P.m2)) * w1s + (P.g * (P.m1 + P.m2)) * cos(y[0]) + (P.l2 * P.m2) * w2s * cos(d))) /
-      (P.l2 * den);
-}
-
-template <class T>
-void angle_rk4(const Params& P, T (&y)[4], double h) {
-  T k[4][4], s[4];
-  angle_rhs(P, y, k[0]);
-  for (int c = 0; c < 4; ++c) s[c] = y[c] + (0.5 * h) * k[0][c];
-  angle_rhs(P, s, k[1]);
-  for (int c = 0; c < 4; ++c) s[c] = y[c] + (0.5 * h) * k[1][c];
-  angle_rhs(P, s, k[2]);
-  for (int c = 0; c < 4; ++c) s[c] = y[c] + h * k[2][c];
-  angle_rhs(P, s, k[3]);
-  for (int c = 0; c < 4; ++c) y[c] = y[c] + (h / 6.0) * (k[0][c] + 2.0 * k[1][c] + 2.0 * k[2][c] + k[3][c]);
-}
-
-// (q, p) of the angles and the rates: q1 = l1 (sin, -cos)(theta1), q2 = q1 + l2 (sin, -cos)(theta2), p = M q'.
-template <class T>
-void cartesian(const Params& P, const T (&y)[4], T (&z)[8]) {
-  const T s1 = sin(y[0]), c1 = cos(y[0]), s2 = sin(y[1]), c2 = cos(y[1]);
-  z[0] = P.l1 * s1;
-  z[1] = -(P.l1 * c1);
-  z[2] = z[0] + P.l2 * s2;
-  z[3] = z[1] - P.l2 * c2;
-  const T vx1 = P.l1 * y[2] * c1, vy1 = P.l1 * y[2] * s1;
-  z[4] = P.m1 * vx1;
-  z[5] = P.m1 * vy1;
-  z[6] = P.m2 * (vx1 + P.l2 * y[3] * c2);
-  z[7] = P.m2 * (vy1 + P.l2 * y[3] * s2);
-}
-
-// The state and the tangent at (y, dy), in (q, p).
-void cartesian_with_tangent(const Params& P, const double (&y)[4], const double (&dy)[4], DoublePendulum<double>::State& z,
-                            DoublePendulum<double>::State& dz) {
-  Fwd a[4], out[8];
-  for (int c = 0; c < 4; ++c) a[c] = {y[c], dy[c]};
-  cartesian(P, a, out);
-  for (int c = 0; c < 8; ++c) {
-    z[c] = out[c].v;
-    dz[c] = out[c].d;
-  }
-}
+using test::angles::cartesian_with_tangent;
+using test::angles::Fwd;
+using test::angles::Params;
+using test::angles::angle_rk4;
 
 // ---- chens's side --------------------------------------------------------------------------
 using DP = DoublePendulum<double>;
@@ -134,7 +63,7 @@ constexpr int S = DP::State::size;
 
 // (z, dz1, dz2) into one tangent system's state, and its tangents out.
 TangentDP::State pack(const DP::State& z, const DP::State& a, const DP::State& b) {
-  TangentDP::State Z;
+  TangentDP::State Z = TangentDP::State::zero();
   for (int c = 0; c < S; ++c) {
     Z[c] = z[c];
     Z[S + c] = a[c];
@@ -273,7 +202,7 @@ std::vector<double> largest_exponent(const Model& m, typename Model::State z, ty
   constexpr int N = Model::State::size;
   const TS ts = TS::of(Sys{m});
   const TangentStepper<Rk4> stepper{Rk4{}};
-  typename TS::State Z, Zn;
+  typename TS::State Z = TS::State::zero(), Zn;
   dz = tangent_projection(m, z, dz);
   double log_r[1] = {0};
   {

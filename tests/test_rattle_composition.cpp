@@ -20,7 +20,7 @@
 #include <vector>
 
 #include <chens/formulations/constrained.hpp>
-#include <chens/geometry/wedge.hpp>
+#include <chens/geometry/tangent_system.hpp>
 #include <chens/integrators/rattle.hpp>
 #include <chens/integrators/rattle_composition.hpp>
 #include <chens/reference/pendulum_exact.hpp>

@@ -23,7 +23,7 @@
 #include <chens/formulations/hamilton_dirac.hpp>
 #include <chens/formulations/impetus_striction.hpp>
 #include <chens/formulations/naive.hpp>
-#include <chens/geometry/wedge.hpp>
+#include <chens/geometry/tangent_system.hpp>
 #include <chens/integrators/midpoint_projection.hpp>
 #include <chens/integrators/rattle.hpp>
 #include <chens/integrators/dopri5.hpp>

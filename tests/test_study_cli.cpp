@@ -83,6 +83,22 @@ INSTANTIATE_TEST_SUITE_P(
                 "", "first_passage.linear_momentum_error"},  // the scope note: chains only
         BadCase{"first_passage_wedge_without_wedge", {"--set", "first_passage.wedge_error=1e-3"}, "",
                 "first_passage.wedge_error = 0.001: the wedge product is computed with output.wedge = true only"},
+        // output.lyapunov (issue 43): a method without fixed variational equations, float, an
+        // interval off the step grid, not positive or without it (a user model:
+        // test_custom_models.cpp).
+        BadCase{"lyapunov_with_dopri5", {"--set", "integrator.method=dopri5", "--set", "output.lyapunov=true"}, "",
+                "output.lyapunov carries a tangent vector through the method's own fixed-step map"},
+        BadCase{"lyapunov_in_float", {"--set", "integrator.precision=float", "--set", "output.lyapunov=true"}, "",
+                "output.lyapunov runs in double precision only"},
+        BadCase{"lyapunov_interval_off_the_grid",
+                {"--set", "output.lyapunov=true", "--set", "integrator.h=0.01", "--set", "output.lyapunov_interval=0.015"},
+                "", "output.lyapunov_interval = 0.015 is not a multiple of integrator.h = 0.01"},
+        BadCase{"lyapunov_interval_without_lyapunov", {"--set", "output.lyapunov_interval=1"}, "",
+                "output.lyapunov_interval = 1 renormalises the tangents of output.lyapunov, which is off"},
+        BadCase{"lyapunov_interval_not_positive", {"--set", "output.lyapunov=true", "--set", "output.lyapunov_interval=0"},
+                "", "output.lyapunov_interval = 0: must be a finite number > 0"},
+        BadCase{"first_passage_lyapunov_without_lyapunov", {"--set", "first_passage.lyapunov=0.1"}, "",
+                "first_passage.lyapunov = 0.1: the Lyapunov exponent is computed with output.lyapunov = true only"},
         BadCase{"first_passage_negative_level", {"STUDY"}, "[first_passage]\nenergy_error = -1e-3\n",
                 "study.toml:2: first_passage.energy_error = -0.001: must be a finite number >= 0 (0 = not checked)"},
         BadCase{"first_passage_unknown_metric", {"STUDY"}, "[first_passage]\nenergy = 1e-3\n",

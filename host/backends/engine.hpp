@@ -62,6 +62,7 @@ struct EngineShape {
   bool momentum_metrics = false;
   bool linear_momentum_metric = false;
   bool wedge_metric = false;
+  bool lyapunov_metric = false;
   // The run's grid (RunParams).
   index_t samples = 0;
   index_t steps_per_sample = 0;

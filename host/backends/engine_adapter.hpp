@@ -43,7 +43,8 @@ class EngineAdapter final : public Engine {
     s.reference_available = Reference::available && rp_.reference;
     s.momentum_metrics = Model::has_momentum_integrals;
     s.linear_momentum_metric = reports_linear_momentum_v<Model>;
-    s.wedge_metric = has_tangents_v<System>;
+    s.wedge_metric = has_tangents_v<System> && rp_.wedge;
+    s.lyapunov_metric = has_tangents_v<System> && rp_.lyapunov;
     s.samples = rp_.samples;
     s.steps_per_sample = rp_.steps_per_sample;
     s.total_steps = rp_.total_steps;

@@ -153,6 +153,7 @@ struct EnsembleResult {
   bool momentum_metrics = false;           // the angular momentum error is reported (a first integral)
   bool linear_momentum_metric = false;     // and the linear momentum error (chains)
   bool wedge_metric = false;               // the wedge product's change is reported (output.wedge)
+  bool lyapunov_metric = false;            // the finite-time Lyapunov exponent is reported (output.lyapunov)
   std::vector<std::string> state_names;    // names of the physical state's components
   std::uint64_t reference_projected = 0;   // instances whose reference started from projected data
   std::vector<double> instance0_state;     // final state in the formulation's variables
@@ -190,6 +191,7 @@ struct EnsembleResult {
     if (m == int(MetricId::linear_momentum_error)) return linear_momentum_metric;
     if (m == int(MetricId::angular_momentum_error)) return momentum_metrics;
     if (m == int(MetricId::wedge_error)) return wedge_metric;
+    if (m == int(MetricId::lyapunov)) return lyapunov_metric;
     return true;
   }
 
@@ -215,7 +217,7 @@ void set_quantiles(SampleStats& st, const Count* hist) {
     for (int q = 0; q < quantile_count; ++q)
       st.quantile[m][q] = st.metric[m].count == 0 ? 0.0
                                                   : histogram_quantile(hist + m * LogBins::count, quantile_level[q],
-                                                                       st.metric[m].min, st.metric[m].max);
+                                                                       st.metric[m].min, st.metric[m].max, metric_signed(m));
 }
 
 // A segment's statistics from one backend's own blocks and histograms (what EnsembleSpec::

@@ -33,6 +33,7 @@ EnsembleResult drive_segments(Engine& engine, const EnsembleSpec& spec) {
   res.momentum_metrics = shape.momentum_metrics;
   res.linear_momentum_metric = shape.linear_momentum_metric;
   res.wedge_metric = shape.wedge_metric;
+  res.lyapunov_metric = shape.lyapunov_metric;
   res.series.resize(static_cast<std::size_t>(samples + 1));
   res.groups.resize(spec.parameters.groups());
   for (GroupResult& g : res.groups) g.series.resize(static_cast<std::size_t>(samples + 1));

@@ -59,6 +59,7 @@ void describe(const Study& s, const std::string& title, std::ostream& out) {
   std::vector<std::string> also;
   if (model.separable) also.push_back("integrator.method = \"verlet\"");
   if (model.wedge) also.push_back("output.wedge");
+  if (model.lyapunov) also.push_back("output.lyapunov");
   if (model.nominal_period) also.push_back("output.phase_error");
   if (model.single_precision) also.push_back("integrator.precision = \"float\"");
   if (model.conserves_angular_momentum(s)) also.push_back("the angular momentum error");

@@ -69,7 +69,7 @@ bool is_custom_parameter_name(const std::string& name) {
 }
 
 CustomRunFn find_custom_entry(const Study& s, const char* backend) {
-  if (s.model_kind != ModelKind::custom || s.wedge || s.precision != Precision::double_precision) return nullptr;
+  if (s.model_kind != ModelKind::custom || s.tangents() || s.precision != Precision::double_precision) return nullptr;
   const CustomModelInfo* m = find_custom_model(s.custom_model);
   if (!m) return nullptr;
   for (const CustomEntry& e : m->entries)

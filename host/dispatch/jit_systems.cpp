@@ -149,6 +149,11 @@ Loaded load(const JitSystem& sys, bool compile_if_missing) {
 
 }  // namespace
 
+bool model_has_tangents(const Study& s) {
+  const ModelDescription& model = model_of(s);
+  return s.precision == Precision::double_precision && (!s.wedge || model.wedge) && (!s.lyapunov || model.lyapunov);
+}
+
 bool jit_forced() {
   const char* v = std::getenv("CHENS_SYSTEMS");
   if (!v || !*v || std::strcmp(v, "built-in") == 0) return false;
@@ -165,7 +170,7 @@ JitSystem jit_system(const Study& s) {
   sys.model_type = description.cpp_type(s);
   if (const char* traits = model_traits_header(s.model_kind)) sys.traits = traits;
   sys.formulation = formulation_enumerator(s.formulation);
-  sys.tangents = s.wedge;
+  sys.tangents = s.tangents();
   sys.method = s.method;
   std::string model = description.label ? description.label(s) : model_name(s);
   if (s.model_kind == ModelKind::custom) {  // a user model from its header (source_models.hpp)
@@ -174,7 +179,7 @@ JitSystem jit_system(const Study& s) {
     sys.header_hash = m.source_hash;
   }
   if (s.precision == Precision::single_precision) model += " (float)";
-  sys.label = model + ", " + formulation_name(s.formulation) + (s.wedge ? " with tangents" : "") + ", " +
+  sys.label = model + ", " + formulation_name(s.formulation) + (s.tangents() ? " with tangents" : "") + ", " +
               method_name(s.method) + ", cpu";
   return sys;
 }

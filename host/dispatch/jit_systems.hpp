@@ -34,7 +34,7 @@ struct JitSystem {
   std::string header;               // a user model from a header (model.source): its absolute path
   std::string header_hash;          // and the SHA-256 of it and of every file it includes (source_models.hpp)
   std::string formulation;          // FormulationId's enumerator, e.g. "dirac"
-  bool tangents = false;            // output.wedge
+  bool tangents = false;            // output.wedge or output.lyapunov
   MethodId method = MethodId::rk4;  // the one method the unit instantiates
   std::string label;                // for messages: "chain N = 12, dirac, rk4, cpu"
 };
@@ -46,6 +46,11 @@ bool jit_forced();
 
 // Whether a unit compiled on first use can run the study: dispatch/system_dispatch.hpp's
 // jit_possible<Backend> (it asks the systems list).
+
+// Whether the model has the study's tangents (output.wedge, output.lyapunov: its description
+// says) in the study's precision (double), as resolve() rules: what a tangent system compiled
+// on first use may be made for.
+bool model_has_tangents(const Study& s);
 
 // The study's system as a unit compiled on first use instantiates it.
 JitSystem jit_system(const Study& s);

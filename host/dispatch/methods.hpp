@@ -22,7 +22,7 @@
 #include <chens/integrators/rattle_composition.hpp>
 #include <chens/integrators/stormer_verlet.hpp>
 #include <chens/integrators/tableaus.hpp>
-#include <chens/geometry/wedge.hpp>
+#include <chens/geometry/tangent_system.hpp>
 
 #include <memory>
 #include <stdexcept>
@@ -140,7 +140,7 @@ typename FormulationOf<F>::template type<Model> make_formulation(const Model& mo
 }
 
 // Calls f(system, method) with the system and method themselves (Tangents = false) or with
-// their tangent-carrying versions for output.wedge (geometry/wedge.hpp; fixed-step methods
+// their tangent-carrying versions for output.wedge and output.lyapunov (geometry/tangent_system.hpp; fixed-step methods
 // only, resolve() has refused the others): the systems list has a unit for each.
 template <bool Tangents, class System, class Method, class F>
 std::unique_ptr<Engine> with_tangents_if(const System& sys, const Method& method, F&& f) {
@@ -149,8 +149,9 @@ std::unique_ptr<Engine> with_tangents_if(const System& sys, const Method& method
   } else if constexpr (!Method::adaptive) {
     return f(TangentSystem<System>::of(sys), TangentStepper<Method>{method});
   } else {
-    throw std::logic_error("output.wedge propagates tangents through fixed-step maps; integrator.method = \"dopri5\" "
-                           "chooses its steps from the state");
+    throw std::logic_error(
+        "output.wedge and output.lyapunov propagate tangents through fixed-step maps; integrator.method = \"dopri5\" "
+        "chooses its steps from the state");
   }
 }
 

@@ -47,9 +47,9 @@ FirstUseCompile first_use_compile(const Study& s) {
 
 std::string first_use_label(const Study& s) { return jit_system(s).label; }
 
-std::size_t chain_bytes_per_instance_fit(int atoms) {
-  const std::size_t b3 = ModelTraits<Chain<double, 3>>::bytes_per_instance(false);
-  const std::size_t b4 = ModelTraits<Chain<double, 4>>::bytes_per_instance(false);
+std::size_t chain_bytes_per_instance_fit(int atoms, bool tangents) {
+  const std::size_t b3 = ModelTraits<Chain<double, 3>>::bytes_per_instance(tangents);
+  const std::size_t b4 = ModelTraits<Chain<double, 4>>::bytes_per_instance(tangents);
   return b3 + (b4 - b3) * static_cast<std::size_t>(atoms - 3);
 }
 
@@ -59,7 +59,7 @@ namespace {
 // cached, else the fit.
 std::size_t chain_bytes_per_instance(const Study& s) {
   if (const std::size_t cached = jit_cached_bytes_per_instance(jit_system(s))) return cached;
-  return chain_bytes_per_instance_fit(model_key(s).atoms);
+  return chain_bytes_per_instance_fit(model_key(s).atoms, s.tangents());
 }
 
 }  // namespace
@@ -84,7 +84,7 @@ std::size_t bytes_per_instance(const Study& s) {
   if (s.model_kind == ModelKind::custom) return custom_model_of(s).bytes_per_instance + kept + grouped;
   if (s.model_kind == ModelKind::chain && !with_study_model(s, [](auto) {}))
     return chain_bytes_per_instance(s) + kept + grouped;
-  with_model_of(s, [&](auto m) { bytes = ModelTraits<typename decltype(m)::type>::bytes_per_instance(s.wedge); });
+  with_model_of(s, [&](auto m) { bytes = ModelTraits<typename decltype(m)::type>::bytes_per_instance(s.tangents()); });
   return bytes + kept + grouped;
 }
 

@@ -55,6 +55,6 @@ std::size_t bytes_per_instance(const Study& s);
 // from the sizes of chains of 3 and 4 atoms: every part of a chain's instance is N atoms'
 // worth of numbers or a fixed part, so it is linear in N (for a size compiled on first use
 // whose object is not cached yet; tests/test_jit_systems.cpp checks it at the built-in sizes).
-std::size_t chain_bytes_per_instance_fit(int atoms);
+std::size_t chain_bytes_per_instance_fit(int atoms, bool tangents = false);
 
 }  // namespace chens

@@ -34,7 +34,7 @@ struct SystemEntry {
   static bool runs(const Study& s) { return runs(s, model_key(s)); }
   // With the model's key given (a chain of another size).
   static bool runs(const Study& s, const ModelKey& key) {
-    return s.formulation == F && s.wedge == T && ModelTraits<Model>::matches(key);
+    return s.formulation == F && s.tangents() == T && ModelTraits<Model>::matches(key);
   }
 };
 
@@ -64,10 +64,11 @@ bool has_built_in_system(const Study& s) {
 
 // Whether a unit compiled on first use (dispatch/jit_systems.hpp; the CPU backend) can run
 // the study: a system of the list (CHENS_SYSTEMS=jit), a chain of a size the build lacks
-// in a formulation, precision and variant the list has for its chains, or a user model from
-// a header (model.source; its formulations and precision are checked by resolve()). Float
-// chains keep the list's size (resolve() refuses others); user models of chens_add_model
-// are compiled ahead of time.
+// in a formulation, precision and variant the list has for its chains, the tangent system
+// (output.wedge, output.lyapunov) of any of those the list has without tangents, in double
+// precision, where the model has those tangents (as resolve() rules), or a user model from a header (model.source;
+// its formulations and precision are checked by resolve()). Float chains keep the list's
+// size (resolve() refuses others); user models of chens_add_model are compiled ahead of time.
 template <class Backend>
 bool jit_possible(const Study& s) {
   if constexpr (!std::is_same_v<Backend, CpuBackend>) {
@@ -75,7 +76,13 @@ bool jit_possible(const Study& s) {
   } else {
     if (s.model_kind == ModelKind::custom) {
       const CustomModelInfo* m = find_custom_model(s.custom_model);
-      return m && m->from_header && !s.wedge && s.precision == Precision::double_precision;
+      return m && m->from_header && !s.tangents() && s.precision == Precision::double_precision;
+    }
+    if (s.tangents() && !has_built_in_system<Backend>(s)) {
+      if (!model_has_tangents(s)) return false;
+      Study plain = s;
+      plain.wedge = plain.lyapunov = false;
+      return jit_possible<Backend>(plain);
     }
     const ModelKey key = model_key(s);
     if (key.kind != ModelKind::chain) return has_built_in_system<Backend>(s);
@@ -126,8 +133,9 @@ EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const Ense
   if (!engine)
     throw std::runtime_error(std::string("this build has no ") + Backend::name + " unit for model.kind = \"" +
                              model_name(s) + "\", integrator.formulation = \"" + formulation_name(s.formulation) +
-                             "\", integrator.precision = \"" + precision_name(s.precision) + "\" and output.wedge = " +
-                             (s.wedge ? "true" : "false") + " (the systems list, CMakeLists.txt)");
+                             "\", integrator.precision = \"" + precision_name(s.precision) + "\" and " +
+                             (s.tangents() ? "tangents (output.wedge or output.lyapunov)" : "no tangents") +
+                             " (the systems list, CMakeLists.txt)");
   EnsembleResult r = drive_segments(*engine, spec);
   r.reference_kind = engine->reference_kind();
   r.state_names = physical_state_names(s);

@@ -165,6 +165,7 @@ const ModelDescription& chain_description() {
             return std::vector<FormulationId>{FormulationId::naive, FormulationId::dirac, FormulationId::impetus,
                                               FormulationId::constrained};
           },
+      .lyapunov = true,
       .single_precision = true,
       .cpp_type = cpp_type,
       .state_names = state_names,

@@ -8,6 +8,7 @@
 
 #include <chens/ensemble/instance.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/geometry/tangent_system.hpp>
 #include <chens/models/chain.hpp>
 #include <chens/reference/numerical.hpp>
 
@@ -37,8 +38,11 @@ struct ModelTraits<Chain<Real, N>> {
   static std::string reference_kind(const RunParams<double>& rp) {
     return std::is_same_v<Real, double> ? numerical_reference_kind(rp) : std::string("none");
   }
-  static constexpr std::size_t bytes_per_instance(bool) {
-    return sizeof(InstanceOf<HamiltonDirac<Chain<double, N>>, NumericalReference<Chain<double, N>>>);
+  // With output.lyapunov an instance also carries two tangent vectors (geometry/tangent_system.hpp).
+  static constexpr std::size_t bytes_per_instance(bool tangents) {
+    using Dirac = HamiltonDirac<Chain<double, N>>;
+    using Reference = NumericalReference<Chain<double, N>>;
+    return tangents ? sizeof(InstanceOf<TangentSystem<Dirac>, Reference>) : sizeof(InstanceOf<Dirac, Reference>);
   }
   // As make(): the inverse masses and lengths in double, then in Real.
   static void set_parameter(Chain<Real, N>& c, ParameterId p, double v) {

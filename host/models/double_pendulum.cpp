@@ -101,6 +101,7 @@ const ModelDescription& double_pendulum_description() {
             return std::vector<FormulationId>{FormulationId::naive, FormulationId::dirac, FormulationId::impetus,
                                               FormulationId::baumgarte, FormulationId::constrained};
           },
+      .lyapunov = true,
       .cpp_type = [](const Study&) { return std::string("DoublePendulum<double>"); },
       .state_names = state_names,
       .default_initial = default_initial,

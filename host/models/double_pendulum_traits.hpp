@@ -7,6 +7,7 @@
 
 #include <chens/ensemble/instance.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/geometry/tangent_system.hpp>
 #include <chens/models/double_pendulum.hpp>
 #include <chens/reference/numerical.hpp>
 
@@ -26,8 +27,11 @@ struct ModelTraits<DoublePendulum<double>> {
   }
   using Reference = NumericalReference<DoublePendulum<double>>;
   static std::string reference_kind(const RunParams<double>& rp) { return numerical_reference_kind(rp); }
-  static constexpr std::size_t bytes_per_instance(bool) {
-    return sizeof(InstanceOf<HamiltonDirac<DoublePendulum<double>>, NumericalReference<DoublePendulum<double>>>);
+  // With output.lyapunov an instance also carries two tangent vectors (geometry/tangent_system.hpp).
+  static constexpr std::size_t bytes_per_instance(bool tangents) {
+    using Dirac = HamiltonDirac<DoublePendulum<double>>;
+    using Reference = NumericalReference<DoublePendulum<double>>;
+    return tangents ? sizeof(InstanceOf<TangentSystem<Dirac>, Reference>) : sizeof(InstanceOf<Dirac, Reference>);
   }
 };
 

@@ -51,6 +51,9 @@ struct ModelDescription {
   bool closed_form_reference = false;
   // output.wedge: its consistent initial tangents are written (004 §3.2).
   bool wedge = false;
+  // output.lyapunov: its tangent systems exist (its model rebinds to dual numbers,
+  // geometry/tangent_system.hpp) and carry generic initial tangents if not the wedge's.
+  bool lyapunov = false;
   // integrator.precision = "float" has units for it (the rest of the rule in `validate`).
   bool single_precision = false;
 

@@ -90,6 +90,7 @@ const ModelDescription& penalty_pendulum_description() {
       .separable = true,
       .closed_form_reference = true,
       .wedge = true,
+      .lyapunov = true,
       .cpp_type = [](const Study&) { return std::string("PenaltyPendulum<double>"); },
       .state_names = pendulum_state_names,
       .default_initial = pendulum_default_initial,

@@ -65,6 +65,7 @@ const ModelDescription& pendulum_description() {
       .formulations = [](const Study&) { return formulations_without_penalty(); },
       .closed_form_reference = true,
       .wedge = true,
+      .lyapunov = true,
       .single_precision = true,
       .cpp_type = cpp_type,
       .state_names = pendulum_state_names,

@@ -28,7 +28,8 @@ struct ModelTraits<Pendulum<Real>> {
     return std::is_same_v<Real, float> ? "closed form in Jacobi elliptic functions (double, at the float run's step times)"
                                        : "closed form in Jacobi elliptic functions";
   }
-  // With output.wedge an instance also carries two tangent vectors (geometry/wedge.hpp).
+  // With output.wedge or output.lyapunov an instance also carries two tangent vectors and the
+  // exponent's two numbers (geometry/tangent_system.hpp). Upper bounds: make_engine.hpp asserts them.
   static constexpr std::size_t bytes_per_instance(bool tangents) { return tangents ? 576 : 448; }
   static void set_parameter(Pendulum<Real>& m, ParameterId p, double v) {
     if (p == ParameterId::mass) m.m = static_cast<Real>(v);

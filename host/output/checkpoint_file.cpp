@@ -18,11 +18,12 @@ namespace chens {
 namespace {
 
 constexpr char magic[8] = {'C', 'H', 'E', 'N', 'S', 'C', 'K', 'P'};
-// 4: the integration's and the measurement's seconds and the sampled cost per instance-step
+// 5: eight metrics per accumulator row and passage slot (lyapunov, issue 43), and a tangent
+// system's state two numbers longer; 4: the integration's and the measurement's seconds and the sampled cost per instance-step
 // after the wall time (a resumed run's cost is that of all its parts); 3: the groups' statistics
 // after the ensemble's ([parameters] group_by, issue 22); 2: seven
 // metrics per accumulator row (wedge_error, issue 8); 1 had six.
-constexpr std::uint32_t format_version = 4;
+constexpr std::uint32_t format_version = 5;
 
 // A checksum over 8-byte words (FNV-1a's prime on words, then a final avalanche): fast
 // enough for gigabytes of instances, and any flipped, lost or swapped word changes it.

@@ -103,7 +103,8 @@ nlohmann::json growth_summary(const EnsembleResult& r, const Study& s) {
   std::vector<double> t;
   for (const auto& st : r.series) t.push_back(st.t);
   for (int m = 0; m < metric_count; ++m) {
-    if (!r.metric_reported(m)) continue;
+    // The Lyapunov exponent is a rate already, signed, not an error that grows.
+    if (!r.metric_reported(m) || m == int(MetricId::lyapunov)) continue;
     std::vector<double> mx, p50;
     for (const auto& st : r.series) {
       const bool live = st.metric[m].count > 0;

@@ -20,9 +20,9 @@ namespace chens {
 
 namespace {
 
-// Final median and maximum of the metrics a comparison shows; wedge_error (output.wedge)
-// only where some run reports it.
-const char* const compared_metrics[] = {"integration_error", "energy_error", "phi", "psi", "wedge_error"};
+// Final median and maximum of the metrics a comparison shows; wedge_error (output.wedge) and
+// lyapunov (output.lyapunov) only where some run reports them.
+const char* const compared_metrics[] = {"integration_error", "energy_error", "phi", "psi", "wedge_error", "lyapunov"};
 
 // The sections of a study in the order of the study file (docs/study-format.md).
 const char* const section_order[] = {"model", "integrator", "projection", "ensemble", "output"};
@@ -31,9 +31,9 @@ const char* const section_order[] = {"model", "integrator", "projection", "ensem
 // chens come back from study.json on --resume).
 nlohmann::json field(const nlohmann::json& d, const char* key) { return d.contains(key) ? d[key] : nlohmann::json(); }
 
-bool wedge_reported(const std::vector<nlohmann::json>& digests) {
+bool reported_by_some(const std::vector<nlohmann::json>& digests, const char* m) {
   for (const auto& d : digests)
-    if (d.contains("final") && d["final"].contains("wedge_error") && !d["final"]["wedge_error"].is_null()) return true;
+    if (d.contains("final") && d["final"].contains(m) && !d["final"][m].is_null()) return true;
   return false;
 }
 
@@ -41,7 +41,7 @@ bool wedge_reported(const std::vector<nlohmann::json>& digests) {
 std::vector<const char*> shown_metrics(const std::vector<nlohmann::json>& digests) {
   std::vector<const char*> out;
   for (const char* m : compared_metrics)
-    if (std::string(m) != "wedge_error" || wedge_reported(digests)) out.push_back(m);
+    if ((std::string(m) != "wedge_error" && std::string(m) != "lyapunov") || reported_by_some(digests, m)) out.push_back(m);
   return out;
 }
 

@@ -96,11 +96,13 @@ struct Study {
   std::optional<std::string> reference;  // "auto" | "none"; default: auto for the (penalty) pendulum, none for
                                          // chains and the double pendulum (numerical references)
   double reference_tol = 1e-12;
-  bool states = false;                    // states.h5: every instance's initial and final state
-  std::vector<std::int64_t> record;       // instances whose trajectories go into states.h5
-  std::vector<std::int64_t> phase_error;  // pendulum: |y(kT) - y_exact(kT)| of instance 0 at these k
-  std::string periodogram;                // a physical state component of instance 0, or "" (none)
-  bool wedge = false;                     // the wedge-product diagnostic (004 §3.2): metric wedge_error
+  bool states = false;                      // states.h5: every instance's initial and final state
+  std::vector<std::int64_t> record;         // instances whose trajectories go into states.h5
+  std::vector<std::int64_t> phase_error;    // pendulum: |y(kT) - y_exact(kT)| of instance 0 at these k
+  std::string periodogram;                  // a physical state component of instance 0, or "" (none)
+  bool wedge = false;                       // the wedge-product diagnostic (004 §3.2): metric wedge_error
+  bool lyapunov = false;                    // the finite-time maximal Lyapunov exponent: metric lyapunov
+  std::optional<double> lyapunov_interval;  // its tangents' renormalisation interval; default sample_dt
   // [first_passage] (ensemble/passage.hpp): the level of each metric whose first crossing every
   // instance records (0 = not checked), and whether the time it is lost is recorded.
   double passage_integration_error = 0.0;
@@ -110,6 +112,7 @@ struct Study {
   double passage_linear_momentum_error = 0.0;
   double passage_angular_momentum_error = 0.0;
   double passage_wedge_error = 0.0;
+  double passage_lyapunov = 0.0;
   bool passage_lost = false;
   // [parameters] (backends/parameter_laws.hpp, docs/parameter_ensembles.md): the per-instance law
   // of each parameter the ensemble varies, indexed by ParameterId; LawKind::fixed elsewhere
@@ -123,6 +126,8 @@ struct Study {
   std::int64_t group_bins = 0;
   std::vector<double> group_edges;
 
+  // Whether the instances carry tangent vectors (geometry/tangent_system.hpp).
+  bool tangents() const { return wedge || lyapunov; }
   // Whether the study checks a first-passage level ([first_passage]).
   bool first_passage_on() const;
   // Whether the study varies a parameter over its instances ([parameters]).
@@ -150,7 +155,8 @@ inline constexpr double Study::*passage_level_members[] = {&Study::passage_integ
                                                            &Study::passage_psi,
                                                            &Study::passage_linear_momentum_error,
                                                            &Study::passage_angular_momentum_error,
-                                                           &Study::passage_wedge_error};
+                                                           &Study::passage_wedge_error,
+                                                           &Study::passage_lyapunov};
 
 inline bool Study::first_passage_on() const {
   for (double Study::*level : passage_level_members)

@@ -90,6 +90,10 @@ KeyType model_kind_key() {
 std::optional<KeyValue> resolved_initial(const Study& s, const RunParams<double>&, Printout) { return initial_state(s); }
 std::optional<KeyValue> resolved_h(const Study&, const RunParams<double>& rp, Printout) { return rp.h; }
 std::optional<KeyValue> resolved_sample_dt(const Study&, const RunParams<double>& rp, Printout) { return rp.sample_dt; }
+std::optional<KeyValue> resolved_lyapunov_interval(const Study& s, const RunParams<double>& rp, Printout) {
+  if (!s.lyapunov) return std::nullopt;
+  return static_cast<double>(rp.lyapunov_every) * rp.h;
+}
 std::optional<KeyValue> resolved_reference(const Study& s, const RunParams<double>&, Printout) {
   return std::string(reference_on(s) ? "auto" : "none");
 }
@@ -309,7 +313,7 @@ std::vector<StudyKey> declare_keys() {
        .meaning = "tolerance of the numerical reference"},
       {.section = "output", .name = "states", .type = flag(&S::states),
        .meaning = "write `states.h5` with every instance's initial and final state, final metrics, first-passage "
-                  "times, lost reason and work counters (about (4·S + 15)·8 + 100 bytes per instance in host memory, S "
+                  "times, lost reason and work counters (about (4·S + 17)·8 + 100 bytes per instance in host memory, S "
                   "the state size; counted in the memory check)"},
       {.section = "output", .name = "record",
        .type = indices(&S::record, "must be an array of instance indices, e.g. [0, 1, 2]", 0, no_limit, true),
@@ -335,6 +339,19 @@ std::vector<StudyKey> declare_keys() {
                   "`wedge_error` = \\|ω(t) − ω(0)\\| (ω(0) = 1) is reported with the same statistics as the other "
                   "metrics (docs/geometry.md). Switching it on does not change any other number of the run (tested bit "
                   "for bit); it costs 3–7× the CPU time (docs/geometry.md)"},
+      {.section = "output", .name = "lyapunov", .type = flag(&S::lyapunov),
+       .doc_allowed = "the built-in models (not user models); fixed-step methods, double precision",
+       .meaning = "the finite-time maximal Lyapunov exponent of each instance (docs/lyapunov.md): a tangent vector is "
+                  "carried through every step and projection by the method's own discrete variational equations, and "
+                  "the metric `lyapunov` = log(\\|P dz(t)\\| / \\|P dz(0)\\|) / t (P: into the constraint manifold's "
+                  "tangent space; Euclidean in physical (q, p)) is reported with the same statistics as the other "
+                  "metrics, 0 at t = 0. Switching it on does not change any other number of the run (tested bit for "
+                  "bit)"},
+      {.section = "output", .name = "lyapunov_interval", .type = real(&S::lyapunov_interval, positive),
+       .printed = resolved_lyapunov_interval, .doc_default = "`output.sample_dt`",
+       .doc_allowed = "with `output.lyapunov = true`; a multiple of h",
+       .meaning = "how often the tangents are renormalised (Benettin's method): by a power of two, which is exact, so "
+                  "the interval changes no number reported; it only keeps a chaotic tangent's growth from overflowing"},
       // [first_passage]: the keys are the metrics' names (metrics.hpp), in their order.
       {.section = "first_passage", .name = "integration_error", .type = real(&S::passage_integration_error, not_checked),
        .printed = printed_level<&Study::passage_integration_error>,
@@ -368,6 +385,9 @@ std::vector<StudyKey> declare_keys() {
        .printed = printed_level<&Study::passage_wedge_error>,
        .doc_allowed = "with `output.wedge = true`",
        .meaning = "the same for the wedge product's change, checked after every step"},
+      {.section = "first_passage", .name = "lyapunov", .type = real(&S::passage_lyapunov, not_checked),
+       .printed = printed_level<&Study::passage_lyapunov>, .doc_allowed = "with `output.lyapunov = true`",
+       .meaning = "the same for the finite-time Lyapunov exponent, checked at sample times"},
       {.section = "first_passage", .name = "lost", .type = flag(&S::passage_lost), .printed = printed_passage_lost,
        .meaning = "record the first sample time at which each instance is lost (its last sample in the statistics is "
                   "the one before); every other level counts a loss before its crossing as `lost_first`"},

@@ -94,6 +94,21 @@ void validate_model(const Study& s) {
     if (s.precision == Precision::single_precision)
       throw StudyError("output.wedge runs in double precision only (integrator.precision = \"float\")");
   }
+  if (s.lyapunov) {
+    if (!model.lyapunov)
+      throw StudyError("output.lyapunov is built for " + models_with(&ModelDescription::lyapunov) +
+                       " (their tangent systems over dual numbers, geometry/tangent_system.hpp); model.kind is \"" +
+                       model_name(s) + "\"");
+    if (s.method == MethodId::dopri5)
+      throw StudyError("output.lyapunov carries a tangent vector through the method's own fixed-step map (its "
+                       "variational equations); integrator.method = \"dopri5\" chooses its steps from the state: use a "
+                       "fixed-step method");
+    if (s.precision == Precision::single_precision)
+      throw StudyError("output.lyapunov runs in double precision only (integrator.precision = \"float\")");
+  } else if (s.lyapunov_interval) {
+    throw StudyError("output.lyapunov_interval = " + shortest(*s.lyapunov_interval) +
+                     " renormalises the tangents of output.lyapunov, which is off: set output.lyapunov = true or drop it");
+  }
   if (is_rattle_method(s.method) && s.formulation != FormulationId::constrained)
     throw StudyError(std::string("integrator.method = \"") + method_name(s.method) +
                      "\" integrates the constrained equations themselves, not an "
@@ -234,6 +249,8 @@ PassageLevels passage_levels(const Study& s) {
           "\" conserves no angular momentum (gravity or a pivot), so its error is not reported; remove the key");
     if (m == int(MetricId::wedge_error) && !s.wedge)
       throw StudyError(key + ": the wedge product is computed with output.wedge = true only");
+    if (m == int(MetricId::lyapunov) && !s.lyapunov)
+      throw StudyError(key + ": the Lyapunov exponent is computed with output.lyapunov = true only");
     out.level[m] = levels[m];
     out.mask |= 1u << m;
     out.per_step = out.per_step || passage_per_step(m);
@@ -311,6 +328,19 @@ RunParams<double> resolve(const Study& s) {
   if (rp.samples > max_samples)
     throw StudyError("output.sample_dt gives " + std::to_string(rp.samples) + " samples; at most " +
                      std::to_string(max_samples) + " are allowed");
+  rp.wedge = s.wedge;
+  rp.lyapunov = s.lyapunov;
+  if (s.lyapunov) {
+    // The tangents' renormalisation interval in steps: every sample by default; a given one on
+    // the step grid (the renormalisation is exact, so it changes no number: it bounds growth).
+    const double every = s.lyapunov_interval ? *s.lyapunov_interval / h : static_cast<double>(rp.steps_per_sample);
+    const double n = std::round(every);
+    if (!(n >= 1) || std::fabs(every - n) > rel * std::max(1.0, every))
+      throw StudyError("output.lyapunov_interval = " + shortest(s.lyapunov_interval.value_or(0.0)) +
+                       " is not a multiple of integrator.h = " + shortest(h) +
+                       ": the tangents are renormalised after whole steps; choose interval = k * h");
+    rp.lyapunov_every = static_cast<index_t>(n);
+  }
   validate_parameters(s, rp);  // first: output.phase_error's checks assume the study's own pendulum
   validate_output(s, rp);
   return rp;

@@ -172,8 +172,8 @@ TEST_F(StageProjectionCpuVsGpu, SameInstancesGiveTheSameResults) {
               "extended + midpoint with stage projection");
 }
 
-// output.wedge on the GPU: tangent systems (geometry/wedge.hpp) as plain states of 12
-// numbers; wedge_error is compared with the other metrics.
+// output.wedge and output.lyapunov on the GPU: tangent systems (geometry/tangent_system.hpp) as
+// plain states of 14 numbers; wedge_error and lyapunov are compared with the other metrics.
 struct WedgeCase {
   const char* name;
   FormulationId formulation;
@@ -193,6 +193,7 @@ TEST_P(WedgeCpuVsGpu, SameInstancesGiveTheSameResults) {
   s.projection_tol = 1e-12;
   s.tol = 1e-14;
   s.wedge = true;
+  s.lyapunov = true;
   s.t_end = 10.0;
   s.h = 0.01;
   s.size = 4096;

@@ -1,6 +1,6 @@
 // Reproduction of 004 (Leimkuhler & Reich 1992) §3-4 for the Cartesian pendulum
 // (H = |p|^2/2 + y, g = x^2 + y^2 - 1, start (1, 0, 0, -2), as 004's figures): the wedge
-// product of two consistent tangents (004 §3.2; geometry/wedge.hpp) and the constraint
+// product of two consistent tangents (004 §3.2; geometry/tangent_system.hpp) and the constraint
 // residuals under the implicit midpoint rule and its projections, on the per-instance
 // driver of the ensemble backends with the tangent system (output.wedge).
 //
@@ -35,7 +35,7 @@
 #include <chens/formulations/hamilton_dirac.hpp>
 #include <chens/formulations/naive.hpp>
 #include <chens/formulations/total_hamiltonian.hpp>
-#include <chens/geometry/wedge.hpp>
+#include <chens/geometry/tangent_system.hpp>
 #include <chens/integrators/implicit_rk.hpp>
 #include <chens/integrators/midpoint_projection.hpp>
 

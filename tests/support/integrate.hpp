@@ -24,7 +24,7 @@ typename System::State integrate_fixed(const System& sys, const Method& method, 
 }
 
 // Central difference of one step's map along v: (step(z + eps v) - step(z - eps v)) / 2 eps,
-// the finite-difference oracle of the dual-number tangents (geometry/wedge.hpp).
+// the finite-difference oracle of the dual-number tangents (geometry/tangent_system.hpp).
 template <class System, class Method>
 typename System::State fd_step_derivative(const System& sys, const Method& m, const typename System::State& z,
                                           const typename System::State& v, double h, double eps) {

@@ -45,7 +45,7 @@ struct varies_parameters_trait : std::false_type {};
 template <class Traits>
 struct varies_parameters_trait<Traits, std::void_t<decltype(&Traits::set_parameter)>> : std::true_type {};
 
-// sys with the model m, also inside a tangent system (geometry/wedge.hpp).
+// sys with the model m, also inside a tangent system (geometry/tangent_system.hpp).
 template <class System, class Model>
 System with_model(System sys, const Model& m) {
   sys.model = m;
@@ -219,7 +219,7 @@ class CpuEngine {
               const bool ok = measure_instance(sys_j, rp_j, inst_[i + j], k, m);
               if (ok) {
                 int bin[metric_count];
-                for (int c = 0; c < metric_count; ++c) bin[c] = LogBins::index(static_cast<double>(m.v[c]));
+                for (int c = 0; c < metric_count; ++c) bin[c] = histogram_bin(metric_signed(c), static_cast<double>(m.v[c]));
                 tally(0, m, bin);
                 if (sets_ > 1 && group_[i + j] >= 0) tally(1 + group_[i + j], m, bin);
               }

@@ -3,7 +3,8 @@
 // largest constraint residuals max_a |phi_a|, max_a |psi_a|, and for models without
 // external fields (chains, 002 §7 last paragraph) the errors of the other first
 // integrals: |P(t) - P(0)|_2 of the total linear momentum and |L(t) - L(0)| of the
-// angular momentum; with output.wedge, the change of the wedge product (004 §3.2).
+// angular momentum; with output.wedge, the change of the wedge product (004 §3.2); with
+// output.lyapunov, the finite-time maximal Lyapunov exponent (geometry/tangent_system.hpp).
 #pragma once
 
 #include <cmath>
@@ -23,9 +24,10 @@ enum class MetricId : int {
   psi = 3,
   linear_momentum_error = 4,
   angular_momentum_error = 5,
-  wedge_error = 6,  // |omega(t) - omega(0)| of the tangents of geometry/wedge.hpp (output.wedge)
+  wedge_error = 6,  // |omega(t) - omega(0)| of the tangents of geometry/tangent_system.hpp (output.wedge)
+  lyapunov = 7,     // the finite-time maximal Lyapunov exponent (output.lyapunov): signed, not an error
 };
-inline constexpr int metric_count = 7;
+inline constexpr int metric_count = 8;
 inline constexpr const char* metric_name(int i) {
   switch (i) {
     case 0: return "integration_error";
@@ -35,9 +37,13 @@ inline constexpr const char* metric_name(int i) {
     case 4: return "linear_momentum_error";
     case 5: return "angular_momentum_error";
     case 6: return "wedge_error";
+    case 7: return "lyapunov";
   }
   return "?";
 }
+// Whether a metric takes negative values (its quantiles use SignedLogBins, quantiles.hpp);
+// the others are errors and residuals, >= 0.
+inline constexpr bool metric_signed(int i) { return i == int(MetricId::lyapunov); }
 
 template <class Real>
 struct Metrics {
@@ -114,8 +120,9 @@ CHENS_HD bool measure_physical(const System& sys, const typename System::State& 
     out.v[4] = out.v[5] = 0.0;
   }
   out.v[6] = 0.0;
+  out.v[7] = 0.0;  // set by measure(), which knows the time
   if constexpr (has_tangents_v<System>) {
-    // omega(0) = 1 by the choice of initial tangents (geometry/wedge.hpp).
+    // omega(0) = 1 by the choice of initial tangents (geometry/tangent_system.hpp).
     out.v[6] = fabs(static_cast<double>(System::wedge(z)) - 1.0);
     ok = ok && all_finite(Vec<double, 1>{{out.v[6]}});
   }
@@ -140,6 +147,10 @@ CHENS_HD bool measure(const System& sys, const typename System::State& z, double
   const auto model = sys.model.template rebound<double>();
   const auto phys = vec_cast<double>(sys.physical(z));
   bool ok = measure_physical(sys, z, model, phys, energy0, integrals0, out);
+  if constexpr (has_tangents_v<System>) {
+    out.v[7] = sys.lyapunov_exponent(z, t);
+    ok = ok && all_finite(Vec<double, 1>{{out.v[7]}});
+  }
   if constexpr (Reference::available) {
     if (ref.enabled()) {
       const auto d = phys - vec_cast<double>(ref.eval(t));

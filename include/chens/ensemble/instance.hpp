@@ -15,7 +15,7 @@
 #include <chens/ensemble/perturbation.hpp>
 #include <chens/ensemble/run_params.hpp>
 #include <chens/formulations/formulation.hpp>
-#include <chens/geometry/wedge.hpp>
+#include <chens/geometry/tangent_system.hpp>
 #include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/status.hpp>
 #include <chens/linalg/vec.hpp>
@@ -151,6 +151,9 @@ CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method, c
       z[j] = zn[j];
       step[j] = s + 1;
       c.steps += 1;
+      if constexpr (has_tangents_v<System>) {
+        if (rp.lyapunov_every > 0 && (s + 1) % rp.lyapunov_every == 0) System::renormalise(z[j]);
+      }
     }
   }
   for (int j = 0; j < B; ++j) {

@@ -60,8 +60,11 @@ inline constexpr bool passage_checked_in_v = passage_checked_v<Real>&& carries_p
 inline constexpr int passage_lost = metric_count;
 inline constexpr int passage_slots = metric_count + 1;
 inline constexpr const char* passage_slot_name(int s) { return s == passage_lost ? "lost" : metric_name(s); }
-// Whether metric m is checked after every step (else at sample times only).
-inline constexpr bool passage_per_step(int m) { return m != int(MetricId::integration_error) && m < metric_count; }
+// Whether metric m is checked after every step (else at sample times only: the integration
+// error needs the reference there, the Lyapunov exponent the time since the start).
+inline constexpr bool passage_per_step(int m) {
+  return m != int(MetricId::integration_error) && m != int(MetricId::lyapunov) && m < metric_count;
+}
 
 // The levels a run checks (RunParams::passage).
 struct PassageLevels {

@@ -37,7 +37,7 @@
 #include <chens/ensemble/passage.hpp>
 #include <chens/formulations/formulation.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
-#include <chens/geometry/wedge.hpp>
+#include <chens/geometry/tangent_system.hpp>
 #include <chens/linalg/vec.hpp>
 
 namespace chens {

@@ -9,6 +9,11 @@
 // seven comparisons of the mantissa with the constants 2^(j/8) rounded to double (exact),
 // so a value lands in the same bin on every backend; the edges are those constants scaled
 // by powers of two (exact too). Only finite values of live instances are binned.
+//
+// A signed metric (the Lyapunov exponent, metric_signed in metrics.hpp) uses SignedLogBins
+// instead: the same number of bins, 8 per octave over |x| in [2^-30, 2^30) on either side of a
+// zero bin (-2^-30, 2^-30), so that histogram_quantile's rule (the estimate in the exact
+// quantile's bin) holds for negative values too.
 #pragma once
 
 #include <cmath>
@@ -64,6 +69,60 @@ struct LogBins {
   }
 };
 
+// Signed values (above), bins in increasing order of x: 0 is (-inf, -2^29]; 1..472 the
+// negative octaves from -2^29 up to -2^-30; `zero` = 473 is (-2^-30, 2^-30); 474..945 the
+// positive octaves from 2^-30 up to 2^29; 946 is [2^29, inf). Fewer than LogBins::count, so
+// that a signed metric's histogram fits the row every metric has (the rest stays empty).
+struct SignedLogBins {
+  static constexpr int per_octave = LogBins::per_octave;
+  static constexpr int min_exp = -30;  // |x| in [2^min_exp, 2^max_exp) is binned by octaves
+  static constexpr int max_exp = 29;
+  static constexpr int side = (max_exp - min_exp) * per_octave;  // octave bins on each side
+  static constexpr int zero = side + 1;
+  static constexpr int count = 2 * side + 3;
+  static_assert(count <= LogBins::count, "a signed metric's histogram fits every metric's row");
+
+  // Bin of |x| in [2^min_exp, 2^max_exp) among the `side` bins of one side, 0 the smallest.
+  CHENS_HD static int magnitude(double a) {
+    using std::frexp;
+    int e = 0;
+    const double m = 2.0 * frexp(a, &e);  // a = m 2^(e-1), m in [1, 2)
+    int j = 0;
+    CHENS_UNROLL
+    for (int s = 1; s < per_octave; ++s) j += m >= LogBins::step(s) ? 1 : 0;
+    return (e - 1 - min_exp) * per_octave + j;
+  }
+  // Bin of finite x.
+  CHENS_HD static int index(double x) {
+    const double a = x < 0 ? -x : x;
+    if (!(a >= 0x1p-30)) return zero;
+    if (a >= 0x1p29) return x < 0 ? 0 : count - 1;
+    return x < 0 ? side - magnitude(a) : zero + 1 + magnitude(a);
+  }
+  // Bin b holds [lower(b), upper(b)) above zero and (lower(b), upper(b)] below it (the mirror).
+  static double lower(int b) {
+    if (b == 0) return -INFINITY;
+    if (b < zero) return -edge(side + 1 - b);
+    if (b == zero) return -0x1p-30;
+    return edge(b - zero - 1);
+  }
+  static double upper(int b) {
+    if (b == count - 1) return INFINITY;
+    if (b < zero) return -edge(side - b);
+    if (b == zero) return 0x1p-30;
+    return edge(b - zero);
+  }
+
+ private:
+  // The lower edge of magnitude bin i, 0 <= i <= side (i = side: 2^max_exp).
+  static double edge(int i) { return std::ldexp(LogBins::step(i % per_octave), i / per_octave + min_exp); }
+};
+
+// The bin of x in the histogram of a metric whose values are signed or not (metric_signed).
+CHENS_HD inline int histogram_bin(bool signed_values, double x) {
+  return signed_values ? SignedLogBins::index(x) : LogBins::index(x);
+}
+
 inline constexpr int quantile_count = 4;
 inline constexpr double quantile_level[quantile_count] = {0.1, 0.5, 0.9, 0.99};
 inline constexpr const char* quantile_name[quantile_count] = {"p10", "p50", "p90", "p99"};
@@ -81,9 +140,10 @@ inline constexpr int quantile_p50 = 1;  // index of the median
 // Ranks 1 and N give lo and hi exactly; a quantile in the underflow bin (below 2^-80) is
 // lo. N = 0 gives 0.
 template <class Count>
-double histogram_quantile(const Count* h, double p, double lo, double hi) {
+double histogram_quantile(const Count* h, double p, double lo, double hi, bool signed_values = false) {
+  const int bins = signed_values ? SignedLogBins::count : LogBins::count;
   std::uint64_t n = 0;
-  for (int b = 0; b < LogBins::count; ++b) n += static_cast<std::uint64_t>(h[b]);
+  for (int b = 0; b < bins; ++b) n += static_cast<std::uint64_t>(h[b]);
   if (n == 0) return 0.0;
   std::uint64_t rank = static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(n)));
   if (rank < 1) rank = 1;
@@ -91,12 +151,13 @@ double histogram_quantile(const Count* h, double p, double lo, double hi) {
   if (rank == 1) return lo;
   std::uint64_t before = 0;
   int b = 0;
-  for (; b < LogBins::count - 1; ++b) {
+  for (; b < bins - 1; ++b) {
     if (before + static_cast<std::uint64_t>(h[b]) >= rank) break;
     before += static_cast<std::uint64_t>(h[b]);
   }
-  if (b == 0) return lo;  // below 2^-80: zero for every metric's purposes
-  const double a = std::fmax(LogBins::lower(b), lo), z = std::fmin(LogBins::upper(b), hi);
+  if (b == 0 && !signed_values) return lo;  // below 2^-80: zero for every metric's purposes
+  const double a = std::fmax(signed_values ? SignedLogBins::lower(b) : LogBins::lower(b), lo);
+  const double z = std::fmin(signed_values ? SignedLogBins::upper(b) : LogBins::upper(b), hi);
   const double c = static_cast<double>(h[b]);
   const double f = (static_cast<double>(rank - before) - 0.5) / c;
   const double v = a + (z - a) * f;

@@ -78,6 +78,15 @@ struct RunParams {
   // instance records.
   PassageLevels passage{};
 
+  // output.lyapunov (geometry/tangent_system.hpp): a tangent system's tangents are renormalised
+  // after every lyapunov_every-th step (0 = never). The renormalisation is exact, so this
+  // changes no number reported; it keeps chaotic tangents from overflowing.
+  index_t lyapunov_every = 0;
+  // Which diagnostics of a tangent system's tangents the run reports (output.wedge,
+  // output.lyapunov): both are measured whenever tangents are carried.
+  bool wedge = false;
+  bool lyapunov = false;
+
   // Whether the projections are checked after the step that makes `steps` accepted steps
   // (projection_every).
   CHENS_HD bool projects_after(std::uint64_t steps) const {
@@ -140,6 +149,9 @@ RunParams<R> run_params_as(const RunParams<Real>& rp) {
   r.perturbation_shape.phi_offset = R(rp.perturbation_shape.phi_offset);
   r.perturbation_shape.psi_offset = R(rp.perturbation_shape.psi_offset);
   r.passage = rp.passage;
+  r.lyapunov_every = rp.lyapunov_every;
+  r.wedge = rp.wedge;
+  r.lyapunov = rp.lyapunov;
   return r;
 }
 

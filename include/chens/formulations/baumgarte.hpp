@@ -41,7 +41,7 @@ struct Baumgarte {
 };
 
 // The same formulation over another arithmetic type, parameters kept (the CPU lanes and
-// the tangent propagation of geometry/wedge.hpp rebind systems).
+// the tangent propagation of geometry/tangent_system.hpp rebind systems).
 template <class R, class Model>
 CHENS_HD Baumgarte<typename Model::template rebind<R>> rebound_system(const Baumgarte<Model>& f) {
   return Baumgarte<typename Model::template rebind<R>>{f.model.template rebound<R>(), R(f.alpha), R(f.beta)};

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <type_traits>
+#include <utility>
 
 #include <chens/config.hpp>
 
@@ -71,7 +72,7 @@ template <class T, class = void>
 struct has_tangents_trait : std::false_type {};
 template <class T>
 struct has_tangents_trait<T, std::void_t<decltype(T::has_tangents)>> : std::true_type {};
-// Systems carrying tangent vectors (geometry/wedge.hpp).
+// Systems carrying tangent vectors (geometry/tangent_system.hpp).
 template <class T>
 inline constexpr bool has_tangents_v = has_tangents_trait<T>::value;
 
@@ -89,7 +90,7 @@ template <class System>
 using ModelStateOf = typename decltype(System::model)::State;
 
 // Components of a system's physical state (the state itself, except for tangent systems,
-// geometry/wedge.hpp, whose states also carry two tangent vectors).
+// geometry/tangent_system.hpp, whose states also carry two tangent vectors).
 template <class System>
 inline constexpr int physical_state_size_v =
     decltype(static_cast<const System*>(nullptr)->physical(typename System::State{}))::size;
@@ -99,6 +100,25 @@ inline constexpr int physical_state_size_v =
 template <class R, template <class> class F, class Model>
 CHENS_HD auto rebound_system(const F<Model>& f) -> F<typename Model::template rebind<R>> {
   return F<typename Model::template rebind<R>>{f.model.template rebound<R>()};
+}
+
+// Whether rebound_system<R> takes f (its model has `rebind`; Baumgarte's overload included).
+template <class R, class F, class = void>
+struct has_rebound_system : std::false_type {};
+template <class R, class F>
+struct has_rebound_system<R, F, std::void_t<decltype(rebound_system<R>(std::declval<const F&>()))>> : std::true_type {};
+
+// A formulation over dual numbers (geometry/tangent_system.hpp): rebound_system where the model
+// rebinds (Baumgarte's parameters kept by its overload); a model without `rebind` (chains, which
+// leave it out so that no CPU lane path takes them) through its rebound<R>() alone.
+template <class R, template <class> class F, class Model>
+CHENS_HD auto dual_system(const F<Model>& f) {
+  if constexpr (has_rebound_system<R, F<Model>>::value) {
+    return rebound_system<R>(f);
+  } else {
+    using M = std::decay_t<decltype(f.model.template rebound<R>())>;
+    return F<M>{f.model.template rebound<R>()};
+  }
 }
 
 }  // namespace chens

@@ -1,6 +1,6 @@
 // Finite-time Lyapunov exponents on the constraint manifold (issue 43, item 1): the per-instance
 // pieces, written once for every model. A run carries tangent vectors dz through the discrete
-// variational equations of its own step (geometry/wedge.hpp's TangentStepper: the step over
+// variational equations of its own step (geometry/tangent_system.hpp's TangentStepper: the step over
 // dual numbers), and the exponents are Benettin's (Benettin, Galgani, Giorgilli & Strelcyn,
 // Meccanica 15 (1980) 9-30): the tangents are re-orthonormalised at a fixed interval, the logs
 // of their growth summed, and
@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include <chens/config.hpp>
 #include <chens/linalg/dual.hpp>
@@ -45,7 +46,7 @@ CHENS_HD typename Model::State tangent_projection(const Model& model, const type
   auto dp = Model::p_of(dz);
   dq = dq - model.minv_mul(model.jac_t_mul(q, Q.solve(model.jac_mul(q, dq))));
   const auto dual_model = model.template rebound<D>();
-  typename Model::template rebind<D>::State zd;
+  typename std::decay_t<decltype(dual_model)>::State zd;
   const auto moved = Model::join(dq, dp);
   for (int c = 0; c < Model::State::size; ++c) zd[c] = D(z[c], moved[c], Real(0));
   const auto dpsi = dual_model.psi(zd);
@@ -65,9 +66,9 @@ CHENS_HD void orthonormalise(Vec<Real, S> (&v)[K], double (&log_r)[K]) {
   using std::sqrt;
   for (int k = 0; k < K; ++k) {
     for (int j = 0; j < k; ++j) {
-      Real dot = Real(0);
-      for (int c = 0; c < S; ++c) dot = dot + v[j][c] * v[k][c];
-      for (int c = 0; c < S; ++c) v[k][c] = v[k][c] - dot * v[j][c];
+      Real along = Real(0);  // v_k . v_j
+      for (int c = 0; c < S; ++c) along = along + v[j][c] * v[k][c];
+      for (int c = 0; c < S; ++c) v[k][c] = v[k][c] - along * v[j][c];
     }
     Real n2 = Real(0);
     for (int c = 0; c < S; ++c) n2 = n2 + v[k][c] * v[k][c];

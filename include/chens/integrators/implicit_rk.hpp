@@ -23,7 +23,7 @@ struct ImplicitRk {
   Real tol;
   int max_iterations;
 
-  // The method over another arithmetic type (dual numbers: geometry/wedge.hpp).
+  // The method over another arithmetic type (dual numbers: geometry/tangent_system.hpp).
   template <class R>
   CHENS_HD ImplicitRk<Tableau, R> rebound() const {
     return ImplicitRk<Tableau, R>{R(tol), max_iterations};

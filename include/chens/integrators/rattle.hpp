@@ -30,7 +30,7 @@ struct Rattle {
   Real tol;            // on max_a |phi_a| after the position step
   int max_iterations;  // Newton sweeps per step
 
-  // The method over another arithmetic type (dual numbers: geometry/wedge.hpp).
+  // The method over another arithmetic type (dual numbers: geometry/tangent_system.hpp).
   template <class R>
   CHENS_HD Rattle<R> rebound() const {
     return Rattle<R>{R(tol), max_iterations};

@@ -70,7 +70,7 @@ struct RattleComposition {
   Rattle<Real> base;  // each substep's Newton tolerance and sweep limit
   CompositionScheme scheme;
 
-  // The method over another arithmetic type (dual numbers: geometry/wedge.hpp).
+  // The method over another arithmetic type (dual numbers: geometry/tangent_system.hpp).
   template <class R>
   CHENS_HD RattleComposition<R> rebound() const {
     return RattleComposition<R>{base.template rebound<R>(), scheme};

@@ -97,7 +97,8 @@ struct Chain : ChainSlice<Real_, N_, SerialGroup> {
 
   // The same chain in another precision (float runs are measured in double, metrics.hpp).
   // Deliberately no `rebind` alias: that would switch on the CPU's SSE2 lanes
-  // (rebound_system), which chains do not use.
+  // (rebound_system), which chains do not use. Tangent systems take the chain over dual
+  // numbers through this function (formulation.hpp, dual_system).
   template <class R>
   CHENS_HD Chain<R, N_> rebound() const {
     Chain<R, N_> c;

@@ -16,7 +16,7 @@
 namespace chens {
 
 // Returns true when the state was changed. RP is RunParams over any Real (the tangent
-// propagation of geometry/wedge.hpp projects dual-number states with the run's params).
+// propagation of geometry/tangent_system.hpp projects dual-number states with the run's params).
 // With midpoint (stage) projection (integrators/midpoint_projection.hpp) the step itself
 // projects and the end point is left alone.
 template <class System, class RP>

@@ -1,0 +1,308 @@
+// Finite-time Lyapunov exponents of runs (output.lyapunov, issue 43; geometry/tangent_system.hpp)
+// against independent numbers, through the whole run (study, engine, statistics):
+//  - the double pendulum's exponent at every sample equals the one of the angle-coordinate
+//    computation of tests/support/double_pendulum_angles.hpp (Lagrange's equations, RK4, its
+//    own forward-mode numbers) started from the run's own initial tangent, mapped into angles;
+//  - the integrable pendulum's exponent goes to 0 like log t / t: lambda t - log t stays within
+//    the band the orbit's speed allows (the shear of a non-isochronous oscillator);
+//  - the renormalisation is exact: any interval gives the same numbers bit for bit, and the
+//    wedge product of the same tangents is unchanged by it;
+//  - a chain's exponent equals the central difference of two runs from initial states
+//    z0 +- eps dz0 along the run's own initial tangent (no dual numbers on that side);
+//  - switching the diagnostic on changes no other number of the run, bit for bit.
+// The double pendulum's and the chain's tangent systems are not in the build's systems list:
+// they are compiled on first use (docs/jit.md), hence this file's place in chens_jit_tests.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <chens/diagnostics/metrics.hpp>
+#include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/geometry/tangent_system.hpp>
+#include <chens/geometry/lyapunov.hpp>
+#include <chens/models/chain.hpp>
+#include <chens/models/double_pendulum.hpp>
+#include <chens/models/pendulum.hpp>
+
+#include "dispatch/run_study.hpp"
+#include "study/study.hpp"
+#include "support/double_pendulum_angles.hpp"
+
+namespace chens {
+namespace {
+
+namespace angles = test::angles;
+using DP = DoublePendulum<double>;
+constexpr int lyap = int(MetricId::lyapunov);
+
+// One instance from exactly z0 (no perturbation, no reference), Hamilton-Dirac by RK4 with
+// step h to t = 10, sampled every 2.5, with the exponent or without.
+template <class State>
+Study one_instance(ModelKind kind, const State& z0, double h, bool lyapunov) {
+  Study s;
+  s.model_kind = kind;
+  s.initial.assign(z0.v, z0.v + State::size);
+  s.given.insert("model.kind");
+  s.given.insert("model.initial");
+  s.formulation = FormulationId::dirac;
+  s.method = MethodId::rk4;
+  s.h = h;
+  s.t_end = 10.0;
+  s.sample_dt = 2.5;
+  s.size = 1;
+  s.perturbation = 0.0;
+  s.reference = "none";
+  s.lyapunov = lyapunov;
+  return s;
+}
+
+// The double pendulum with m = l = g = 1.
+Study double_pendulum_study(const DP::State& z0) {
+  Study s = one_instance(ModelKind::double_pendulum, z0, 1e-3, true);
+  s.masses = {1.0, 1.0};
+  s.model_values["model.lengths"] = std::vector<double>{1.0, 1.0};
+  s.gravity = 1.0;
+  for (const char* k : {"model.masses", "model.lengths", "model.gravity"}) s.given.insert(k);
+  return s;
+}
+
+double norm8(const DP::State& v) {
+  double s = 0;
+  for (int c = 0; c < DP::state_size; ++c) s += v[c] * v[c];
+  return std::sqrt(s);
+}
+
+TEST(LyapunovRuns, TheDoublePendulumsExponentAtEverySampleIsTheAngleCoordinatesOne) {
+  const angles::Params P;
+  const double y0[4] = {2.0, 2.5, 0.0, 0.0}, no_tangent[4] = {0, 0, 0, 0};
+  DP::State z0, unused;
+  angles::cartesian_with_tangent(P, y0, no_tangent, z0, unused);
+  const Study s = double_pendulum_study(z0);
+  const RunParams<double> rp = resolve(s);
+  const EnsembleResult r = run_study_cpu(s, rp, ensemble_spec(s, 1));
+  ASSERT_TRUE(r.metric_reported(lyap));
+  ASSERT_EQ(r.lost_total(), 0u);
+
+  // The run's initial tangent (the generic one of tangent_system.hpp), in angles.
+  using TS = TangentSystem<HamiltonDirac<DP>>;
+  const TS ts = TS::of(HamiltonDirac<DP>{DP{1, 1, 1, 1, 1}});
+  const TS::State Z0 = ts.with_initial_tangents(z0);
+  DP::State dz0;
+  for (int c = 0; c < DP::state_size; ++c) dz0[c] = Z0[DP::state_size + c];
+  double y[4], dy[4];
+  angles::angles_with_tangent(P, z0, dz0, y, dy);
+  {  // The map into angles is the inverse of the map out of them.
+    DP::State zb, dzb;
+    angles::cartesian_with_tangent(P, y, dy, zb, dzb);
+    for (int c = 0; c < DP::state_size; ++c) {
+      ASSERT_NEAR(zb[c], z0[c], 1e-14) << "state component " << c;
+      ASSERT_NEAR(dzb[c], dz0[c], 1e-14 * norm8(dz0)) << "tangent component " << c;
+    }
+  }
+
+  // The angle-coordinate computation with the run's step, its growth at each sample time.
+  angles::Fwd a[4];
+  for (int c = 0; c < 4; ++c) a[c] = {y[c], dy[c]};
+  const int per_sample = static_cast<int>(std::lround(*s.sample_dt / s.h));
+  for (std::size_t k = 1; k < r.series.size(); ++k) {
+    for (int n = 0; n < per_sample; ++n) angles::angle_rk4(P, a, s.h);
+    const double yk[4] = {a[0].v, a[1].v, a[2].v, a[3].v}, dyk[4] = {a[0].d, a[1].d, a[2].d, a[3].d};
+    DP::State zk, dzk;
+    angles::cartesian_with_tangent(P, yk, dyk, zk, dzk);
+    const double t = r.series[k].t;
+    const double oracle = std::log(norm8(dzk) / norm8(dz0)) / t;
+    const double run = r.series[k].metric[lyap].mean;
+    EXPECT_EQ(r.series[k].metric[lyap].count, 1u);
+    // The two RK4 discretisations of the same motion: measured 4e-12 relative at t = 10 by
+    // test_lyapunov.cpp's per-instance comparison.
+    EXPECT_NEAR(run, oracle, 1e-9 * std::fabs(oracle)) << "t = " << t;
+    if (k + 1 == r.series.size()) EXPECT_GT(oracle, 0.3) << "the case this test is for: a chaotic motion";
+  }
+  EXPECT_EQ(r.series[0].metric[lyap].mean, 0.0);  // t = 0: no growth yet
+}
+
+// The pendulum's rotation (E = 1.62 > 1), m = l = g = 1.
+Study rotating_pendulum(double t_end, double sample_dt) {
+  Study s;
+  s.formulation = FormulationId::dirac;
+  s.method = MethodId::rk4;
+  s.initial = {1.0, 0.0, 0.0, -1.8};
+  s.given.insert("model.initial");
+  s.h = 0.01;
+  s.t_end = t_end;
+  s.sample_dt = sample_dt;
+  s.size = 1;
+  s.perturbation = 0.0;
+  s.lyapunov = true;
+  s.record = {0};
+  return s;
+}
+
+// dz(t) ~ t b f(z(t)) for a tangent off the flow's direction (f the vector field), so
+// lambda t - log t = log(|dz(t)| / |dz(0)|) - log t stays within a band as wide as log |f|
+// varies along the orbit (plus a / (b t)): test_lyapunov.cpp's per-instance statement, here
+// through a run. Zero growth would fall by log(t1 / t0) = 2.3 across the window, exponential
+// growth rise linearly.
+TEST(LyapunovRuns, TheIntegrablePendulumsExponentVanishesLikeLogTOverT) {
+  const Study s = rotating_pendulum(1000.0, 10.0);
+  const RunParams<double> rp = resolve(s);
+  const EnsembleResult r = run_study_cpu(s, rp, ensemble_spec(s, 1));
+  ASSERT_EQ(r.lost_total(), 0u);
+  const RecordedTrajectories& rec = r.recorded;
+  ASSERT_EQ(rec.instances.size(), 1u);
+  const Pendulum<double> m{1.0, 1.0, 1.0};
+  double c_min = INFINITY, c_max = -INFINITY, f_min = INFINITY, f_max = 0;
+  for (std::size_t k = 0; k < r.series.size(); ++k) {
+    const double t = r.series[k].t;
+    if (t < 100.0) continue;
+    const double c = r.series[k].metric[lyap].mean * t - std::log(t);
+    c_min = std::min(c_min, c);
+    c_max = std::max(c_max, c);
+    Pendulum<double>::State z, f;
+    for (int j = 0; j < 4; ++j) z[j] = rec.state[k * 4 + static_cast<std::size_t>(j)];
+    hamilton_dirac_rhs(m, z, f);
+    const double speed = std::sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2] + f[3] * f[3]);
+    f_min = std::min(f_min, speed);
+    f_max = std::max(f_max, speed);
+  }
+  SCOPED_TRACE("lambda t - log t in [" + std::to_string(c_min) + ", " + std::to_string(c_max) + "], |f| in [" +
+               std::to_string(f_min) + ", " + std::to_string(f_max) + "]");
+  EXPECT_LT(c_max - c_min, std::log(f_max / f_min) + 0.05);
+  const double last = r.series.back().metric[lyap].mean;
+  EXPECT_LT(last, (std::log(1000.0) + c_max) / 1000.0 + 1e-12);
+  EXPECT_GT(last, 0.0);
+}
+
+// Every statistic of metric m at every sample, bit for bit.
+void expect_metric_equal(const EnsembleResult& a, const EnsembleResult& b, int m, const std::string& what) {
+  ASSERT_EQ(a.series.size(), b.series.size()) << what;
+  for (std::size_t k = 0; k < a.series.size(); ++k) {
+    EXPECT_EQ(std::memcmp(&a.series[k].metric[m], &b.series[k].metric[m], sizeof(Accumulator)), 0)
+        << what << ": " << metric_name(m) << " at sample " << k;
+    EXPECT_EQ(std::memcmp(a.series[k].quantile[m], b.series[k].quantile[m], sizeof a.series[k].quantile[m]), 0)
+        << what << ": " << metric_name(m) << "'s quantiles at sample " << k;
+  }
+}
+
+// Every number but the exponent's: the other metrics, the counters, the losses, the states.
+void expect_all_but_the_exponent_equal(const EnsembleResult& a, const EnsembleResult& b, const std::string& what) {
+  for (int m = 0; m < metric_count; ++m)
+    if (m != lyap && a.metric_reported(m)) expect_metric_equal(a, b, m, what);
+  EXPECT_EQ(std::memcmp(&a.totals, &b.totals, sizeof(Counters)), 0) << what << ": counters";
+  EXPECT_EQ(std::memcmp(a.lost, b.lost, sizeof a.lost), 0) << what << ": lost";
+  EXPECT_EQ(a.kept.final_physical, b.kept.final_physical) << what;
+  EXPECT_EQ(a.kept.initial_physical, b.kept.initial_physical) << what;
+  EXPECT_EQ(a.recorded.state, b.recorded.state) << what;
+}
+
+// Renormalising by powers of two is exact: every sample (the default), every step and never
+// within the run (an interval of t_end) give the same exponent and the same wedge product,
+// bit for bit, and the wedge product is the one of the run without the exponent.
+TEST(LyapunovRuns, TheRenormalisationChangesNoNumber) {
+  Study s = rotating_pendulum(300.0, 10.0);  // the tangents grow to ~300: renormalised many times
+  s.size = 8;
+  s.perturbation = 1e-2;
+  s.wedge = true;
+  const EnsembleResult every_sample = run_study_cpu(s, resolve(s), ensemble_spec(s, 2));
+  Study every_step = s;
+  every_step.lyapunov_interval = s.h;
+  const EnsembleResult by_step = run_study_cpu(every_step, resolve(every_step), ensemble_spec(every_step, 2));
+  Study once = s;
+  once.lyapunov_interval = s.t_end;
+  const EnsembleResult at_end = run_study_cpu(once, resolve(once), ensemble_spec(once, 2));
+  Study wedge_only = s;
+  wedge_only.lyapunov = false;
+  const EnsembleResult plain = run_study_cpu(wedge_only, resolve(wedge_only), ensemble_spec(wedge_only, 2));
+  ASSERT_TRUE(every_sample.metric_reported(lyap));
+  ASSERT_FALSE(plain.metric_reported(lyap));
+  for (const auto* other : {&by_step, &at_end}) {
+    expect_metric_equal(every_sample, *other, lyap, "the exponent, renormalised at another interval");
+    expect_all_but_the_exponent_equal(every_sample, *other, "renormalised at another interval");
+  }
+  expect_all_but_the_exponent_equal(every_sample, plain, "with the exponent against without");
+  expect_metric_equal(every_sample, plain, int(MetricId::wedge_error), "the wedge product with the exponent");
+  EXPECT_GT(every_sample.series.back().metric[lyap].min, 0.0);
+}
+
+// A chain of 7 atoms (the default chain: L = 1, LJ epsilon = 0.1, its default initial state),
+// Hamilton-Dirac by RK4: the run's exponent against the central difference of two runs
+// without tangents from z0 +- eps dz0, dz0 the run's own initial tangent:
+//   lambda_fd(t) = log(|P (z+(t) - z-(t))| / |P (z+(0) - z-(0))|) / t,
+// O(eps^2) from the linearisation and O(u / eps) from rounding (eps = 1e-6: both ~1e-10
+// relative), while the separation eps e^(lambda t) stays small.
+TEST(LyapunovRuns, AChainsExponentIsTheCentralDifferenceOfTwoRuns) {
+  using C = Chain<double, 7>;
+  const C chain = C::uniform(1.0, 0.1);
+  const C::State z0 = C::default_initial(chain);
+  using TS = TangentSystem<HamiltonDirac<C>>;
+  const TS::State Z0 = TS::of(HamiltonDirac<C>{chain}).with_initial_tangents(z0);
+  constexpr int S = C::state_size;
+  C::State dz0;
+  for (int c = 0; c < S; ++c) dz0[c] = Z0[S + c];
+  const double eps = 1e-6;
+  const auto chain_study = [&](const C::State& z, bool lyapunov) {
+    Study s = one_instance(ModelKind::chain, z, 0.01, lyapunov);
+    s.record = {0};
+    return s;
+  };
+  const auto run_of = [](const Study& s) { return run_study_cpu(s, resolve(s), ensemble_spec(s, 1)); };
+  C::State zp, zm;
+  for (int c = 0; c < S; ++c) {
+    zp[c] = z0[c] + eps * dz0[c];
+    zm[c] = z0[c] - eps * dz0[c];
+  }
+  const EnsembleResult r = run_of(chain_study(z0, true));
+  const EnsembleResult plus = run_of(chain_study(zp, false)), minus = run_of(chain_study(zm, false));
+  ASSERT_EQ(r.lost_total() + plus.lost_total() + minus.lost_total(), 0u);
+  ASSERT_EQ(plus.recorded.state.size(), r.series.size() * S);
+  // |P (z+ - z-)| at sample k, P at z(t) of the run with the tangent.
+  const auto separation = [&](std::size_t k) {
+    C::State z, d;
+    for (int c = 0; c < S; ++c) {
+      z[c] = r.recorded.state[k * S + static_cast<std::size_t>(c)];
+      d[c] = plus.recorded.state[k * S + static_cast<std::size_t>(c)] -
+             minus.recorded.state[k * S + static_cast<std::size_t>(c)];
+    }
+    const C::State pd = tangent_projection(chain, z, d);
+    double n2 = 0;
+    for (int c = 0; c < S; ++c) n2 += pd[c] * pd[c];
+    return std::sqrt(n2);
+  };
+  const double d0 = separation(0);
+  for (std::size_t k = 1; k < r.series.size(); ++k) {
+    const double t = r.series[k].t;
+    const double fd = std::log(separation(k) / d0) / t, run = r.series[k].metric[lyap].mean;
+    EXPECT_NEAR(run, fd, 1e-7 * std::max(1.0, std::fabs(fd)) / t) << "t = " << t;
+  }
+}
+
+// The diagnostic runs the tangent system (compiled on first use here) where the plain run uses
+// the built-in unit: the same trajectories, counters and statistics.
+TEST(LyapunovRuns, SwitchingItOnChangesNoOtherNumber) {
+  const angles::Params P;
+  const double y0[4] = {1.0, 1.5, 0.2, -0.1}, no_tangent[4] = {0, 0, 0, 0};
+  DP::State z0, unused;
+  angles::cartesian_with_tangent(P, y0, no_tangent, z0, unused);
+  Study with = double_pendulum_study(z0);
+  with.size = 70;  // more than one block
+  with.perturbation = 1e-3;
+  with.t_end = 2.0;
+  with.sample_dt = 0.5;
+  with.h = 0.01;
+  with.states = true;
+  Study without = with;
+  without.lyapunov = false;
+  const EnsembleResult a = run_study_cpu(with, resolve(with), ensemble_spec(with, 2));
+  const EnsembleResult b = run_study_cpu(without, resolve(without), ensemble_spec(without, 2));
+  ASSERT_TRUE(a.metric_reported(lyap));
+  ASSERT_FALSE(b.metric_reported(lyap));
+  expect_all_but_the_exponent_equal(a, b, "double pendulum with output.lyapunov against without");
+  EXPECT_EQ(a.kept.final_physical.size(), 70u * DP::state_size);
+}
+
+}  // namespace
+}  // namespace chens
