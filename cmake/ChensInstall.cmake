@@ -29,6 +29,9 @@ install(FILES cmake/ChensAddModel.cmake cmake/custom_model_unit.in cmake/custom_
         DESTINATION ${chens_cmake_dir})
 
 set(chens_exported chens_core chens_engine_support chens_host chens_cli ${chens_gpu_backend})
+if(TARGET chens_cuda_support)  # the GPU engines' support library (kernels/CMakeLists.txt)
+  list(APPEND chens_exported chens_cuda_support)
+endif()
 install(TARGETS ${chens_exported} EXPORT chensTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT chensTargets NAMESPACE chens:: DESTINATION ${chens_cmake_dir})

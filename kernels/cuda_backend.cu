@@ -26,49 +26,6 @@ void cuda_initialize() {
   if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) cudaFree(nullptr);
 }
 
-namespace {
-
-// Why cudaGetDeviceCount failed, in words for a user. Its message for error 35 ("CUDA driver
-// version is insufficient for CUDA runtime version") is also what a machine without any
-// NVIDIA driver gets, where it reads as if a driver update would help.
-std::string device_count_error(cudaError_t e) {
-  int runtime = 0;
-  cudaRuntimeGetVersion(&runtime);
-  const std::string version = std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
-  std::string why = cudaGetErrorString(e);
-  if (e == cudaErrorInsufficientDriver)
-    why = "no NVIDIA driver is loaded (no GPU here?), or it is older than the CUDA " + version +
-          " runtime chens was built with";
-  else if (e == cudaErrorNoDevice) why = "no CUDA-capable device";
-  return "no usable CUDA device: " + why + " (cudaGetDeviceCount returned " + std::to_string(int(e)) + ", " +
-         cudaGetErrorName(e) + ")";
-}
-
-}  // namespace
-
-CudaDeviceInfo cuda_device_info() {
-  CudaDeviceInfo info;
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    info.description = device_count_error(e);
-    return info;
-  }
-  if (count == 0) {
-    info.description = "no CUDA device found";
-    return info;
-  }
-  cudaDeviceProp prop{};
-  const cudaError_t p = cudaGetDeviceProperties(&prop, 0);
-  if (p != cudaSuccess) {
-    info.description = std::string("no usable CUDA device: cudaGetDeviceProperties returned ") + cudaGetErrorString(p);
-    return info;
-  }
-  info.available = true;
-  info.description = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
-  return info;
-}
-
 std::vector<int> cuda_chain_sizes() {
   std::vector<int> sizes;
   for_each_system<CudaBackend>([&](auto e) {
@@ -88,9 +45,12 @@ std::string cuda_unsupported_reason(const Study& s) {
   if (s.varies_parameters())
     return "parameter ensembles ([parameters]) run on the CPU backend only for now (docs/parameter_ensembles.md)";
   if (has_system<CudaBackend>(s)) return "";
+  if (s.tangents())
+    return std::string("the GPU backend has no tangent system (output.wedge, output.lyapunov) for model.kind = \"") +
+           model_name(s) + "\" with integrator.formulation = \"" + formulation_name(s.formulation) +
+           "\"; the CPU backend (--backend cpu) compiles it on first use (docs/jit.md)";
   if (s.model_kind == ModelKind::custom && !s.model_source.empty())
-    return "a user model from a header (model.source) is compiled on first use for the CPU only for now; build it into "
-           "the executable with chens_add_model for the GPU (docs/custom-models.md)";
+    return "a user model from a header (model.source) runs on the GPU in double precision only";
   if (s.model_kind == ModelKind::chain) {
     std::string all, groups;
     for (int n : cuda_chain_sizes()) {
@@ -99,7 +59,9 @@ std::string cuda_unsupported_reason(const Study& s) {
     }
     std::string why = "the GPU backend has chain kernels for model.atoms = " + (all.empty() ? std::string("none") : all);
     if (!groups.empty()) why += " (" + groups + " on thread groups)";
-    return why + " only";
+    return why + (jit_gpu_built() ? " and compiles chains of 2 to " + std::to_string(max_jit_chain_atoms) +
+                                        " atoms in double precision on first use (docs/jit.md)"
+                                  : " only");
   }
   return std::string("the GPU backend has no kernels for model.kind = \"") + model_name(s) +
          "\" with integrator.formulation = \"" + formulation_name(s.formulation) + "\"";

@@ -57,6 +57,9 @@ mkdir -p .devrun/bin
 printf '%s\n' '#!/bin/sh' 'd=$(dirname "$(readlink -f "$0")")/..' \
   'LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$d/chens" "$@"' > .devrun/bin/chens
 chmod +x .devrun/bin/chens
+# Random123's headers: the GPU's systems compiled on first use include them (gpu-run.sh installs
+# them where the machine lacks them).
+cp -r /usr/include/Random123 .devrun/
 pack .devrun
 # BASE_BUILD=DIR: also the GPU benchmark of another build (an earlier commit's) in .devrun-base/,
 # which gpu-run.sh runs beside this one for before/after ratios on the same card.

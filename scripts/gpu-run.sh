@@ -10,7 +10,7 @@
 # the table and the logs are still written) has them. Logs go to /tmp/chens-gpu-run,
 # packed into $OUT/gpu-run.tar.xz (the device tool brings back at most 8 files).
 # STEPS="gpu_tests mpi ..." runs only the steps named (default: all of them: cpu_tests
-# gpu_tests bench chain_group peers validate ttfr ncu ncu_source sass states_h5 mpi resume
+# gpu_tests bench chain_group peers jit_gpu validate ttfr ncu ncu_source sass states_h5 mpi resume
 # sanitizer), for a second call that repeats what failed; GPU_TESTS_FILTER and
 # CPU_TESTS_FILTER narrow the test suites (gtest filters).
 set -uo pipefail
@@ -19,6 +19,10 @@ out=/tmp/chens-gpu-run
 rm -rf "$out" && mkdir -p "$out"
 start=$(date +%s)
 [[ -f .devrun/bundle.tar.xz ]] && (cd .devrun && xz -dc bundle.tar.xz | tar xf -)
+# Random123's headers (Debian's librandom123-dev), which the GPU's systems compiled on first use
+# include: from the bundle where the machine lacks them.
+[[ -d .devrun/Random123 && ! -d /usr/include/Random123 && ! -d /usr/local/include/Random123 ]] &&
+  cp -r .devrun/Random123 /usr/local/include/
 lib=$PWD/.devrun${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 dev() { LD_LIBRARY_PATH=$lib "$@"; }  # chens's binaries with their libraries; Python keeps its own
 chens=$PWD/.devrun/bin/chens
@@ -47,7 +51,7 @@ grep -E "instance_steps_per_s" "$out/bench_gpu_base.log" 2> /dev/null | grep med
 cat "$out/sass_mix.txt" 2> /dev/null
 grep -E "Duration|Achieved Occupancy|Registers Per|pipe_fp64|Warp Cycles Per Issued|Issue Slots Busy" "$out/ncu_lean_step.txt" 2> /dev/null | head -12
 echo
-for k in chens_tests chens_paper_tests chens_gpu_tests sanitizer validate states_h5 resume mpi_gpu ttfr_cuda ttfr_cpu bench bench_base chain_group ncu ncu_source sass peers; do
+for k in chens_tests chens_paper_tests chens_gpu_tests sanitizer jit_gpu validate states_h5 resume mpi_gpu ttfr_cuda ttfr_cpu bench bench_base chain_group ncu ncu_source sass peers; do
   printf '  %-18s %-45s %s\n' "$k" "${result[$k]:-not reached}" "${took[$k]:-}"
 done
 echo "  (CPU suites and GPU checks together: ${took[tests_all]:-})"
@@ -66,7 +70,7 @@ for t in chens_tests chens_paper_tests; do  # absent from a GPU_ONLY bundle (gpu
 done
 t=$(date +%s)
 if want gpu_tests; then
-  fg timeout 240 env LD_LIBRARY_PATH="$lib" .devrun/chens_gpu_tests --gtest_brief=1 --gtest_filter="${GPU_TESTS_FILTER:-*}" \
+  fg timeout 240 env LD_LIBRARY_PATH="$lib" CHENS_CACHE_DIR=/tmp/chens-jit-tests .devrun/chens_gpu_tests --gtest_brief=1 --gtest_filter="${GPU_TESTS_FILTER:-*}" \
     > "$out/chens_gpu_tests.log" 2>&1 && result[chens_gpu_tests]=pass || result[chens_gpu_tests]="FAIL (see chens_gpu_tests.log)"
   stamp chens_gpu_tests $t
   grep -h "\[ compare" "$out/chens_gpu_tests.log" > "$out/compare.txt" || true
@@ -142,6 +146,30 @@ if want peers; then fg env OUT="$out" JAX_BUDGET=${JAX_BUDGET:-50} DFX_BUDGET=${
   result[peers]="FAIL or partial (see peers.txt, peers.err)"
 fi
 stamp peers $t
+# Systems compiled on first use for the GPU (issue 42, docs/jit.md): `chens run` of chains
+# the build lacks (12 atoms on groups of 4 lanes, 100 on groups of 4 lanes with 25 atoms
+# each), from an empty cache and then cached, with nvcc's time. Needs the build tree's
+# support libraries carried (build/release/libchens_engine_support.a,
+# build/release/kernels/libchens_cuda_support.a) and its generated headers
+# (build/release/generated); the GPU tests' JitOnTheGpu cases compile their own.
+t=$(date +%s)
+if want jit_gpu; then
+  : > "$out/jit_gpu.log"
+  for n in 12 100; do
+    for use in first cached; do
+      t0=$(date +%s.%N)
+      CHENS_CACHE_DIR=/tmp/chens-jit-run fg "$chens" run --single --set model.kind=chain --set model.atoms=$n --set ensemble.size=10000 \
+        --set integrator.h=0.01 --set integrator.t_end=1 --set output.sample_dt=0.5 --set projection.momentum=true \
+        --backend cuda --no-progress --out "$out/jit-run-$n-$use" >> "$out/jit_gpu.log" 2>&1
+      rc=$?
+      echo "chain N = $n, $use use: exit $rc, $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f s", b - a }')" >> "$out/jit_gpu.log"
+    done
+  done
+  cp /tmp/chens-jit-run/*.log "$out/" 2> /dev/null
+  result[jit_gpu]="$(grep -c 'use: exit 0' "$out/jit_gpu.log") of 4 runs"
+  stamp jit_gpu $t
+  rm -rf "$out"/jit-run-*/states.h5
+fi
 t=$(date +%s)
 if want validate; then
 fails=0

@@ -22,30 +22,14 @@
 #include "dispatch/run_study.hpp"
 #include "dispatch/system_dispatch.hpp"
 #include "support/checkpoint_resume.hpp"
+#include "support/first_use.hpp"
 
 namespace chens {
 namespace {
 
 namespace fs = std::filesystem;
 
-// CHENS_SYSTEMS for one scope.
-class SystemsSetting {
- public:
-  explicit SystemsSetting(const char* value) {
-    if (const char* old = std::getenv("CHENS_SYSTEMS")) old_ = old;
-    ::setenv("CHENS_SYSTEMS", value, 1);
-  }
-  ~SystemsSetting() {
-    if (old_.empty()) {
-      ::unsetenv("CHENS_SYSTEMS");
-    } else {
-      ::setenv("CHENS_SYSTEMS", old_.c_str(), 1);
-    }
-  }
-
- private:
-  std::string old_;
-};
+using test::SystemsSetting;
 
 // The smallest chain size of at least 12 the build has no unit for.
 int size_the_build_lacks() {
@@ -69,19 +53,9 @@ Study chain_study(int atoms, double h) {
   return s;
 }
 
-// The first system the tests compile: the pendulum's Hamilton-Dirac equations under RK4 with
-// the momentum projection (a unit of every build).
+// The pendulum's unit, with passages: several blocks and lane groups, a partial last block.
 Study pendulum_study() {
-  Study s;
-  s.formulation = FormulationId::dirac;
-  s.method = MethodId::rk4;
-  s.momentum = true;
-  s.h = 0.05;
-  s.t_end = 5;
-  s.sample_dt = 0.5;
-  s.size = 300;  // several blocks and lane groups, and a partial last block
-  s.states = true;
-  s.record = {0, 7};
+  Study s = test::jit_pendulum_study(300);
   s.passage_energy_error = 1e-9;
   return s;
 }
@@ -91,11 +65,11 @@ TEST(JitSystems, CompiledOnDemandEqualsTheBuiltInUnitBitForBit) {
   const RunParams<double> rp = resolve(s);
   ASSERT_TRUE(has_built_in_system<CpuBackend>(s));
   const EnsembleResult built_in = run_study_cpu(s, rp, ensemble_spec(s, 2));
-  EXPECT_EQ(first_use_compile(s), FirstUseCompile::none);
+  EXPECT_EQ(first_use_compile(s, BackendId::cpu), FirstUseCompile::none);
   SystemsSetting jit("jit");
   ASSERT_TRUE(compiles_on_first_use<CpuBackend>(s));
   const EnsembleResult compiled = run_study_cpu(s, rp, ensemble_spec(s, 2));
-  EXPECT_EQ(first_use_compile(s), FirstUseCompile::cached);
+  EXPECT_EQ(first_use_compile(s, BackendId::cpu), FirstUseCompile::cached);
   test::expect_bitwise_equal(built_in, compiled, "pendulum dirac + rk4 + momentum projection, compiled on demand");
   EXPECT_EQ(built_in.reference_kind, compiled.reference_kind);
   EXPECT_GT(compiled.totals.steps, 0u);
@@ -112,7 +86,7 @@ TEST(JitSystems, AChainOfASizeTheBuildLacksRunsAtRk4sOrderAndIsCached) {
   ASSERT_TRUE(has_system<CpuBackend>(coarse));
   EXPECT_EQ(physical_state_size(coarse), 4 * n);
   const EnsembleResult a = run_study_cpu(coarse, resolve(coarse), ensemble_spec(coarse, 2));
-  ASSERT_EQ(first_use_compile(coarse), FirstUseCompile::cached);
+  ASSERT_EQ(first_use_compile(coarse, BackendId::cpu), FirstUseCompile::cached);
   // The object now tells its own size: the fit's, exactly.
   EXPECT_EQ(bytes_per_instance(coarse), chain_bytes_per_instance_fit(n));
   const fs::path object = jit_object_path(jit_system(coarse));

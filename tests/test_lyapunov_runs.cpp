@@ -120,7 +120,9 @@ TEST(LyapunovRuns, TheDoublePendulumsExponentAtEverySampleIsTheAngleCoordinatesO
     // The two RK4 discretisations of the same motion: measured 4e-12 relative at t = 10 by
     // test_lyapunov.cpp's per-instance comparison.
     EXPECT_NEAR(run, oracle, 1e-9 * std::fabs(oracle)) << "t = " << t;
-    if (k + 1 == r.series.size()) EXPECT_GT(oracle, 0.3) << "the case this test is for: a chaotic motion";
+    if (k + 1 == r.series.size()) {
+      EXPECT_GT(oracle, 0.3) << "the case this test is for: a chaotic motion";
+    }
   }
   EXPECT_EQ(r.series[0].metric[lyap].mean, 0.0);  // t = 0: no growth yet
 }

@@ -131,7 +131,7 @@ TEST(SourceModels, APendulumFromItsHeaderIsTheHandWrittenPendulum) {
   ASSERT_TRUE(compiles_on_first_use<CpuBackend>(user));
   const std::vector<StudyRun> hand = load_runs_text("[model]\nkind = \"pendulum\"\n" + common, "hand-written", {});
   const EnsembleResult a = run_study_cpu(user, resolve(user), ensemble_spec(user, 2));
-  EXPECT_EQ(first_use_compile(user), FirstUseCompile::cached);
+  EXPECT_EQ(first_use_compile(user, BackendId::cpu), FirstUseCompile::cached);
   const EnsembleResult b = run_study_cpu(hand[0].study, resolve(hand[0].study), ensemble_spec(hand[0].study, 2));
   ASSERT_EQ(a.series.size(), b.series.size());
   ASSERT_EQ(a.series.size(), 101u);  // output.sample_dt = 0.02

@@ -126,7 +126,7 @@ double estimate_run_time(const Study& s, const RunParams<double>& rp, const RunA
     return 0;
   }
   // A system compiled on first use is not compiled by a check (print_dry_run said so).
-  if (backend == BackendId::cpu && first_use_compile(s) == FirstUseCompile::needed) {
+  if (first_use_compile(s, backend) == FirstUseCompile::needed) {
     out << "# run time: not estimated (the system is compiled on first use; chens run compiles it, then a check "
            "calibrates it)\n";
     return 0;

@@ -62,7 +62,12 @@ std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::os
   // summary.json says why; cuda: the GPU or a clear refusal (exit 3).
   backend = BackendId::cpu;
   if (ra.backend == "cpu") return std::nullopt;
-  const std::string why = gpu_unusable_reason(study);
+  std::string why = gpu_unusable_reason(study);
+  // A system the GPU would compile on first use (docs/jit.md) runs there when asked for
+  // (--backend cuda); auto keeps it on the CPU until the GPU's first-use compiles have been
+  // checked on a device against the CPU (tests/gpu: JitOnTheGpu; docs/performance.md).
+  if (why.empty() && ra.backend == "auto" && first_use_compile(study, BackendId::cuda) != FirstUseCompile::none)
+    why = "the GPU would compile this system on first use, which it does only when asked (--backend cuda)";
   if (why.empty()) {
     backend = BackendId::cuda;
     cuda_initialize();  // before the run's clock starts (cuda_backend.hpp)
@@ -86,10 +91,10 @@ void print_dry_run(const Study& study, const RunParams<double>& rp, const RunArg
   std::string note = info.backend_note;
   if (const auto at = note.find("ran on the"); at != std::string::npos) note.replace(at, 3, "would run");
   out << "# backend: " << backend_name(backend) << (note.empty() ? "" : " (" + note + ")") << "\n";
-  if (backend == BackendId::cpu) {
-    const FirstUseCompile c = first_use_compile(study);
+  {
+    const FirstUseCompile c = first_use_compile(study, backend);
     if (c != FirstUseCompile::none)
-      out << "# system: " << first_use_label(study) << ", compiled on first use: "
+      out << "# system: " << first_use_label(study, backend) << ", compiled on first use: "
           << (c == FirstUseCompile::cached ? "cached in " + jit_cache_dir()
                                            : "not cached; chens run compiles it first (seconds to a minute)")
           << "\n";

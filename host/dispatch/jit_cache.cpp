@@ -105,6 +105,15 @@ bool installed_toolchain(const fs::path& dir, Toolchain& out) {
   command = with_include_dir(command, CHENS_JIT_GENERATED_DIR, (include / "chens/host").string());
   out.compile = with_include_dir(command, (source / "include").string(), include.string());
   out.support_lib = lib.string();
+  const fs::path cuda_lib = dir / CHENS_JIT_INSTALL_LIBDIR / fs::path(CHENS_JIT_CUDA_SUPPORT_LIB).filename();
+  if (*CHENS_JIT_CUDA_COMPILE && has_file(cuda_lib)) {  // the installed kernels' headers are in include/chens/host
+    std::string cuda =
+        with_include_dir(CHENS_JIT_CUDA_COMPILE, (source / "host").string(), (include / "chens/host").string());
+    cuda = with_include_dir(cuda, (source / "kernels").string(), (include / "chens/host").string());
+    cuda = with_include_dir(cuda, CHENS_JIT_GENERATED_DIR, (include / "chens/host").string());
+    out.cuda_compile = with_include_dir(cuda, (source / "include").string(), include.string());
+    out.cuda_support_lib = cuda_lib.string();
+  }
   out.origin = "the installation at " + dir.string();
   return true;
 }
@@ -138,6 +147,10 @@ const Toolchain& toolchain() {
     if (build_tree) {
       out.compile = CHENS_JIT_COMPILE;
       out.support_lib = support.string();
+      if (*CHENS_JIT_CUDA_COMPILE && has_file(CHENS_JIT_CUDA_SUPPORT_LIB)) {
+        out.cuda_compile = CHENS_JIT_CUDA_COMPILE;
+        out.cuda_support_lib = CHENS_JIT_CUDA_SUPPORT_LIB;
+      }
       out.origin = "the build tree " + source.string();
     } else {
       out.missing = "chens's headers and " + support.filename().string() +
@@ -178,9 +191,11 @@ std::string jit_cache_dir() {
 
 namespace jit {
 
-std::string build_key() {
-  return std::string("chens ") + CHENS_JIT_VERSION + "\ncompile: " + toolchain().compile +
-         "\nsources: " + CHENS_JIT_SOURCES_HASH + "\nsupport: " + CHENS_JIT_SUPPORT_HASH + "\n";
+std::string build_key(bool cuda) {
+  return std::string("chens ") + CHENS_JIT_VERSION +
+         "\ncompile: " + (cuda ? toolchain().cuda_compile : toolchain().compile) + "\nsources: " + CHENS_JIT_SOURCES_HASH +
+         "\nsupport: " + CHENS_JIT_SUPPORT_HASH + "\n" +
+         (cuda ? std::string("cuda support: ") + CHENS_JIT_CUDA_SUPPORT_HASH + "\n" : std::string());
 }
 
 std::string fnv_hex(const std::string& text) {
@@ -269,28 +284,40 @@ std::string head_of_file(const fs::path& path, int max_lines) {
 }
 
 void compile_object(const std::string& label, const fs::path& dir, const std::string& stem, const std::string& unit,
-                    const std::string& extra_flags) {
+                    const std::string& extra_flags, bool cuda) {
   const Toolchain& tools = toolchain();
   if (!tools.missing.empty())
     throw StudyError("compiling " + label + " on first use needs " + tools.missing +
                      ": run a system this build has, "
                      "or install chens with cmake --install (docs/jit.md)");
-  const std::string compiler = compiler_of(tools.compile);
+  if (cuda && tools.cuda_compile.empty())
+    throw StudyError("compiling " + label +
+                     " on first use needs the CUDA build's command and libchens_cuda_support.a, "
+                     "which " +
+                     tools.origin +
+                     " lacks (a build or installation without CUDA): run it on the CPU "
+                     "(--backend cpu) or a system this build has on the GPU (docs/jit.md)");
+  const std::string compiler = compiler_of(cuda ? tools.cuda_compile : tools.compile);
   std::error_code ec;
   if (!fs::exists(compiler, ec))
-    throw StudyError("compiling " + label + " on first use needs the C++ compiler this chens was built with, " + compiler +
-                     ", which is not there: install it (Debian: apt-get install g++) or run a system "
-                     "this build has (docs/jit.md)");
-  const fs::path src = dir / (stem + ".cpp"), obj = dir / (stem + ".so"), log = dir / (stem + ".log");
+    throw StudyError("compiling " + label + " on first use needs the " + (cuda ? "CUDA" : "C++") +
+                     " compiler this chens was built with, " + compiler + ", which is not there: install it (" +
+                     (cuda ? "the CUDA Toolkit" : "Debian: apt-get install g++") +
+                     ") or run a system this build has (docs/jit.md)");
+  const fs::path src = dir / (stem + (cuda ? ".cu" : ".cpp")), obj = dir / (stem + ".so"), log = dir / (stem + ".log");
   const fs::path tmp = obj.string() + ".tmp." + std::to_string(::getpid());
   write_file(src, unit);
   std::cerr << "chens: compiling " << label << " ... " << std::flush;
   const auto t0 = std::chrono::steady_clock::now();
   // -fPIC: a build without the Python package compiles its units without it; the object
-  // needs it (position-independent code changes no arithmetic).
-  const std::string command = tools.compile + " -fPIC -shared" + extra_flags + " -o " + shell_word(tmp.string()) + " " +
-                              shell_word(src.string()) + " " + shell_word(tools.support_lib) + " > " +
-                              shell_word(log.string()) + " 2>&1";
+  // needs it (position-independent code changes no arithmetic). The GPU's object uses the
+  // shared CUDA runtime, the one the executable loads, so both see one context and one heap.
+  const std::string libs = cuda ? shell_word(tools.cuda_support_lib) + " " + shell_word(tools.support_lib)
+                                : shell_word(tools.support_lib);
+  const std::string command =
+      (cuda ? tools.cuda_compile + " -Xcompiler=-fPIC -shared -cudart shared" : tools.compile + " -fPIC -shared") +
+      extra_flags + " -o " + shell_word(tmp.string()) + " " + shell_word(src.string()) + " " + libs + " > " +
+      shell_word(log.string()) + " 2>&1";
   const int rc = std::system(command.c_str());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc != 0 || !fs::exists(tmp, ec)) {

@@ -20,8 +20,12 @@ namespace chens::jit {
 struct Toolchain {
   std::string compile;      // the command, without its output, input and the library
   std::string support_lib;  // libchens_engine_support.a
-  std::string origin;       // "the build tree DIR" or "the installation at PREFIX"
-  std::string missing;      // non-empty where neither has the files: what is missing
+  // The GPU's (a build with CUDA; empty otherwise): a CUDA system unit's command and the GPU
+  // engines' support library (libchens_cuda_support.a), linked before support_lib.
+  std::string cuda_compile;
+  std::string cuda_support_lib;
+  std::string origin;   // "the build tree DIR" or "the installation at PREFIX"
+  std::string missing;  // non-empty where neither has the files: what is missing
 };
 const Toolchain& toolchain();
 // Says where the installation an executable was built against is (chens_add_executable's
@@ -29,9 +33,10 @@ const Toolchain& toolchain();
 // first. Returns true (for the static initialiser that calls it).
 bool installation_at(const char* prefix);
 
-// What decides every object's machine code: chens's version, the compile command, the hash
-// of every source a unit can include and of the engine-support library.
-std::string build_key();
+// What decides every object's machine code: chens's version, the compile command (the CPU's,
+// or the GPU's where `cuda`), the hash of every source a unit can include and of the support
+// libraries.
+std::string build_key(bool cuda = false);
 
 // 64-bit FNV-1a in hex: the object's file name (the key itself is checked inside the object).
 std::string fnv_hex(const std::string& text);
@@ -68,12 +73,14 @@ void write_file(const std::filesystem::path& path, const std::string& text);
 std::string head_of_file(const std::filesystem::path& path, int max_lines);
 
 // Compiles `unit` (written to DIR/STEM.cpp) into DIR/STEM.so with the CPU system units'
-// command, `extra_flags` after it, and the engine-support library; the compiler's output goes
+// command, `extra_flags` after it, and the engine-support library; where `cuda`, the unit is
+// DIR/STEM.cu, compiled by the CUDA units' command (nvcc) against the shared CUDA runtime the
+// executable loads, and linked with the GPU's support library too. The compiler's output goes
 // to DIR/STEM.log. Says "chens: compiling LABEL ... 14.2 s; cached in DIR" on stderr. Throws
 // StudyError where the compiler is missing (naming it and how to install it) or fails (its
 // first 30 lines of output, the unit's path and the log's). The caller holds DIR/STEM.lock.
 void compile_object(const std::string& label, const std::filesystem::path& dir, const std::string& stem,
-                    const std::string& unit, const std::string& extra_flags);
+                    const std::string& unit, const std::string& extra_flags, bool cuda = false);
 
 // The object at `path` (dlopen, never closed: engines' code and models' functions live in
 // it), if it loads and carries `key`; else nullptr, and `why` says why not.

@@ -7,8 +7,8 @@
 // version, the compile command, a hash of every source a unit can include and the unit's
 // own text; a lock per object keeps concurrent processes (MPI ranks, a study's runs in
 // parallel) from compiling it twice, and an object is written aside and renamed, so none is
-// ever loaded half-written. The cache's mechanics: dispatch/jit_cache.hpp. CPU backend only
-// for now (docs/jit.md).
+// ever loaded half-written. The cache's mechanics: dispatch/jit_cache.hpp. On the CPU, and
+// on the GPU in a build with CUDA (nvcc, the CUDA units' command; docs/jit.md).
 #pragma once
 
 #include <cstddef>
@@ -36,8 +36,13 @@ struct JitSystem {
   std::string formulation;          // FormulationId's enumerator, e.g. "dirac"
   bool tangents = false;            // output.wedge or output.lyapunov
   MethodId method = MethodId::rk4;  // the one method the unit instantiates
+  bool cuda = false;                // the GPU's engine (CudaBackend, compiled by nvcc), else the CPU's
   std::string label;                // for messages: "chain N = 12, dirac, rk4, cpu"
 };
+
+// Whether this build can compile systems on first use for the GPU: it was built with CUDA, so
+// it knows the CUDA units' command (cmake/ChensJitConfig.cmake).
+bool jit_gpu_built();
 
 // CHENS_SYSTEMS: "jit" compiles every system on first use, even those the build has (tests
 // show that both give the same bits); "" or "built-in" uses the build's units where they
@@ -52,8 +57,9 @@ bool jit_forced();
 // on first use may be made for.
 bool model_has_tangents(const Study& s);
 
-// The study's system as a unit compiled on first use instantiates it.
-JitSystem jit_system(const Study& s);
+// The study's system as a unit compiled on first use instantiates it, for the CPU or (cuda)
+// the GPU.
+JitSystem jit_system(const Study& s, bool cuda = false);
 
 // The cache directory (created if missing); "" where none can be made writable.
 std::string jit_cache_dir();

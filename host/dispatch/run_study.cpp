@@ -40,12 +40,13 @@ void with_model_of(const Study& s, F&& f) {
 
 }  // namespace
 
-FirstUseCompile first_use_compile(const Study& s) {
-  if (!compiles_on_first_use<CpuBackend>(s)) return FirstUseCompile::none;
-  return jit_cached(jit_system(s)) ? FirstUseCompile::cached : FirstUseCompile::needed;
+FirstUseCompile first_use_compile(const Study& s, BackendId backend) {
+  const bool gpu = backend == BackendId::cuda;
+  if (!(gpu ? compiles_on_first_use<CudaBackend>(s) : compiles_on_first_use<CpuBackend>(s))) return FirstUseCompile::none;
+  return jit_cached(jit_system(s, gpu)) ? FirstUseCompile::cached : FirstUseCompile::needed;
 }
 
-std::string first_use_label(const Study& s) { return jit_system(s).label; }
+std::string first_use_label(const Study& s, BackendId backend) { return jit_system(s, backend == BackendId::cuda).label; }
 
 std::size_t chain_bytes_per_instance_fit(int atoms, bool tangents) {
   const std::size_t b3 = ModelTraits<Chain<double, 3>>::bytes_per_instance(tangents);

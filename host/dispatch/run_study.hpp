@@ -37,12 +37,12 @@ inline EnsembleResult run_study_on(BackendId backend, const Study& s, const RunP
   return backend == BackendId::cuda ? run_study_cuda(s, rp, spec) : run_study_cpu(s, rp, spec);
 }
 
-// Whether the study's system is compiled on first use on the CPU (dispatch/jit_systems.hpp):
+// Whether the study's system is compiled on first use on the backend (dispatch/jit_systems.hpp):
 // not (a unit of the build runs it), and if so whether its object is cached already.
 enum class FirstUseCompile { none, cached, needed };
-FirstUseCompile first_use_compile(const Study& s);
-// What the messages call the study's system ("chain N = 12, dirac, rk4, cpu").
-std::string first_use_label(const Study& s);
+FirstUseCompile first_use_compile(const Study& s, BackendId backend);
+// What the messages call the study's system on the backend ("chain N = 12, dirac, rk4, cpu").
+std::string first_use_label(const Study& s, BackendId backend);
 
 // The physical state's size, 2 d (positions and momenta): 4 for the pendulum, 4N for a chain.
 int physical_state_size(const Study& s);

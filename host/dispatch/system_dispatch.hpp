@@ -62,43 +62,42 @@ bool has_built_in_system(const Study& s) {
          find_custom_entry(s, Backend::name) != nullptr;
 }
 
-// Whether a unit compiled on first use (dispatch/jit_systems.hpp; the CPU backend) can run
-// the study: a system of the list (CHENS_SYSTEMS=jit), a chain of a size the build lacks
-// in a formulation, precision and variant the list has for its chains, the tangent system
-// (output.wedge, output.lyapunov) of any of those the list has without tangents, in double
-// precision, where the model has those tangents (as resolve() rules), or a user model from a header (model.source;
-// its formulations and precision are checked by resolve()). Float chains keep the list's
-// size (resolve() refuses others); user models of chens_add_model are compiled ahead of time.
+// Whether a unit compiled on first use (dispatch/jit_systems.hpp) can run the study on
+// Backend: a system of the Backend's list (CHENS_SYSTEMS=jit), a chain of a size the build
+// lacks in a formulation, precision and variant the list has for its chains, the tangent
+// system (output.wedge, output.lyapunov) of any of those the list has without tangents, in
+// double precision, where the model has those tangents (as resolve() rules; on the CPU only:
+// the GPU's tangents are the pendulums' units of the list), or a user model from a header
+// (model.source; its formulations and precision are checked by resolve()). Float chains
+// keep the list's size (resolve() refuses others); user models of chens_add_model are
+// compiled ahead of time. On the GPU only in a build with CUDA (jit_gpu_built).
 template <class Backend>
 bool jit_possible(const Study& s) {
-  if constexpr (!std::is_same_v<Backend, CpuBackend>) {
-    return false;
-  } else {
-    if (s.model_kind == ModelKind::custom) {
-      const CustomModelInfo* m = find_custom_model(s.custom_model);
-      return m && m->from_header && !s.tangents() && s.precision == Precision::double_precision;
-    }
-    if (s.tangents() && !has_built_in_system<Backend>(s)) {
-      if (!model_has_tangents(s)) return false;
-      Study plain = s;
-      plain.wedge = plain.lyapunov = false;
-      return jit_possible<Backend>(plain);
-    }
-    const ModelKey key = model_key(s);
-    if (key.kind != ModelKind::chain) return has_built_in_system<Backend>(s);
-    if (key.atoms < 2 || key.atoms > max_jit_chain_atoms) return false;
-    if (key.single && key.atoms != float_chain_atoms) return false;
-    const std::vector<int>& sizes = compiled_chain_sizes();
-    return std::any_of(sizes.begin(), sizes.end(), [&](int n) {
-      ModelKey built = key;
-      built.atoms = n;
-      return for_each_system<Backend>([&](auto e) { return decltype(e)::runs(s, built); });
-    });
+  constexpr bool gpu = std::is_same_v<Backend, CudaBackend>;
+  if (gpu && !jit_gpu_built()) return false;
+  if (s.model_kind == ModelKind::custom) {
+    const CustomModelInfo* m = find_custom_model(s.custom_model);
+    return m && m->from_header && !s.tangents() && s.precision == Precision::double_precision;
   }
+  if (s.tangents() && !has_built_in_system<Backend>(s)) {
+    if (gpu || !model_has_tangents(s)) return false;
+    Study plain = s;
+    plain.wedge = plain.lyapunov = false;
+    return jit_possible<Backend>(plain);
+  }
+  const ModelKey key = model_key(s);
+  if (key.kind != ModelKind::chain) return has_built_in_system<Backend>(s);
+  if (key.atoms < 2 || key.atoms > max_jit_chain_atoms) return false;
+  if (key.single && key.atoms != float_chain_atoms) return false;
+  const std::vector<int>& sizes = compiled_chain_sizes();
+  return std::any_of(sizes.begin(), sizes.end(), [&](int n) {
+    ModelKey built = key;
+    built.atoms = n;
+    return for_each_system<Backend>([&](auto e) { return decltype(e)::runs(s, built); });
+  });
 }
 
-// Whether the study runs on Backend: a unit of the build, or (CPU) one compiled on first
-// use.
+// Whether the study runs on Backend: a unit of the build, or one compiled on first use.
 template <class Backend>
 bool has_system(const Study& s) {
   return has_built_in_system<Backend>(s) || jit_possible<Backend>(s);
@@ -107,11 +106,7 @@ bool has_system(const Study& s) {
 // Whether running the study on Backend compiles its system on first use.
 template <class Backend>
 bool compiles_on_first_use(const Study& s) {
-  if constexpr (!std::is_same_v<Backend, CpuBackend>) {
-    return false;
-  } else {
-    return jit_possible<Backend>(s) && (jit_forced() || !has_built_in_system<Backend>(s));
-  }
+  return jit_possible<Backend>(s) && (jit_forced() || !has_built_in_system<Backend>(s));
 }
 
 // The study's ensemble on Backend, by the entry of the systems list that matches it, or by
@@ -120,7 +115,8 @@ template <class Backend>
 EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const EnsembleSpec& spec) {
   const SystemArgs args = system_args(s, rp);
   std::unique_ptr<Engine> engine;
-  if (compiles_on_first_use<Backend>(s)) engine = jit_make_engine(jit_system(s), args, spec);
+  if (compiles_on_first_use<Backend>(s))
+    engine = jit_make_engine(jit_system(s, std::is_same_v<Backend, CudaBackend>), args, spec);
   if (!engine)
     for_each_system<Backend>([&](auto e) {
       using E = decltype(e);

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -23,10 +24,13 @@
 #include "backends/cuda_backend.hpp"
 #include "chain_group.hpp"
 #include "cli/cli.hpp"
+#include "dispatch/jit_systems.hpp"
 #include "dispatch/run_study.hpp"
+#include "dispatch/system_dispatch.hpp"
 #include "study/study.hpp"
 #include "support/checkpoint_resume.hpp"
 #include "support/only_instances.hpp"
+#include "support/first_use.hpp"
 
 namespace chens {
 namespace {
@@ -423,11 +427,73 @@ TEST(ChainGroupsOnTheGpu, EverySettingRunsOnGroupsAndAMissingSizeIsRefused) {
   }
   Study missing;
   missing.model_kind = ModelKind::chain;
-  set_key(missing, "model.atoms=10");  // not in the default CHENS_CHAIN_ATOMS
+  // A float chain of a size the build lacks: double chains of any size are compiled on first
+  // use (docs/jit.md, JitOnTheGpu below), float chains keep the build's size.
+  missing.precision = Precision::single_precision;
+  set_key(missing, "model.atoms=10");
   const std::string why = cuda_unsupported_reason(missing);
   EXPECT_NE(why.find("model.atoms = "), std::string::npos) << why;
   EXPECT_NE(why.find(std::to_string(group_chain_sizes().front()) + ", "), std::string::npos) << why;
   EXPECT_NE(why.find(" on thread groups)"), std::string::npos) << why;
+  if (jit_gpu_built()) EXPECT_NE(why.find("in double precision on first use"), std::string::npos) << why;
+}
+
+// Systems compiled on first use for the GPU (issue 42, docs/jit.md): nvcc with the CUDA
+// units' own command, into the cache, loaded and run through the same engine interface.
+using test::SystemsSetting;
+
+// What the GPU compiles on first use, decided without a device: a chain of a size the build
+// lacks (on thread groups where its size divides: 12 atoms on groups of 4 lanes), not its
+// tangent system (the GPU's are the pendulums' units), nor a chain beyond the largest size.
+TEST(JitOnTheGpu, TheGpuCompilesAChainOfASizeTheBuildLacks) {
+  if (!jit_gpu_built()) GTEST_SKIP() << "skipped: this build has no CUDA units to compile like";
+  Study s = group_chain_study(12);
+  ASSERT_NO_THROW(resolve(s));
+  EXPECT_FALSE(has_built_in_system<CudaBackend>(s));
+  EXPECT_TRUE(compiles_on_first_use<CudaBackend>(s));
+  EXPECT_EQ(cuda_unsupported_reason(s), "");
+  EXPECT_EQ(first_use_label(s, BackendId::cuda), "chain N = 12, dirac, rk4, cuda");
+  EXPECT_NE(jit_object_path(jit_system(s, true)), jit_object_path(jit_system(s, false)));
+  Study tangents = s;
+  tangents.lyapunov = true;
+  EXPECT_FALSE(has_system<CudaBackend>(tangents));
+  EXPECT_NE(cuda_unsupported_reason(tangents).find("--backend cpu"), std::string::npos) << cuda_unsupported_reason(tangents);
+  EXPECT_TRUE(has_system<CpuBackend>(tangents));
+  Study pendulum;
+  pendulum.formulation = FormulationId::dirac;
+  EXPECT_FALSE(compiles_on_first_use<CudaBackend>(pendulum)) << "a unit of the build runs it";
+  SystemsSetting jit("jit");
+  EXPECT_TRUE(compiles_on_first_use<CudaBackend>(pendulum));
+  EXPECT_EQ(first_use_label(pendulum, BackendId::cuda), "pendulum, dirac, rk4, cuda");
+}
+
+// A unit of the list compiled on first use by nvcc gives the built-in GPU unit's results bit
+// for bit: the same template, command and device code.
+TEST(JitOnTheGpu, ASystemOfTheListCompiledOnDemandEqualsTheBuiltInUnitBitForBit) {
+  const CudaDeviceInfo dev = cuda_device_info();
+  if (!dev.available) GTEST_SKIP() << "skipped: " << dev.description;
+  const Study s = test::jit_pendulum_study(3000);
+  const RunParams<double> rp = resolve(s);
+  const EnsembleSpec spec = ensemble_spec(s);
+  const EnsembleResult built_in = run_study_cuda(s, rp, spec);
+  SystemsSetting jit("jit");
+  ASSERT_TRUE(compiles_on_first_use<CudaBackend>(s));
+  const EnsembleResult compiled = run_study_cuda(s, rp, spec);
+  EXPECT_EQ(first_use_compile(s, BackendId::cuda), FirstUseCompile::cached);
+  test::expect_bitwise_equal(built_in, compiled,
+                             "pendulum dirac + rk4 + momentum projection on the GPU, compiled on demand");
+  EXPECT_GT(compiled.totals.steps, 0u);
+}
+
+// A chain of 12 atoms, which the build lacks, compiled on first use for both backends: the
+// GPU's (thread groups of 4 lanes) against the CPU's as every built size is compared above.
+TEST(JitOnTheGpu, AChainOfASizeTheBuildLacksRunsOnGroupsLikeTheCpu) {
+  const CudaDeviceInfo dev = cuda_device_info();
+  if (!dev.available) GTEST_SKIP() << "skipped: " << dev.description;
+  const Study s = group_chain_study(12);
+  ASSERT_TRUE(compiles_on_first_use<CudaBackend>(s));
+  expect_group_run_like_cpu(s, 1e-9, true, "12-atom chain compiled on first use, on thread groups");
+  EXPECT_EQ(first_use_compile(s, BackendId::cuda), FirstUseCompile::cached);
 }
 
 // The run of the double pendulum's and the user models' comparisons: 1024 perturbed instances

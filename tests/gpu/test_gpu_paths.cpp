@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include <chens/diagnostics/metrics.hpp>
 #include <chens/ensemble/accumulator.hpp>
 #include <chens/ensemble/quantiles.hpp>
 
@@ -60,6 +61,15 @@ TEST_F(GpuPaths, DeviceStatisticsEqualTheHostsBitForBit) {
     std::vector<double> metrics(static_cast<std::size_t>(rows) * metric_count * n);
     std::vector<unsigned char> valid(static_cast<std::size_t>(rows) * n);
     for (auto& v : metrics) v = std::pow(10.0, expo(rng));
+    // A signed metric (the Lyapunov exponent, quantiles.hpp's SignedLogBins) takes either sign and zero.
+    for (std::int64_t row = 0; row < rows; ++row)
+      for (int m = 0; m < metric_count; ++m)
+        if (metric_signed(m))
+          for (std::uint64_t i = 0; i < n; ++i) {
+            double& v = metrics[(static_cast<std::size_t>(row) * metric_count + static_cast<std::size_t>(m)) * n + i];
+            const double r = u(rng);
+            v = r < 0.05 ? 0.0 : r < 0.5 ? -v : v;
+          }
     for (auto& v : valid) v = u(rng) < 0.97 ? 1 : 0;
     Dev<double> d_metrics(metrics.size());
     Dev<unsigned char> d_valid(valid.size());
@@ -87,7 +97,8 @@ TEST_F(GpuPaths, DeviceStatisticsEqualTheHostsBitForBit) {
         for (int m = 0; m < metric_count; ++m) {
           const double v = metrics[(static_cast<std::size_t>(row) * metric_count + m) * n + i];
           host_leaves[(i / cpu_block_size) * metric_count + static_cast<std::size_t>(m)].add(v);
-          host_hist[static_cast<std::size_t>(m) * LogBins::count + static_cast<std::size_t>(LogBins::index(v))] += 1;
+          host_hist[static_cast<std::size_t>(m) * LogBins::count +
+                    static_cast<std::size_t>(histogram_bin(metric_signed(m), v))] += 1;
         }
       }
       for (std::size_t j = 0; j < host_leaves.size(); ++j)
