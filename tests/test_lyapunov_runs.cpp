@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -24,13 +25,17 @@
 #include <chens/formulations/hamilton_dirac.hpp>
 #include <chens/geometry/tangent_system.hpp>
 #include <chens/geometry/lyapunov.hpp>
+#include <chens/models/auto_model.hpp>
 #include <chens/models/chain.hpp>
 #include <chens/models/double_pendulum.hpp>
 #include <chens/models/pendulum.hpp>
 
 #include "dispatch/run_study.hpp"
+#include "dispatch/system_dispatch.hpp"
 #include "study/study.hpp"
 #include "support/double_pendulum_angles.hpp"
+// The examples' triatomic (docs/custom-models.md), as its header is.
+#include "../examples/custom_model/models/triatomic.hpp"
 
 namespace chens {
 namespace {
@@ -230,12 +235,42 @@ TEST(LyapunovRuns, TheRenormalisationChangesNoNumber) {
   EXPECT_GT(every_sample.series.back().metric[lyap].min, 0.0);
 }
 
+// The run's exponent r against the central difference of two runs from z0 +- eps dz0 (dz0
+// r's initial tangent), each recording instance 0 at every sample:
+//   lambda_fd(t) = log(|P (z+(t) - z-(t))| / |P (z+(0) - z-(0))|) / t,
+// P at z(t) of r. O(eps^2) from the linearisation and O(u / eps) from rounding (eps = 1e-6:
+// both ~1e-10 relative), while the separation eps e^(lambda t) stays small.
+template <class Model>
+void expect_exponent_is_central_difference(const Model& model, const EnsembleResult& r, const EnsembleResult& plus,
+                                           const EnsembleResult& minus, const std::string& what) {
+  constexpr int S = Model::state_size;
+  ASSERT_EQ(r.lost_total() + plus.lost_total() + minus.lost_total(), 0u) << what;
+  ASSERT_EQ(plus.recorded.state.size(), r.series.size() * S) << what;
+  ASSERT_EQ(minus.recorded.state.size(), r.series.size() * S) << what;
+  const auto separation = [&](std::size_t k) {
+    typename Model::State z, d;
+    for (int c = 0; c < S; ++c) {
+      const std::size_t at = k * S + static_cast<std::size_t>(c);
+      z[c] = r.recorded.state[at];
+      d[c] = plus.recorded.state[at] - minus.recorded.state[at];
+    }
+    const typename Model::State pd = tangent_projection(model, z, d);
+    double n2 = 0;
+    for (int c = 0; c < S; ++c) n2 += pd[c] * pd[c];
+    return std::sqrt(n2);
+  };
+  const double d0 = separation(0);
+  for (std::size_t k = 1; k < r.series.size(); ++k) {
+    const double t = r.series[k].t;
+    const double fd = std::log(separation(k) / d0) / t, run = r.series[k].metric[lyap].mean;
+    EXPECT_NEAR(run, fd, 1e-7 * std::max(1.0, std::fabs(fd)) / t) << what << ", t = " << t;
+    std::printf("[ lyapunov ] %s, t = %g: run %.10g, central difference %.10g\n", what.c_str(), t, run, fd);
+  }
+}
+
 // A chain of 7 atoms (the default chain: L = 1, LJ epsilon = 0.1, its default initial state),
 // Hamilton-Dirac by RK4: the run's exponent against the central difference of two runs
-// without tangents from z0 +- eps dz0, dz0 the run's own initial tangent:
-//   lambda_fd(t) = log(|P (z+(t) - z-(t))| / |P (z+(0) - z-(0))|) / t,
-// O(eps^2) from the linearisation and O(u / eps) from rounding (eps = 1e-6: both ~1e-10
-// relative), while the separation eps e^(lambda t) stays small.
+// without tangents from z0 +- eps dz0, dz0 the run's own initial tangent.
 TEST(LyapunovRuns, AChainsExponentIsTheCentralDifferenceOfTwoRuns) {
   using C = Chain<double, 7>;
   const C chain = C::uniform(1.0, 0.1);
@@ -259,27 +294,57 @@ TEST(LyapunovRuns, AChainsExponentIsTheCentralDifferenceOfTwoRuns) {
   }
   const EnsembleResult r = run_of(chain_study(z0, true));
   const EnsembleResult plus = run_of(chain_study(zp, false)), minus = run_of(chain_study(zm, false));
-  ASSERT_EQ(r.lost_total() + plus.lost_total() + minus.lost_total(), 0u);
-  ASSERT_EQ(plus.recorded.state.size(), r.series.size() * S);
-  // |P (z+ - z-)| at sample k, P at z(t) of the run with the tangent.
-  const auto separation = [&](std::size_t k) {
-    C::State z, d;
-    for (int c = 0; c < S; ++c) {
-      z[c] = r.recorded.state[k * S + static_cast<std::size_t>(c)];
-      d[c] = plus.recorded.state[k * S + static_cast<std::size_t>(c)] -
-             minus.recorded.state[k * S + static_cast<std::size_t>(c)];
-    }
-    const C::State pd = tangent_projection(chain, z, d);
-    double n2 = 0;
-    for (int c = 0; c < S; ++c) n2 += pd[c] * pd[c];
-    return std::sqrt(n2);
+  expect_exponent_is_central_difference(chain, r, plus, minus, "chain of 7 atoms");
+}
+
+// A user model from its header (issue 43: every model): the examples' triatomic, three atoms
+// held rigid by three distance constraints in an anisotropic harmonic trap (9 coordinates),
+// its tangent system compiled on first use over nested dual numbers (the model's own
+// derivatives are forward-mode already). Its exponent against the central difference of two
+// runs without tangents, as the chain's above: the dual numbers on one side, none on the other.
+TEST(LyapunovRuns, AUserModelsExponentIsTheCentralDifferenceOfTwoRuns) {
+  using M = AutoModel<Triatomic, double>;
+  M::Params k = M::Params::zero();
+  for (int i = 0; i < M::parameter_count; ++i) k[i] = Triatomic::parameters[i].value;
+  const M model = M::make(k);
+  constexpr int S = M::state_size;
+  M::State z0;
+  Triatomic::initial(k.v, z0.v);
+  using TS = TangentSystem<HamiltonDirac<M>>;
+  const TS::State Z0 = TS::of(HamiltonDirac<M>{model}).with_initial_tangents(z0);
+  M::State dz0;
+  for (int c = 0; c < S; ++c) dz0[c] = Z0[S + c];
+  const std::string header = std::string(CHENS_SOURCE_DIR) + "/examples/custom_model/models/triatomic.hpp";
+  const auto study = [&](const M::State& z) {
+    Study s = load_runs_text("[model]\nsource = \"" + header + "\"\n", "triatomic", {}).at(0).study;
+    s.initial.assign(z.v, z.v + S);
+    s.given.insert("model.initial");
+    s.formulation = FormulationId::dirac;
+    s.method = MethodId::rk4;
+    s.h = 0.01;
+    s.t_end = 10.0;
+    s.sample_dt = 2.5;
+    s.size = 1;
+    s.perturbation = 0.0;
+    s.reference = "none";
+    s.lyapunov = true;
+    s.record = {0};
+    return s;
   };
-  const double d0 = separation(0);
-  for (std::size_t k = 1; k < r.series.size(); ++k) {
-    const double t = r.series[k].t;
-    const double fd = std::log(separation(k) / d0) / t, run = r.series[k].metric[lyap].mean;
-    EXPECT_NEAR(run, fd, 1e-7 * std::max(1.0, std::fabs(fd)) / t) << "t = " << t;
+  const auto run_of = [](const Study& s) { return run_study_cpu(s, resolve(s), ensemble_spec(s, 1)); };
+  const double eps = 1e-6;
+  M::State zp, zm;
+  for (int c = 0; c < S; ++c) {
+    zp[c] = z0[c] + eps * dz0[c];
+    zm[c] = z0[c] - eps * dz0[c];
   }
+  const Study with = study(z0);
+  ASSERT_TRUE(compiles_on_first_use<CpuBackend>(with));
+  const EnsembleResult r = run_of(with);
+  // The two runs' states are those of runs without the exponent, bit for bit
+  // (SwitchingItOnChangesNoOtherNumber): the same unit serves them, one compile less.
+  const EnsembleResult plus = run_of(study(zp)), minus = run_of(study(zm));
+  expect_exponent_is_central_difference(model, r, plus, minus, "triatomic from its header");
 }
 
 // The diagnostic runs the tangent system (compiled on first use here) where the plain run uses

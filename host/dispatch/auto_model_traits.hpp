@@ -8,6 +8,7 @@
 
 #include <chens/ensemble/instance.hpp>
 #include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/geometry/tangent_system.hpp>
 #include <chens/models/auto_model.hpp>
 #include <chens/reference/numerical.hpp>
 
@@ -34,8 +35,12 @@ struct ModelTraits<AutoModel<Spec, double>> {
   }
   using Reference = NumericalReference<Model>;
   static std::string reference_kind(const RunParams<double>& rp) { return numerical_reference_kind(rp); }
-  static constexpr std::size_t bytes_per_instance(bool) {
-    return sizeof(InstanceOf<HamiltonDirac<Model>, NumericalReference<Model>>);
+  // With tangents (output.lyapunov; a model from a header, compiled on first use): the tangent
+  // system's instance, its state over nested dual numbers' values (geometry/tangent_system.hpp).
+  static constexpr std::size_t bytes_per_instance(bool tangents) {
+    using Dirac = HamiltonDirac<Model>;
+    using Reference = NumericalReference<Model>;
+    return tangents ? sizeof(InstanceOf<TangentSystem<Dirac>, Reference>) : sizeof(InstanceOf<Dirac, Reference>);
   }
 };
 

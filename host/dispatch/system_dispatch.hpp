@@ -77,7 +77,8 @@ bool jit_possible(const Study& s) {
   if (gpu && !jit_gpu_built()) return false;
   if (s.model_kind == ModelKind::custom) {
     const CustomModelInfo* m = find_custom_model(s.custom_model);
-    return m && m->from_header && !s.tangents() && s.precision == Precision::double_precision;
+    return m && m->from_header && s.precision == Precision::double_precision &&
+           (!s.tangents() || (!gpu && model_has_tangents(s)));
   }
   if (s.tangents() && !has_built_in_system<Backend>(s)) {
     if (gpu || !model_has_tangents(s)) return false;

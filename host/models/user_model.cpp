@@ -59,6 +59,12 @@ void validate(const Study& s) {
     throw StudyError(std::string("integrator.method = \"") + method_name(s.method) + "\": model.kind = \"" + m.name +
                      "\" is built with methods " + names + " (chens_add_model's METHODS)");
   }
+  // A model's tangent system (output.lyapunov) is compiled on first use from its header; the
+  // units chens_add_model builds have none (dispatch/system_dispatch.hpp's jit_possible).
+  if (s.lyapunov && !m.from_header)
+    throw StudyError("output.lyapunov: model.kind = \"" + m.name +
+                     "\" is built into this executable by chens_add_model, without tangent systems; name its header "
+                     "in model.source instead, and chens compiles its tangent system on first use (docs/lyapunov.md)");
   if (s.initial.empty() && !m.has_initial)
     throw StudyError("model.initial is missing: model.kind = \"" + m.name + "\" (" + m.header +
                      ") has no default initial state; give " + std::to_string(2 * m.dof) + " numbers (q, then p)");
@@ -110,6 +116,7 @@ const ModelDescription& user_model_description() {
       .keys = {"model.source"},
       .formulations = formulations,
       .formulations_note = formulations_note,
+      .lyapunov = true,  // from a header (validate): its tangent system over nested dual numbers
       .cpp_type = cpp_type,
       .state_names = state_names,
       .default_initial = default_initial,

@@ -340,7 +340,8 @@ std::vector<StudyKey> declare_keys() {
                   "metrics (docs/geometry.md). Switching it on does not change any other number of the run (tested bit "
                   "for bit); it costs 3–7× the CPU time (docs/geometry.md)"},
       {.section = "output", .name = "lyapunov", .type = flag(&S::lyapunov),
-       .doc_allowed = "the built-in models (not user models); fixed-step methods, double precision",
+       .doc_allowed = "the built-in models and user models from a header (`model.source`); fixed-step methods, double "
+                      "precision",
        .meaning = "the finite-time maximal Lyapunov exponent of each instance (docs/lyapunov.md): a tangent vector is "
                   "carried through every step and projection by the method's own discrete variational equations, and "
                   "the metric `lyapunov` = log(\\|P dz(t)\\| / \\|P dz(0)\\|) / t (P: into the constraint manifold's "
