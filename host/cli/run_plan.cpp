@@ -66,7 +66,7 @@ std::optional<int> choose_backend(const Study& study, const RunArgs& ra, std::os
   // A system the GPU would compile on first use (docs/jit.md) runs there when asked for
   // (--backend cuda); auto keeps it on the CPU until the GPU's first-use compiles have been
   // checked on a device against the CPU (tests/gpu: JitOnTheGpu; docs/performance.md).
-  if (why.empty() && ra.backend == "auto" && first_use_compile(study, BackendId::cuda) != FirstUseCompile::none)
+  if (why.empty() && ra.backend == "auto" && runs_compiled_on_first_use(study, BackendId::cuda))
     why = "the GPU would compile this system on first use, which it does only when asked (--backend cuda)";
   if (why.empty()) {
     backend = BackendId::cuda;

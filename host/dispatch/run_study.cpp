@@ -40,10 +40,13 @@ void with_model_of(const Study& s, F&& f) {
 
 }  // namespace
 
+bool runs_compiled_on_first_use(const Study& s, BackendId backend) {
+  return backend == BackendId::cuda ? compiles_on_first_use<CudaBackend>(s) : compiles_on_first_use<CpuBackend>(s);
+}
+
 FirstUseCompile first_use_compile(const Study& s, BackendId backend) {
-  const bool gpu = backend == BackendId::cuda;
-  if (!(gpu ? compiles_on_first_use<CudaBackend>(s) : compiles_on_first_use<CpuBackend>(s))) return FirstUseCompile::none;
-  return jit_cached(jit_system(s, gpu)) ? FirstUseCompile::cached : FirstUseCompile::needed;
+  if (!runs_compiled_on_first_use(s, backend)) return FirstUseCompile::none;
+  return jit_cached(jit_system(s, backend == BackendId::cuda)) ? FirstUseCompile::cached : FirstUseCompile::needed;
 }
 
 std::string first_use_label(const Study& s, BackendId backend) { return jit_system(s, backend == BackendId::cuda).label; }

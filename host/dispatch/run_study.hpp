@@ -41,6 +41,9 @@ inline EnsembleResult run_study_on(BackendId backend, const Study& s, const RunP
 // not (a unit of the build runs it), and if so whether its object is cached already.
 enum class FirstUseCompile { none, cached, needed };
 FirstUseCompile first_use_compile(const Study& s, BackendId backend);
+// Whether a unit compiled on first use runs the study on the backend, cached or not (looks
+// at no object: loading a GPU object registers its kernels with the CUDA runtime).
+bool runs_compiled_on_first_use(const Study& s, BackendId backend);
 // What the messages call the study's system on the backend ("chain N = 12, dirac, rk4, cpu").
 std::string first_use_label(const Study& s, BackendId backend);
 

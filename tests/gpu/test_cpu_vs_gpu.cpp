@@ -451,6 +451,7 @@ TEST(JitOnTheGpu, TheGpuCompilesAChainOfASizeTheBuildLacks) {
   ASSERT_NO_THROW(resolve(s));
   EXPECT_FALSE(has_built_in_system<CudaBackend>(s));
   EXPECT_TRUE(compiles_on_first_use<CudaBackend>(s));
+  EXPECT_TRUE(runs_compiled_on_first_use(s, BackendId::cuda)) << "what keeps --backend auto on the CPU";
   EXPECT_EQ(cuda_unsupported_reason(s), "");
   EXPECT_EQ(first_use_label(s, BackendId::cuda), "chain N = 12, dirac, rk4, cuda");
   EXPECT_NE(jit_object_path(jit_system(s, true)), jit_object_path(jit_system(s, false)));
@@ -462,6 +463,7 @@ TEST(JitOnTheGpu, TheGpuCompilesAChainOfASizeTheBuildLacks) {
   Study pendulum;
   pendulum.formulation = FormulationId::dirac;
   EXPECT_FALSE(compiles_on_first_use<CudaBackend>(pendulum)) << "a unit of the build runs it";
+  EXPECT_FALSE(runs_compiled_on_first_use(pendulum, BackendId::cuda));
   SystemsSetting jit("jit");
   EXPECT_TRUE(compiles_on_first_use<CudaBackend>(pendulum));
   EXPECT_EQ(first_use_label(pendulum, BackendId::cuda), "pendulum, dirac, rk4, cuda");
