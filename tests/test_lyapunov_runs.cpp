@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <chens/diagnostics/metrics.hpp>
@@ -44,14 +45,12 @@ namespace angles = test::angles;
 using DP = DoublePendulum<double>;
 constexpr int lyap = int(MetricId::lyapunov);
 
-// One instance from exactly z0 (no perturbation, no reference), Hamilton-Dirac by RK4 with
-// step h to t = 10, sampled every 2.5, with the exponent or without.
+// One instance of `base`'s model from exactly z0 (no perturbation, no reference),
+// Hamilton-Dirac by RK4 with step h to t = 10, sampled every 2.5, with the exponent or without.
 template <class State>
-Study one_instance(ModelKind kind, const State& z0, double h, bool lyapunov) {
-  Study s;
-  s.model_kind = kind;
+Study one_instance(Study base, const State& z0, double h, bool lyapunov) {
+  Study s = std::move(base);
   s.initial.assign(z0.v, z0.v + State::size);
-  s.given.insert("model.kind");
   s.given.insert("model.initial");
   s.formulation = FormulationId::dirac;
   s.method = MethodId::rk4;
@@ -63,6 +62,15 @@ Study one_instance(ModelKind kind, const State& z0, double h, bool lyapunov) {
   s.reference = "none";
   s.lyapunov = lyapunov;
   return s;
+}
+
+// The same for a built-in model.kind.
+template <class State>
+Study one_instance(ModelKind kind, const State& z0, double h, bool lyapunov) {
+  Study base;
+  base.model_kind = kind;
+  base.given.insert("model.kind");
+  return one_instance(std::move(base), z0, h, lyapunov);
 }
 
 // The double pendulum with m = l = g = 1.
@@ -235,15 +243,27 @@ TEST(LyapunovRuns, TheRenormalisationChangesNoNumber) {
   EXPECT_GT(every_sample.series.back().metric[lyap].min, 0.0);
 }
 
-// The run's exponent r against the central difference of two runs from z0 +- eps dz0 (dz0
-// r's initial tangent), each recording instance 0 at every sample:
+// The exponent of the run from z0 against the central difference of two runs from
+// z0 +- eps dz0, dz0 the run's own initial tangent (geometry/tangent_system.hpp), each run
+// one instance recorded at every sample (`study_from(z, lyapunov)`):
 //   lambda_fd(t) = log(|P (z+(t) - z-(t))| / |P (z+(0) - z-(0))|) / t,
-// P at z(t) of r. O(eps^2) from the linearisation and O(u / eps) from rounding (eps = 1e-6:
-// both ~1e-10 relative), while the separation eps e^(lambda t) stays small.
-template <class Model>
-void expect_exponent_is_central_difference(const Model& model, const EnsembleResult& r, const EnsembleResult& plus,
-                                           const EnsembleResult& minus, const std::string& what) {
+// P at z(t) of the run with the tangent. O(eps^2) from the linearisation and O(u / eps) from
+// rounding (eps = 1e-6: both ~1e-10 relative), while the separation eps e^(lambda t) stays small.
+template <class Model, class StudyFrom>
+void expect_exponent_is_central_difference(const Model& model, const typename Model::State& z0, StudyFrom study_from,
+                                           const std::string& what) {
   constexpr int S = Model::state_size;
+  using TS = TangentSystem<HamiltonDirac<Model>>;
+  const typename TS::State Z0 = TS::of(HamiltonDirac<Model>{model}).with_initial_tangents(z0);
+  const double eps = 1e-6;
+  typename Model::State zp, zm;
+  for (int c = 0; c < S; ++c) {
+    zp[c] = z0[c] + eps * Z0[S + c];
+    zm[c] = z0[c] - eps * Z0[S + c];
+  }
+  const auto run_of = [](const Study& s) { return run_study_cpu(s, resolve(s), ensemble_spec(s, 1)); };
+  const EnsembleResult r = run_of(study_from(z0, true));
+  const EnsembleResult plus = run_of(study_from(zp, false)), minus = run_of(study_from(zm, false));
   ASSERT_EQ(r.lost_total() + plus.lost_total() + minus.lost_total(), 0u) << what;
   ASSERT_EQ(plus.recorded.state.size(), r.series.size() * S) << what;
   ASSERT_EQ(minus.recorded.state.size(), r.series.size() * S) << what;
@@ -269,32 +289,16 @@ void expect_exponent_is_central_difference(const Model& model, const EnsembleRes
 }
 
 // A chain of 7 atoms (the default chain: L = 1, LJ epsilon = 0.1, its default initial state),
-// Hamilton-Dirac by RK4: the run's exponent against the central difference of two runs
-// without tangents from z0 +- eps dz0, dz0 the run's own initial tangent.
+// Hamilton-Dirac by RK4: the two runs without tangents (the built-in unit).
 TEST(LyapunovRuns, AChainsExponentIsTheCentralDifferenceOfTwoRuns) {
   using C = Chain<double, 7>;
   const C chain = C::uniform(1.0, 0.1);
-  const C::State z0 = C::default_initial(chain);
-  using TS = TangentSystem<HamiltonDirac<C>>;
-  const TS::State Z0 = TS::of(HamiltonDirac<C>{chain}).with_initial_tangents(z0);
-  constexpr int S = C::state_size;
-  C::State dz0;
-  for (int c = 0; c < S; ++c) dz0[c] = Z0[S + c];
-  const double eps = 1e-6;
-  const auto chain_study = [&](const C::State& z, bool lyapunov) {
+  const auto chain_study = [](const C::State& z, bool lyapunov) {
     Study s = one_instance(ModelKind::chain, z, 0.01, lyapunov);
     s.record = {0};
     return s;
   };
-  const auto run_of = [](const Study& s) { return run_study_cpu(s, resolve(s), ensemble_spec(s, 1)); };
-  C::State zp, zm;
-  for (int c = 0; c < S; ++c) {
-    zp[c] = z0[c] + eps * dz0[c];
-    zm[c] = z0[c] - eps * dz0[c];
-  }
-  const EnsembleResult r = run_of(chain_study(z0, true));
-  const EnsembleResult plus = run_of(chain_study(zp, false)), minus = run_of(chain_study(zm, false));
-  expect_exponent_is_central_difference(chain, r, plus, minus, "chain of 7 atoms");
+  expect_exponent_is_central_difference(chain, C::default_initial(chain), chain_study, "chain of 7 atoms");
 }
 
 // A user model from its header (issue 43: every model): the examples' triatomic, three atoms
@@ -306,45 +310,19 @@ TEST(LyapunovRuns, AUserModelsExponentIsTheCentralDifferenceOfTwoRuns) {
   using M = AutoModel<Triatomic, double>;
   M::Params k = M::Params::zero();
   for (int i = 0; i < M::parameter_count; ++i) k[i] = Triatomic::parameters[i].value;
-  const M model = M::make(k);
-  constexpr int S = M::state_size;
   M::State z0;
   Triatomic::initial(k.v, z0.v);
-  using TS = TangentSystem<HamiltonDirac<M>>;
-  const TS::State Z0 = TS::of(HamiltonDirac<M>{model}).with_initial_tangents(z0);
-  M::State dz0;
-  for (int c = 0; c < S; ++c) dz0[c] = Z0[S + c];
   const std::string header = std::string(CHENS_SOURCE_DIR) + "/examples/custom_model/models/triatomic.hpp";
-  const auto study = [&](const M::State& z) {
-    Study s = load_runs_text("[model]\nsource = \"" + header + "\"\n", "triatomic", {}).at(0).study;
-    s.initial.assign(z.v, z.v + S);
-    s.given.insert("model.initial");
-    s.formulation = FormulationId::dirac;
-    s.method = MethodId::rk4;
-    s.h = 0.01;
-    s.t_end = 10.0;
-    s.sample_dt = 2.5;
-    s.size = 1;
-    s.perturbation = 0.0;
-    s.reference = "none";
-    s.lyapunov = true;
+  const Study base = load_runs_text("[model]\nsource = \"" + header + "\"\n", "triatomic", {}).at(0).study;
+  // The two runs keep the exponent on: their states are those of runs without it, bit for bit
+  // (SwitchingItOnChangesNoOtherNumber), and one unit compiled on first use serves all three.
+  const auto triatomic_study = [&](const M::State& z, bool) {
+    Study s = one_instance(base, z, 0.01, true);
     s.record = {0};
     return s;
   };
-  const auto run_of = [](const Study& s) { return run_study_cpu(s, resolve(s), ensemble_spec(s, 1)); };
-  const double eps = 1e-6;
-  M::State zp, zm;
-  for (int c = 0; c < S; ++c) {
-    zp[c] = z0[c] + eps * dz0[c];
-    zm[c] = z0[c] - eps * dz0[c];
-  }
-  const Study with = study(z0);
-  ASSERT_TRUE(compiles_on_first_use<CpuBackend>(with));
-  const EnsembleResult r = run_of(with);
-  // The two runs' states are those of runs without the exponent, bit for bit
-  // (SwitchingItOnChangesNoOtherNumber): the same unit serves them, one compile less.
-  const EnsembleResult plus = run_of(study(zp)), minus = run_of(study(zm));
-  expect_exponent_is_central_difference(model, r, plus, minus, "triatomic from its header");
+  ASSERT_TRUE(compiles_on_first_use<CpuBackend>(triatomic_study(z0, true)));
+  expect_exponent_is_central_difference(M::make(k), z0, triatomic_study, "triatomic from its header");
 }
 
 // The diagnostic runs the tangent system (compiled on first use here) where the plain run uses
