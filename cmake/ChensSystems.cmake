@@ -30,6 +30,57 @@
 # the default grows as the cores shrink: 1 entry per unit from 16 logical cores, 2 from 8,
 # 4 below. The instantiations, and so the program, are the same for every value.
 
+# What the build compiles ahead of time (issue 42, item 4; docs/jit.md, "What the build
+# compiles ahead of time"): every entry of the list lists a system chens runs; which of them
+# a unit of the build instantiates is CHENS_AHEAD_OF_TIME's choice, and every other one is
+# compiled on first use (dispatch/jit_systems.hpp) for the run's method alone.
+#   all            every entry, every method (the tests and CI: they compare the built-in units)
+#   default-study  the default study's systems and method (chens_default_study_systems(), below)
+#                  and nothing else: what scripts/run-default-study.sh configures a new build
+#                  directory with, so that a first build is the default study's
+set(CHENS_AHEAD_OF_TIME all CACHE STRING "Systems compiled ahead of time: all, or default-study (the rest on first use)")
+set_property(CACHE CHENS_AHEAD_OF_TIME PROPERTY STRINGS all default-study)
+if(NOT CHENS_AHEAD_OF_TIME MATCHES "^(all|default-study)$")
+  message(FATAL_ERROR "CHENS_AHEAD_OF_TIME = '${CHENS_AHEAD_OF_TIME}': all (every system of the list) or default-study "
+                      "(the default study's systems; the others compiled on first use, docs/jit.md)")
+endif()
+
+# chens_default_study_systems(MODEL <C++ type> FORMULATIONS <FormulationId...> METHODS <method...>)
+# declares the systems examples/default_study.toml runs (one call per model type; the test
+# JitSystems.TheDefaultStudyRunsOnlyTheDefaultStudysSystems checks the file against it):
+# CHENS_AHEAD_OF_TIME = default-study compiles those alone, for those methods alone, without
+# tangents. Before the chens_system() calls.
+function(chens_default_study_systems)
+  cmake_parse_arguments(PARSE_ARGV 0 D "" "MODEL" "FORMULATIONS;METHODS")
+  if(NOT D_MODEL OR NOT D_FORMULATIONS OR NOT D_METHODS)
+    message(FATAL_ERROR "chens_default_study_systems: MODEL, FORMULATIONS and METHODS are required")
+  endif()
+  set(mask "")
+  foreach(m IN LISTS D_METHODS)
+    string(REPLACE "-" "_" m "${m}")
+    list(APPEND mask "method_bit(MethodId::${m})")
+  endforeach()
+  list(JOIN mask " | " mask)
+  foreach(f IN LISTS D_FORMULATIONS)
+    set_property(GLOBAL PROPERTY CHENS_DEFAULT_STUDY_METHODS_${D_MODEL}_${f} "${mask}")
+    set_property(GLOBAL APPEND_STRING PROPERTY CHENS_DEFAULT_STUDY_SYSTEMS " \\\n  X(${f}, false, ${mask}, ${D_MODEL})")
+  endforeach()
+endfunction()
+
+# The methods the build instantiates for one entry, into `out`: "all" (make_engine), a mask
+# expression (make_engine_for), or "" (none: compiled on first use).
+function(_chens_ahead_of_time model formulation tangents out)
+  if(CHENS_AHEAD_OF_TIME STREQUAL "all")
+    set(${out} all PARENT_SCOPE)
+    return()
+  endif()
+  set(mask "")
+  if(NOT tangents)
+    get_property(mask GLOBAL PROPERTY CHENS_DEFAULT_STUDY_METHODS_${model}_${formulation})
+  endif()
+  set(${out} "${mask}" PARENT_SCOPE)
+endfunction()
+
 cmake_host_system_information(RESULT chens_logical_cores QUERY NUMBER_OF_LOGICAL_CORES)
 if(chens_logical_cores GREATER_EQUAL 16)
   set(chens_default_unit_entries 1)
@@ -46,12 +97,29 @@ endif()
 
 # Writes the units of one model's entries `formulations` (variant `tangents`) on one backend,
 # in balanced chunks of at most CHENS_SYSTEM_UNIT_ENTRIES: unit names list what they hold,
-# e.g. cpu_pendulum_double_naive_total.cpp, cuda_pendulum_double_tangents_dirac.cu.
+# e.g. cpu_pendulum_double_naive_total.cpp, cuda_pendulum_double_tangents_dirac.cu. Every
+# entry joins the list; those CHENS_AHEAD_OF_TIME leaves out get no unit.
 function(_chens_system_units backend backend_type engine_header ext id model model_template tangents formulations)
-  list(LENGTH formulations n)
+  string(TOUPPER "${backend}" BACKEND)
+  set(built "")
+  foreach(f IN LISTS formulations)
+    set_property(GLOBAL APPEND_STRING PROPERTY CHENS_SYSTEM_ENTRIES_${BACKEND} " \\\n  X(${f}, ${tangents}, ${model})")
+    _chens_ahead_of_time("${model}" ${f} ${tangents} methods)
+    if(methods STREQUAL "")
+      continue()
+    endif()
+    list(APPEND built ${f})
+    if(NOT methods STREQUAL "all")
+      set_property(GLOBAL APPEND_STRING PROPERTY CHENS_SYSTEMS_AHEAD_OF_TIME_${BACKEND}
+                   " \\\n  X(${f}, ${tangents}, ${methods}, ${model})")
+    endif()
+  endforeach()
+  list(LENGTH built n)
+  if(n EQUAL 0)
+    return()
+  endif()
   math(EXPR chunks "(${n} + ${CHENS_SYSTEM_UNIT_ENTRIES} - 1) / ${CHENS_SYSTEM_UNIT_ENTRIES}")
   set(dir ${CMAKE_BINARY_DIR}/generated/systems)
-  string(TOUPPER "${backend}" BACKEND)
   set(first 0)
   foreach(c RANGE 1 ${chunks})
     # chunk c holds entries [first, end): sizes differ by at most one
@@ -64,15 +132,19 @@ function(_chens_system_units backend backend_type engine_header ext id model mod
     set(FORMULATIONS "")
     math(EXPR last "${end} - 1")
     foreach(i RANGE ${first} ${last})
-      list(GET formulations ${i} f)
+      list(GET built ${i} f)
       string(APPEND name _${f})
       list(APPEND FORMULATIONS ${f})
-      string(APPEND INSTANTIATIONS
-             "template std::unique_ptr<Engine> make_engine<${backend_type}, ${model}, FormulationId::${f}, ${tangents}>(
-"
-             "    const SystemArgs&, const EnsembleSpec&);
-")
-      set_property(GLOBAL APPEND_STRING PROPERTY CHENS_SYSTEM_ENTRIES_${BACKEND} " \\\n  X(${f}, ${tangents}, ${model})")
+      _chens_ahead_of_time("${model}" ${f} ${tangents} methods)
+      if(methods STREQUAL "all")
+        string(APPEND INSTANTIATIONS
+               "template std::unique_ptr<Engine> make_engine<${backend_type}, ${model}, FormulationId::${f}, ${tangents}>(\n"
+               "    const SystemArgs&, const EnsembleSpec&);\n")
+      else()
+        string(APPEND INSTANTIATIONS
+               "template std::unique_ptr<Engine> make_engine_for<${backend_type}, ${model}, FormulationId::${f}, ${tangents},\n"
+               "                                                 ${methods}>(const SystemArgs&, const EnsembleSpec&);\n")
+      endif()
     endforeach()
     list(JOIN FORMULATIONS ", " FORMULATIONS)
     set(first ${end})
@@ -169,6 +241,16 @@ macro(chens_systems_generate)
   get_property(CHENS_MODEL_TRAITS_INCLUDES GLOBAL PROPERTY CHENS_MODEL_TRAITS_INCLUDES)
   get_property(chens_model_kinds GLOBAL PROPERTY CHENS_MODEL_KINDS)
   list(LENGTH chens_model_kinds CHENS_MODEL_COUNT)
+  get_property(CHENS_DEFAULT_STUDY_SYSTEMS GLOBAL PROPERTY CHENS_DEFAULT_STUDY_SYSTEMS)
+  get_property(CHENS_SYSTEMS_AHEAD_OF_TIME_CPU GLOBAL PROPERTY CHENS_SYSTEMS_AHEAD_OF_TIME_CPU)
+  get_property(CHENS_SYSTEMS_AHEAD_OF_TIME_CUDA GLOBAL PROPERTY CHENS_SYSTEMS_AHEAD_OF_TIME_CUDA)
+  if(CHENS_AHEAD_OF_TIME STREQUAL "all")
+    set(CHENS_AHEAD_OF_TIME_ALL 1)
+  else()
+    set(CHENS_AHEAD_OF_TIME_ALL 0)
+  endif()
+  configure_file(${PROJECT_SOURCE_DIR}/host/dispatch/systems_ahead_of_time.hpp.in
+                 ${CMAKE_BINARY_DIR}/generated/dispatch/systems_ahead_of_time.hpp @ONLY)
   configure_file(${PROJECT_SOURCE_DIR}/host/dispatch/system_list.hpp.in
                  ${CMAKE_BINARY_DIR}/generated/dispatch/system_list.hpp @ONLY)
   configure_file(${PROJECT_SOURCE_DIR}/host/dispatch/model_kind.hpp.in

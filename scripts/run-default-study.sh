@@ -5,7 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-cmake --preset release
+# A new build directory compiles the default study's systems alone ahead of time, and any
+# other system on its first use (CHENS_AHEAD_OF_TIME = default-study, docs/jit.md): the first
+# build is the default study's. One configured before keeps its choice (scripts/run-tests.sh
+# makes it `all`).
+if [ -f build/release/CMakeCache.txt ]; then
+  cmake --preset release
+else
+  cmake --preset release -DCHENS_AHEAD_OF_TIME=default-study
+fi
 cmake --build --preset release --target chens
 out="runs/default-$(date +%Y%m%d-%H%M%S)"
 build/release/chens run --out "$out"

@@ -75,6 +75,41 @@ TEST(JitSystems, CompiledOnDemandEqualsTheBuiltInUnitBitForBit) {
   EXPECT_GT(compiled.totals.steps, 0u);
 }
 
+// CHENS_AHEAD_OF_TIME = default-study compiles the systems chens_default_study_systems()
+// declares (CMakeLists.txt) and nothing else: each run of examples/default_study.toml must be
+// one of them (its model, formulation, tangents and method), and each of them run by the
+// study, so that a first build runs the default study without a compile and compiles nothing
+// it does not run. In any build, the default study compiles nothing on first use.
+TEST(JitSystems, TheDefaultStudyRunsOnlyTheDefaultStudysSystems) {
+  const std::vector<StudyRun> runs = load_default_runs();
+  ASSERT_FALSE(runs.empty());
+  std::vector<int> used;
+  for (const StudyRun& run : runs) {
+    const Study& s = run.study;
+    int found = -1, index = 0;
+#define CHENS_DEFAULT_STUDY_ENTRY(F_, T_, M_, ...)                                            \
+  if (s.formulation == FormulationId::F_ && s.tangents() == T_ && has_method(M_, s.method) && \
+      ModelTraits<__VA_ARGS__>::matches(model_key(s)))                                        \
+    found = index;                                                                            \
+  ++index;
+    CHENS_DEFAULT_STUDY_SYSTEMS(CHENS_DEFAULT_STUDY_ENTRY)
+#undef CHENS_DEFAULT_STUDY_ENTRY
+    EXPECT_GE(found, 0) << "run \"" << run.name << "\" (" << model_name(s) << ", " << formulation_name(s.formulation) << ", "
+                        << method_name(s.method)
+                        << ") is not among chens_default_study_systems() of CMakeLists.txt, which "
+                           "CHENS_AHEAD_OF_TIME = default-study compiles ahead of time";
+    used.push_back(found);
+    EXPECT_FALSE(compiles_on_first_use<CpuBackend>(s)) << run.name;
+  }
+  int declared = 0;
+#define CHENS_DEFAULT_STUDY_ENTRY(...) ++declared;
+  CHENS_DEFAULT_STUDY_SYSTEMS(CHENS_DEFAULT_STUDY_ENTRY)
+#undef CHENS_DEFAULT_STUDY_ENTRY
+  for (int i = 0; i < declared; ++i)
+    EXPECT_NE(std::find(used.begin(), used.end(), i), used.end())
+        << "entry " << i << " of chens_default_study_systems() is run by no run of the default study";
+}
+
 // A chain of a size the build lacks: accepted, compiled once, cached; its energy error
 // shrinks at RK4's order (16 times for half the step), and its Hamilton-Dirac flow keeps the
 // constraints: an independent check that the unit integrates the chain it names.

@@ -69,10 +69,11 @@ TEST(SystemsList, ResolveAcceptsExactlyTheStudiesTheListRunsAndEveryEntryRuns) {
             EXPECT_EQ(last.metric[int(MetricId::energy_error)].count, 16u) << describe(s);
             EXPECT_TRUE(std::isfinite(last.metric[int(MetricId::energy_error)].max)) << describe(s);
           }
-  // Every CPU entry of the list was reached: each study above matches one entry.
+  // Every CPU entry of the list the build compiled was reached: each study above matches one
+  // entry (CHENS_AHEAD_OF_TIME = all: every entry).
   int listed = 0;
-  for_each_system<CpuBackend>([&](auto) {
-    ++listed;
+  for_each_system<CpuBackend>([&](auto e) {
+    if (decltype(e)::built_methods != 0) ++listed;
     return false;
   });
   EXPECT_EQ(entries, listed);

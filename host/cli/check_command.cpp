@@ -5,12 +5,15 @@
 #include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <atomic>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "backends/cuda_backend.hpp"
 #include "cli/cli.hpp"
 #include "cli/cli_internal.hpp"
+#include "dispatch/jit_systems.hpp"
 #include "dispatch/run_study.hpp"
 #include "output/number_text.hpp"
 
@@ -36,6 +39,61 @@ std::optional<int> refuse_as_run_would(const std::vector<StudyRun>& runs, const 
       return exit_bad_input;
     }
   }
+  return std::nullopt;
+}
+
+// check --compile: every system the runs compile on first use on the backend chens run would
+// choose, and the cache lacks, compiled now, each once however many runs share it and several
+// at once (--threads, else the cores: each compile is one compiler process), so that a study
+// (or an MPI job, a batch of studies) starts without a compile and its runs are estimated
+// from their compiled objects. A compile that fails stops the check (exit 2, its message);
+// the others finish first, and what they compiled stays cached.
+std::optional<int> compile_first_use(const std::vector<StudyRun>& runs, const RunArgs& ra, std::ostream& out,
+                                     std::ostream& err) {
+  std::vector<JitSystem> todo;
+  std::set<std::string> objects;
+  for (const StudyRun& r : runs) {
+    RunInfo info;
+    BackendId backend = BackendId::cpu;
+    std::ostringstream ignored;
+    choose_backend(r.study, ra, ignored, info, backend);
+    if (first_use_compile(r.study, backend) != FirstUseCompile::needed) continue;
+    JitSystem sys = jit_system(r.study, backend == BackendId::cuda);
+    if (objects.insert(jit_object_path(sys)).second) todo.push_back(std::move(sys));
+  }
+  if (todo.empty()) {
+    out << "# compile: nothing to compile (every run's system is built in or cached)\n";
+    return std::nullopt;
+  }
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t workers = std::min<std::size_t>(todo.size(), ra.threads > 0 ? static_cast<unsigned>(ra.threads) : cores);
+  out << "# compile: " << todo.size() << (todo.size() == 1 ? " system" : " systems") << " compiled on first use, " << workers
+      << " at once (messages on stderr)\n"
+      << std::flush;
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::string> failures(todo.size());
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (std::size_t w = 0; w < workers; ++w)
+    pool.emplace_back([&] {
+      for (std::size_t i = next++; i < todo.size(); i = next++) {
+        try {
+          jit_compile(todo[i]);
+        } catch (const std::exception& e) {
+          failures[i] = e.what();
+        }
+      }
+    });
+  for (std::thread& t : pool) t.join();
+  bool failed = false;
+  for (const std::string& f : failures)
+    if (!f.empty()) {
+      err << "chens check: " << f << "\n";
+      failed = true;
+    }
+  if (failed) return exit_bad_input;
+  out << "# compile: done in "
+      << number_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()) << " s\n";
   return std::nullopt;
 }
 
@@ -215,6 +273,8 @@ int check_runs(const std::vector<StudyRun>& runs, const std::vector<RunParams<do
   const std::string what = (ra.single ? std::string("the defaults of every key (--single)") : study_source(ra)) +
                            (ra.sets.empty() ? "" : " with --set");
   out << "# chens check: " << what << ": valid, " << runs.size() << " run" << (runs.size() == 1 ? "" : "s") << "\n";
+  if (ra.compile)
+    if (const auto code = compile_first_use(runs, ra, out, err)) return *code;
   // The calibrations share check_budget_seconds; a study of more runs than it allows is
   // estimated from the runs calibrated, spread over it.
   const std::size_t calibrated = std::min<std::size_t>(runs.size(), 64);

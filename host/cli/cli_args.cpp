@@ -66,6 +66,7 @@ class Parser {
       value("--atol", [this](const std::string& v) { r_.atol = tolerance("--atol", v); });
     } else {
       add_run_options();
+      if (command == Command::check) flag("--compile", [this] { r_.compile = true; });
     }
   }
 

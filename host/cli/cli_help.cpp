@@ -78,18 +78,22 @@ const char* const run_help =
 
 const char* const check_help =
     "usage: chens check [STUDY.toml | --single] [--set SECTION.KEY=VALUE]... [--backend auto|cpu|cuda]\n"
-    "                   [--threads N]\n"
+    "                   [--threads N] [--compile]\n"
     "\n"
     "  Validates a study without running it and refuses what chens run would refuse before\n"
     "  running (exit 2 and the message; exit 3 for --backend cuda without a usable GPU), then\n"
     "  prints every run's resolved study, its memory and an estimate of its run time from a\n"
-    "  short calibration run on the backend it would use. Nothing is written. Without a\n"
-    "  study file it checks the built-in default study (6 runs), as chens run would run it.\n"
+    "  short calibration run on the backend it would use. Nothing is written but, with\n"
+    "  --compile, the cache of systems compiled on first use. Without a study file it checks\n"
+    "  the built-in default study (6 runs), as chens run would run it.\n"
     "\n"
     "  --set SECTION.KEY=VALUE  override one key in every run, as for chens run\n"
     "  --single                 one run from every key's default, as for chens run\n"
     "  --backend B              the backend to estimate for: auto (default), cpu or cuda\n"
-    "  --threads N              CPU threads of the calibration run (default: all)\n";
+    "  --threads N              CPU threads of the calibration run (default: all), and compiles\n"
+    "                           at once with --compile\n"
+    "  --compile                first compile every system the runs compile on first use and the\n"
+    "                           cache lacks (several at once; docs/jit.md), then estimate them\n";
 
 const char* const validate_help =
     "usage: chens validate [STUDY.toml] [--set SECTION.KEY=VALUE]... [--threads N] [--rtol R] [--atol A]\n"

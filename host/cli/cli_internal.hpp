@@ -46,7 +46,8 @@ struct RunArgs {
   double checkpoint_minutes = 10;
   long checkpoint_segments = 0;
   bool out_given = false, backend_given = false;
-  bool single = false;  // run, check --single: one run from every key's default, not the default study
+  bool single = false;   // run, check --single: one run from every key's default, not the default study
+  bool compile = false;  // check --compile: the systems compiled on first use compiled into the cache first
   // A library caller's (host/cli/library_run.hpp): false runs in memory, with no output
   // directory, lock, checkpoint or file; on_result gets each run's result once integrated,
   // on_comparison a study's comparison.csv once every run is done.

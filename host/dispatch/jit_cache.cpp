@@ -284,7 +284,7 @@ std::string head_of_file(const fs::path& path, int max_lines) {
 }
 
 void compile_object(const std::string& label, const fs::path& dir, const std::string& stem, const std::string& unit,
-                    const std::string& extra_flags, bool cuda) {
+                    const std::string& extra_flags, bool cuda, bool one_line) {
   const Toolchain& tools = toolchain();
   if (!tools.missing.empty())
     throw StudyError("compiling " + label + " on first use needs " + tools.missing +
@@ -307,7 +307,8 @@ void compile_object(const std::string& label, const fs::path& dir, const std::st
   const fs::path src = dir / (stem + (cuda ? ".cu" : ".cpp")), obj = dir / (stem + ".so"), log = dir / (stem + ".log");
   const fs::path tmp = obj.string() + ".tmp." + std::to_string(::getpid());
   write_file(src, unit);
-  std::cerr << "chens: compiling " << label << " ... " << std::flush;
+  const std::string begun = "chens: compiling " + label + " ... ";
+  if (!one_line) std::cerr << begun << std::flush;
   const auto t0 = std::chrono::steady_clock::now();
   // -fPIC: a build without the Python package compiles its units without it; the object
   // needs it (position-independent code changes no arithmetic). The GPU's object uses the
@@ -322,14 +323,14 @@ void compile_object(const std::string& label, const fs::path& dir, const std::st
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc != 0 || !fs::exists(tmp, ec)) {
     fs::remove(tmp, ec);
-    std::cerr << "failed\n";
+    std::cerr << (one_line ? begun : std::string()) + "failed\n";
     throw StudyError("compiling " + label + " failed (" + compiler + " exited with status " + std::to_string(rc) + "):\n" +
                      head_of_file(log, 30) + "the unit: " + src.string() + "; the whole log: " + log.string());
   }
   fs::rename(tmp, obj);
   char took[32];
   std::snprintf(took, sizeof took, "%.1f s", seconds);
-  std::cerr << took << "; cached in " << dir.string() << "\n";
+  std::cerr << (one_line ? begun : std::string()) + took + "; cached in " + dir.string() + "\n";
 }
 
 void* open_object(const fs::path& path, const std::string& key, std::string& why) {

@@ -76,11 +76,13 @@ std::string head_of_file(const std::filesystem::path& path, int max_lines);
 // command, `extra_flags` after it, and the engine-support library; where `cuda`, the unit is
 // DIR/STEM.cu, compiled by the CUDA units' command (nvcc) against the shared CUDA runtime the
 // executable loads, and linked with the GPU's support library too. The compiler's output goes
-// to DIR/STEM.log. Says "chens: compiling LABEL ... 14.2 s; cached in DIR" on stderr. Throws
-// StudyError where the compiler is missing (naming it and how to install it) or fails (its
-// first 30 lines of output, the unit's path and the log's). The caller holds DIR/STEM.lock.
+// to DIR/STEM.log. Says "chens: compiling LABEL ... 14.2 s; cached in DIR" on stderr, its
+// beginning before the compile and the rest after it, or (one_line: compiles in parallel,
+// chens check --compile) the whole line after it. Throws StudyError where the compiler is
+// missing (naming it and how to install it) or fails (its first 30 lines of output, the unit's
+// path and the log's). The caller holds DIR/STEM.lock.
 void compile_object(const std::string& label, const std::filesystem::path& dir, const std::string& stem,
-                    const std::string& unit, const std::string& extra_flags, bool cuda = false);
+                    const std::string& unit, const std::string& extra_flags, bool cuda = false, bool one_line = false);
 
 // The object at `path` (dlopen, never closed: engines' code and models' functions live in
 // it), if it loads and carries `key`; else nullptr, and `why` says why not.

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 
@@ -115,13 +116,28 @@ std::string key_of(const JitSystem& sys) {
   return key;
 }
 
-// The system's loaded object: from this process's table, the cache (where it carries the
-// key), or compiled now (compile_if_missing) under the object's lock.
-Loaded load(const JitSystem& sys, bool compile_if_missing) {
-  const std::string key = key_of(sys);
+// This process's table of loaded objects: the object of `key`, if loaded.
+std::optional<Loaded> find_loaded(const std::string& key) {
   std::lock_guard<std::mutex> guard(loaded_mutex);
   const auto it = loaded().find(key);
-  if (it != loaded().end()) return it->second;
+  if (it == loaded().end()) return std::nullopt;
+  return it->second;
+}
+
+// Enters a loaded object into the table; the table's own where another thread was first.
+Loaded remember(const std::string& key, const Loaded& l) {
+  std::lock_guard<std::mutex> guard(loaded_mutex);
+  return loaded().emplace(key, l).first->second;
+}
+
+// The system's loaded object: from this process's table, the cache (where it carries the
+// key), or compiled now (compile_if_missing) under the object's lock, which keeps processes
+// and this process's threads from compiling one object twice; the table's mutex is not held
+// while an object compiles, so that threads compile different objects at once (one_line:
+// compile_object's message as one line).
+Loaded load(const JitSystem& sys, bool compile_if_missing, bool one_line = false) {
+  const std::string key = key_of(sys);
+  if (const std::optional<Loaded> known = find_loaded(key)) return *known;
   const std::string dir_text = jit_cache_dir();
   if (dir_text.empty()) throw StudyError("no writable cache directory for systems compiled on first use (CHENS_CACHE_DIR)");
   const fs::path dir(dir_text);
@@ -132,24 +148,20 @@ Loaded load(const JitSystem& sys, bool compile_if_missing) {
   if (!compile_if_missing) {
     if (!fs::exists(obj, ec)) return Loaded{};
     Loaded l = try_load(obj, key, why);
-    if (l.handle) loaded().emplace(key, l);
-    return l;
+    return l.handle ? remember(key, l) : l;
   }
   jit::FileLock lock(dir / (stem + ".lock"), sys.label);
+  if (const std::optional<Loaded> known = find_loaded(key)) return *known;  // another thread compiled it
   if (fs::exists(obj, ec)) {
     Loaded l = try_load(obj, key, why);
-    if (l.handle) {
-      loaded().emplace(key, l);
-      return l;
-    }
+    if (l.handle) return remember(key, l);
     std::cerr << "chens: the cached object " << obj.string() << " does not load (" << why << "); compiling it again\n";
     fs::remove(obj, ec);
   }
-  jit::compile_object(sys.label, dir, stem, unit_text(sys, key), extra_flags(sys), sys.cuda);
+  jit::compile_object(sys.label, dir, stem, unit_text(sys, key), extra_flags(sys), sys.cuda, one_line);
   Loaded l = try_load(obj, key, why);
   if (!l.handle) throw StudyError("the object just compiled for " + sys.label + " does not load: " + why);
-  loaded().emplace(key, l);
-  return l;
+  return remember(key, l);
 }
 
 }  // namespace
@@ -205,6 +217,8 @@ std::unique_ptr<Engine> jit_make_engine(const JitSystem& sys, const SystemArgs& 
   l.make(&args, &spec, &engine);
   return engine;
 }
+
+void jit_compile(const JitSystem& sys) { load(sys, true, true); }
 
 std::size_t jit_cached_bytes_per_instance(const JitSystem& sys) {
   const Loaded l = load(sys, false);

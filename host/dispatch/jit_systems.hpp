@@ -77,6 +77,13 @@ std::string jit_object_path(const JitSystem& sys);
 // Throws StudyError where the compiler is missing or fails (its message included).
 std::unique_ptr<Engine> jit_make_engine(const JitSystem& sys, const SystemArgs& args, const EnsembleSpec& spec);
 
+// Compiles the system's object into the cache where it is missing (and loads it, which
+// checks it), as jit_make_engine would, without making an engine. Safe to call from several
+// threads at once for different systems: each compile runs beside the others (the object's
+// lock keeps two of one system apart), and says so in one line on stderr (chens check
+// --compile). Throws StudyError as jit_make_engine does.
+void jit_compile(const JitSystem& sys);
+
 // The bytes one instance of the system takes at most (ModelTraits::bytes_per_instance), from
 // its object where it is cached, else 0.
 std::size_t jit_cached_bytes_per_instance(const JitSystem& sys);

@@ -16,6 +16,7 @@
 #include "dispatch/all_model_traits.hpp"
 #include "dispatch/chain_sizes.hpp"
 #include "dispatch/system_list.hpp"
+#include "dispatch/systems_ahead_of_time.hpp"
 #include "study/study.hpp"
 
 namespace chens {
@@ -25,26 +26,51 @@ struct TypeTag {
   using type = T;
 };
 
-// One unit of the systems list.
-template <class Model_, FormulationId F, bool T>
+// The methods the build compiled the entry (Backend, Model, F, Tangents) ahead of time for
+// (dispatch/systems_ahead_of_time.hpp): every method, those of the default study, or none
+// (compiled on first use).
+template <class Backend, class Model, FormulationId F, bool Tangents>
+constexpr MethodMask ahead_of_time_methods() {
+#if CHENS_AHEAD_OF_TIME_ALL
+  return all_methods;
+#else
+  MethodMask methods = 0;
+#define CHENS_AHEAD_OF_TIME_ENTRY(F_, T_, M_, ...) \
+  if constexpr (std::is_same_v<Model, __VA_ARGS__> && F == FormulationId::F_ && Tangents == T_) methods = M_;
+  if constexpr (std::is_same_v<Backend, CpuBackend>) {
+    CHENS_CPU_SYSTEMS_AHEAD_OF_TIME(CHENS_AHEAD_OF_TIME_ENTRY)
+  } else {
+    CHENS_CUDA_SYSTEMS_AHEAD_OF_TIME(CHENS_AHEAD_OF_TIME_ENTRY)
+  }
+#undef CHENS_AHEAD_OF_TIME_ENTRY
+  return methods;
+#endif
+}
+
+// One entry of the systems list on Backend.
+template <class Backend, class Model_, FormulationId F, bool T>
 struct SystemEntry {
   using Model = Model_;
   static constexpr FormulationId formulation = F;
   static constexpr bool tangents = T;
+  // What a unit of the build instantiates; 0: the entry is compiled on first use.
+  static constexpr MethodMask built_methods = ahead_of_time_methods<Backend, Model_, F, T>();
   static bool runs(const Study& s) { return runs(s, model_key(s)); }
   // With the model's key given (a chain of another size).
   static bool runs(const Study& s, const ModelKey& key) {
     return s.formulation == F && s.tangents() == T && ModelTraits<Model>::matches(key);
   }
+  // Whether a unit of the build runs the study (its method included).
+  static bool built_for(const Study& s) { return runs(s) && has_method(built_methods, s.method); }
 };
 
-// Calls f(entry) for each unit of Backend in the systems list, where entry has Model,
-// formulation and tangents; stops at the first f that returns true.
+// Calls f(entry) for each entry of Backend in the systems list, where entry has Model,
+// formulation, tangents and built_methods; stops at the first f that returns true.
 template <class Backend, class F>
 bool for_each_system(F&& f) {
   bool done = false;
 #define CHENS_SYSTEM_ENTRY(F_, T_, ...) \
-  if (!done) done = f(SystemEntry<__VA_ARGS__, FormulationId::F_, T_>{});
+  if (!done) done = f(SystemEntry<Backend, __VA_ARGS__, FormulationId::F_, T_>{});
   if constexpr (std::is_same_v<Backend, CpuBackend>) {
     CHENS_CPU_SYSTEMS(CHENS_SYSTEM_ENTRY)
   } else {
@@ -54,23 +80,31 @@ bool for_each_system(F&& f) {
   return done;
 }
 
-// Whether the build has a unit for the study on Backend: an entry of the systems list, or
-// of a user model registered by chens_add_model (dispatch/custom_models.hpp).
+// Whether the systems list has an entry for the study on Backend (built ahead of time or not).
+template <class Backend>
+bool has_listed_system(const Study& s) {
+  return for_each_system<Backend>([&](auto e) { return decltype(e)::runs(s); });
+}
+
+// Whether the build has a unit for the study on Backend: an entry of the systems list
+// compiled ahead of time for its method, or a user model registered by chens_add_model
+// (dispatch/custom_models.hpp).
 template <class Backend>
 bool has_built_in_system(const Study& s) {
-  return for_each_system<Backend>([&](auto e) { return decltype(e)::runs(s); }) ||
+  return for_each_system<Backend>([&](auto e) { return decltype(e)::built_for(s); }) ||
          find_custom_entry(s, Backend::name) != nullptr;
 }
 
 // Whether a unit compiled on first use (dispatch/jit_systems.hpp) can run the study on
-// Backend: a system of the Backend's list (CHENS_SYSTEMS=jit), a chain of a size the build
-// lacks in a formulation, precision and variant the list has for its chains, the tangent
-// system (output.wedge, output.lyapunov) of any of those the list has without tangents, in
-// double precision, where the model has those tangents (as resolve() rules; on the CPU only:
-// the GPU's tangents are the pendulums' units of the list), or a user model from a header
-// (model.source; its formulations and precision are checked by resolve()). Float chains
-// keep the list's size (resolve() refuses others); user models of chens_add_model are
-// compiled ahead of time. On the GPU only in a build with CUDA (jit_gpu_built).
+// Backend: any system of the Backend's list (one the build left out, CHENS_AHEAD_OF_TIME; or
+// any, CHENS_SYSTEMS=jit), a chain of a size the list lacks in a formulation, precision and
+// variant the list has for its chains, the tangent system (output.wedge, output.lyapunov) of
+// any of those the list has without tangents, in double precision, where the model has those
+// tangents (as resolve() rules; on the CPU only: the GPU's tangents are the pendulums' entries
+// of the list), or a user model from a header (model.source; its formulations and precision
+// are checked by resolve()). Float chains keep the list's size (resolve() refuses others); user
+// models of chens_add_model are compiled ahead of time. On the GPU only in a build with CUDA
+// (jit_gpu_built).
 template <class Backend>
 bool jit_possible(const Study& s) {
   constexpr bool gpu = std::is_same_v<Backend, CudaBackend>;
@@ -80,14 +114,15 @@ bool jit_possible(const Study& s) {
     return m && m->from_header && s.precision == Precision::double_precision &&
            (!s.tangents() || (!gpu && model_has_tangents(s)));
   }
-  if (s.tangents() && !has_built_in_system<Backend>(s)) {
+  if (has_listed_system<Backend>(s)) return true;
+  if (s.tangents()) {
     if (gpu || !model_has_tangents(s)) return false;
     Study plain = s;
     plain.wedge = plain.lyapunov = false;
     return jit_possible<Backend>(plain);
   }
   const ModelKey key = model_key(s);
-  if (key.kind != ModelKind::chain) return has_built_in_system<Backend>(s);
+  if (key.kind != ModelKind::chain) return false;
   if (key.atoms < 2 || key.atoms > max_jit_chain_atoms) return false;
   if (key.single && key.atoms != float_chain_atoms) return false;
   const std::vector<int>& sizes = compiled_chain_sizes();
@@ -121,9 +156,15 @@ EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const Ense
   if (!engine)
     for_each_system<Backend>([&](auto e) {
       using E = decltype(e);
-      if (!E::runs(s)) return false;
-      engine = make_engine<Backend, typename E::Model, E::formulation, E::tangents>(args, spec);
-      return true;
+      if constexpr (E::built_methods == 0) {
+        return false;
+      } else {
+        if (!E::built_for(s)) return false;
+        if constexpr (E::built_methods == all_methods)
+          engine = make_engine<Backend, typename E::Model, E::formulation, E::tangents>(args, spec);
+        else engine = make_engine_for<Backend, typename E::Model, E::formulation, E::tangents, E::built_methods>(args, spec);
+        return true;
+      }
     });
   if (!engine)
     if (const CustomRunFn make = find_custom_entry(s, Backend::name)) engine = make(args, spec);
