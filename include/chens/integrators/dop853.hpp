@@ -9,7 +9,7 @@
 // The coefficients are the code's (as also printed in Numerical Recipes, 3rd ed., StepperDopr853).
 //
 // Not yet a method of `integrator.method` nor the numerical reference: the per-instance step
-// and controller, tested against independent numbers (tests/test_dop853.cpp).
+// and controller, tested against independent numbers (tests/test_high_order_pairs.cpp).
 #pragma once
 
 #include <cmath>
@@ -17,6 +17,7 @@
 #include <chens/config.hpp>
 #include <chens/formulations/formulation.hpp>
 #include <chens/integrators/dopri5.hpp>
+#include <chens/integrators/embedded_pair.hpp>
 #include <chens/integrators/step_control.hpp>
 #include <chens/linalg/vec.hpp>
 
@@ -96,7 +97,7 @@ struct Dop853Tableau {
     }
   }
   // The 5th-order error estimate's weights (the code's ER).
-  CHENS_HD static constexpr double e5(int i) {
+  CHENS_HD static constexpr double e5w(int i) {
     switch (i) {
       case 0: return 0.1312004499419488073250102996e-01;
       case 5: return -0.1225156446376204440720569753e+01;
@@ -118,50 +119,23 @@ struct Dop853Tableau {
       default: return 0.0;
     }
   }
-};
 
-template <class Real>
-struct Dop853 {
-  using Tableau = Dop853Tableau;
-  static constexpr bool adaptive = true;
-  static constexpr bool has_lanes = false;
-  static constexpr int order = 8;
-  static constexpr int rhs_per_attempt = 12;  // stages 2..12 and f(z_new)
-  Real rtol;
-  Real atol;
-
-  // One trial step of size h from z with k1 = f(z), as Dopri5::attempt: z_new the 8th-order
-  // solution, k_new = f(z_new) (the next k1), the scaled error norm returned.
-  template <class System>
-  CHENS_HD Real attempt(const System& sys, const typename System::State& z, const typename System::State& k1, Real h,
-                        typename System::State& z_new, typename System::State& k_new) const {
+  // The code's error norm of a step of size h from z to z_new with stages k (above).
+  template <class State, class Real>
+  CHENS_HD static Real error_norm(const State (&k)[stages], Real h, const State& z, const State& z_new, Real rtol,
+                                  Real atol) {
     using std::fabs;
     using std::sqrt;
-    using State = typename System::State;
-    using T = Dop853Tableau;
-    State k[12];
-    k[0] = k1;
-    for (int i = 1; i < 12; ++i) {
-      State zi = z;
-      for (int j = 0; j < i; ++j)
-        if (T::a(i, j) != 0.0) zi = axpy(zi, h * Real(T::a(i, j)), k[j]);
-      eval_rhs(sys, zi, k[i]);
-    }
-    z_new = z;
-    for (int i = 0; i < 12; ++i)
-      if (T::b(i) != 0.0) z_new = axpy(z_new, h * Real(T::b(i)), k[i]);
-    eval_rhs(sys, z_new, k_new);
     Real err5 = Real(0), err3 = Real(0);
     constexpr int n = State::size;
     for (int c = 0; c < n; ++c) {
       Real e5 = Real(0), e3 = Real(0);
-      for (int i = 0; i < 12; ++i) {
-        if (T::e5(i) != 0.0) e5 = e5 + Real(T::e5(i)) * k[i][c];
-        const double w3 = T::b(i) - T::bhh(i);
+      for (int i = 0; i < stages; ++i) {
+        if (e5w(i) != 0.0) e5 = e5 + Real(e5w(i)) * k[i][c];
+        const double w3 = b(i) - bhh(i);
         if (w3 != 0.0) e3 = e3 + Real(w3) * k[i][c];
       }
-      const Real a = fabs(z[c]), b = fabs(z_new[c]);
-      const Real sc = atol + rtol * (a > b ? a : b);
+      const Real sc = error_scale(z, z_new, c, rtol, atol);
       err5 = err5 + (e5 / sc) * (e5 / sc);
       err3 = err3 + (e3 / sc) * (e3 / sc);
     }
@@ -169,11 +143,11 @@ struct Dop853 {
     if (!(deno > Real(0))) deno = Real(1);
     return fabs(h) * err5 * sqrt(Real(1) / (Real(n) * deno));
   }
-
-  // Next step size after a trial of size h with error norm err (Hairer's DOP853, BETA = 0).
-  CHENS_HD Real next_step(Dopri5Controller<Real>& ctl, Real err, Real h, bool accepted) const {
-    return hairer_next_step(HairerStepControl{0.9, 0.333, 6.0, 0.125, 0.0}, ctl, err, h, accepted);
-  }
+  // Hairer's DOP853 controller: safety 0.9, factors [0.333, 6], exponent 1/8, BETA = 0.
+  static constexpr HairerStepControl control{0.9, 0.333, 6.0, 0.125, 0.0};
 };
+
+template <class Real>
+using Dop853 = EmbeddedPair<Dop853Tableau, Real>;
 
 }  // namespace chens
