@@ -2,10 +2,10 @@
 // its memory and a run-time estimate from a calibration run on the backend `chens run`
 // would choose (docs/study-format.md, "chens check").
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
-#include <atomic>
 #include <set>
 #include <sstream>
 #include <thread>
