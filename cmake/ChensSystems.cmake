@@ -109,6 +109,7 @@ function(_chens_system_units backend backend_type engine_header ext id model mod
       continue()
     endif()
     list(APPEND built ${f})
+    set(methods_of_${f} "${methods}")  # the chunks' instantiations below
     if(NOT methods STREQUAL "all")
       set_property(GLOBAL APPEND_STRING PROPERTY CHENS_SYSTEMS_AHEAD_OF_TIME_${BACKEND}
                    " \\\n  X(${f}, ${tangents}, ${methods}, ${model})")
@@ -135,7 +136,7 @@ function(_chens_system_units backend backend_type engine_header ext id model mod
       list(GET built ${i} f)
       string(APPEND name _${f})
       list(APPEND FORMULATIONS ${f})
-      _chens_ahead_of_time("${model}" ${f} ${tangents} methods)
+      set(methods "${methods_of_${f}}")
       if(methods STREQUAL "all")
         string(APPEND INSTANTIATIONS
                "template std::unique_ptr<Engine> make_engine<${backend_type}, ${model}, FormulationId::${f}, ${tangents}>(\n"
