@@ -21,6 +21,7 @@
 
 #include "dispatch/run_study.hpp"
 #include "support/checkpoint_resume.hpp"
+#include "support/closed_form_crossing.hpp"
 #include "support/only_instances.hpp"
 
 namespace chens {
@@ -259,46 +260,16 @@ TEST(FirstPassage, APlantedEnsembleCrossesWhereItWasPlanted) {
   EXPECT_EQ(p.passage.surviving(int(MetricId::phi), p.series.size() - 1, N), 1.0);
 }
 
-// A crossing known in closed form. The naive index reduction keeps d^2 phi / dt^2 = 0 (002
-// eq. 38), so phi(t) = phi(0) + psi(0) t along the exact flow (the pendulum's phi' = q.p / m =
-// psi). An inconsistent ensemble (000 §8) with psi_offset = s starts every instance but the
-// nominal one at phi = 0 (to rounding) and psi = +-s: |phi| crosses a level L at t* = L / s.
-// RK4's located crossings converge to t* at its order 4 as h halves, where the end of the
-// step was O(h) off; DOPRI5's lie far inside its steps.
+// The crossing known in closed form (support/closed_form_crossing.hpp: |phi| crosses L at
+// t* = L / s). RK4's located crossings converge to t* at its order 4 as h halves, where the end
+// of the step was O(h) off; DOPRI5's lie far inside its steps.
 TEST(FirstPassage, LocatedCrossingsConvergeAtTheMethodsOrder) {
-  const double offset = 0.05, t_star = 13.0 / 3.0;  // on no step grid below
-  const auto worst_error = [&](MethodId method, double h, double* mean_step) {
-    Study s;
-    s.formulation = FormulationId::naive;
-    s.method = method;
-    s.size = 16;
-    s.seed = 5;
-    s.perturbation = 1e-3;
-    s.kind = "inconsistent";
-    s.psi_offset = offset;
-    s.h = h;
-    s.rtol = 1e-9;
-    s.atol = 1e-12;
-    s.t_end = 6.0;
-    s.sample_dt = 1.0;
-    s.passage_phi = offset * t_star;
-    s.states = true;
-    const EnsembleResult r = run_study_cpu(s, resolve(s), ensemble_spec(s, 2));
-    EXPECT_EQ(r.lost_total(), 0u);
-    double worst = 0;
-    for (std::size_t i = 1; i < static_cast<std::size_t>(s.size); ++i) {
-      const double t = r.kept.first_passage[i * passage_slots + int(MetricId::phi)];
-      EXPECT_LT(t, INFINITY) << "instance " << i << ", h = " << h;
-      worst = std::max(worst, std::fabs(t - t_star));
-    }
-    if (mean_step) *mean_step = s.t_end * static_cast<double>(s.size) / static_cast<double>(r.totals.steps);
-    return worst;
-  };
+  using test::worst_crossing_error;
   // The errors are RK4's own (its error in phi over 4.3 time units, divided by s), order 4;
   // the ends of the steps would converge at order 1.
   double previous = 0;
   for (double h : {0.2, 0.1, 0.05, 0.025}) {
-    const double e = worst_error(MethodId::rk4, h, nullptr);
+    const double e = worst_crossing_error(MethodId::rk4, h);
     if (previous > 0) {
       const double order = std::log2(previous / e);
       EXPECT_GT(order, 3.5) << "h = " << h << ": " << previous << " -> " << e;
@@ -308,7 +279,7 @@ TEST(FirstPassage, LocatedCrossingsConvergeAtTheMethodsOrder) {
   }
   EXPECT_LT(previous, 0.025 / 100);  // at h = 0.025, far inside the step
   double mean_step = 0;
-  const double e = worst_error(MethodId::dopri5, 0.1, &mean_step);
+  const double e = worst_crossing_error(MethodId::dopri5, 0.1, &mean_step);
   EXPECT_GT(mean_step, 0.01);
   EXPECT_LT(e, 1e-3 * mean_step) << "mean step " << mean_step;
 }
@@ -409,7 +380,7 @@ TEST(FirstPassage, TheStepInterpolantsHaveTheirOrders) {
     State f0, f1;
     sys.rhs(z0, f0);
     sys.rhs(z1, f1);
-    StepInterpolant<Sys> hermite{z0, z1, {}, {}, {}, false};
+    StepInterpolant<Sys> hermite{z0, z1, {}, {}, {}, 0};
     for (int c = 0; c < State::size; ++c) {
       hermite.hf0[c] = h * f0[c];
       hermite.hf1[c] = h * f1[c];
@@ -419,7 +390,9 @@ TEST(FirstPassage, TheStepInterpolantsHaveTheirOrders) {
     const Dopri5<double> dopri{1e-6, 1e-9};
     State y1, k7;
     dopri.attempt(sys, z0, f0, h, y1, k7);
-    StepInterpolant<Sys> dense{z0, y1, {}, {}, dopri.dense_term(sys, z0, f0, h), true};
+    StepInterpolant<Sys> dense{z0, y1, {}, {}, {}, 0};
+    dopri.dense_correction(sys, z0, f0, h, dense.correction);
+    dense.terms = Dopri5<double>::dense_terms;
     for (int c = 0; c < State::size; ++c) {
       dense.hf0[c] = h * f0[c];
       dense.hf1[c] = h * k7[c];

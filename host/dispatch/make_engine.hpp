@@ -20,7 +20,8 @@
 namespace chens {
 
 // The engine of the study's system and method, instantiated for the methods of Methods
-// (dispatch/method_id.hpp): every method the formulation takes (the systems list's units),
+// (dispatch/method_id.hpp): every method the formulation takes but the first-use ones (the
+// systems list's units, listed_methods),
 // the run's alone (a unit compiled on first use, dispatch/jit_systems.cpp), or a user
 // model's METHODS (cmake/ChensAddModel.cmake): the same code, fewer instantiations.
 template <class Backend, class Model, FormulationId F, bool Tangents, MethodMask Methods>
@@ -48,7 +49,7 @@ std::unique_ptr<Engine> make_engine_for(const SystemArgs& a, const EnsembleSpec&
 
 template <class Backend, class Model, FormulationId F, bool Tangents>
 std::unique_ptr<Engine> make_engine(const SystemArgs& a, const EnsembleSpec& spec) {
-  return make_engine_for<Backend, Model, F, Tangents, all_methods>(a, spec);
+  return make_engine_for<Backend, Model, F, Tangents, listed_methods>(a, spec);
 }
 
 }  // namespace chens

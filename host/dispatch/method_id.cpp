@@ -16,6 +16,8 @@ const char* method_name(MethodId m) {
     case MethodId::rattle4_suzuki: return "rattle4-suzuki";
     case MethodId::rattle6: return "rattle6";
     case MethodId::rattle8: return "rattle8";
+    case MethodId::dop853: return "dop853";
+    case MethodId::vern9: return "vern9";
   }
   return "?";
 }

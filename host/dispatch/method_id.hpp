@@ -21,13 +21,15 @@ enum class MethodId : int {
   rattle4_suzuki = 9,  // Suzuki's 5 stages, order 4
   rattle6 = 10,        // Kahan and Li's 9 stages, order 6
   rattle8 = 11,        // Kahan and Li's 17 stages, order 8
+  dop853 = 12,         // Dormand and Prince's 8(5,3) pair, adaptive (integrators/dop853.hpp)
+  vern9 = 13,          // Verner's 9(8) pair, adaptive (integrators/vern9.hpp)
 };
-inline constexpr int method_count = 12;
+inline constexpr int method_count = 14;
 // integrator.method's value for each method, as study files spell it (study_model.cpp).
 const char* method_name(MethodId m);
 
 // A set of methods, one bit per MethodId: what a unit instantiates (make_engine_for's
-// Methods: every method for the systems list's units, one for a unit compiled on first use,
+// Methods: listed_methods for the systems list's units, one for a unit compiled on first use,
 // chens_add_model's METHODS for a user model's).
 using MethodMask = std::uint32_t;
 inline constexpr MethodMask all_methods = (MethodMask(1) << method_count) - 1;
@@ -39,5 +41,17 @@ inline constexpr MethodMask rattle_methods = method_bit(MethodId::rattle) | meth
                                              method_bit(MethodId::rattle4_suzuki) | method_bit(MethodId::rattle6) |
                                              method_bit(MethodId::rattle8);
 constexpr bool is_rattle_method(MethodId m) { return has_method(rattle_methods, m); }
+// The methods that choose each instance's steps from its state (embedded error estimates):
+// no fixed step grid, no tangents, double precision only.
+inline constexpr MethodMask adaptive_methods = method_bit(MethodId::dopri5) | method_bit(MethodId::dop853) |
+                                               method_bit(MethodId::vern9);
+constexpr bool is_adaptive_method(MethodId m) { return has_method(adaptive_methods, m); }
+// The methods no unit of the systems list instantiates ahead of time, even where
+// CHENS_AHEAD_OF_TIME = all: the high-order pairs (12 and 16 stages), compiled on first use
+// for the run that asks for one (dispatch/jit_systems.hpp), so that they cost the build and
+// CI nothing (issue 44, item 3; docs/jit.md).
+inline constexpr MethodMask first_use_methods = method_bit(MethodId::dop853) | method_bit(MethodId::vern9);
+// What a unit of the systems list instantiates with CHENS_AHEAD_OF_TIME = all (make_engine).
+inline constexpr MethodMask listed_methods = all_methods & ~first_use_methods;
 
 }  // namespace chens

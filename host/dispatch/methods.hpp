@@ -14,6 +14,7 @@
 #include <chens/formulations/naive.hpp>
 #include <chens/formulations/penalty.hpp>
 #include <chens/formulations/total_hamiltonian.hpp>
+#include <chens/integrators/dop853.hpp>
 #include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/explicit_rk.hpp>
 #include <chens/integrators/implicit_rk.hpp>
@@ -22,6 +23,7 @@
 #include <chens/integrators/rattle_composition.hpp>
 #include <chens/integrators/stormer_verlet.hpp>
 #include <chens/integrators/tableaus.hpp>
+#include <chens/integrators/vern9.hpp>
 #include <chens/geometry/tangent_system.hpp>
 
 #include <memory>
@@ -59,7 +61,9 @@ std::unique_ptr<Engine> with_explicit_method(MethodId id, F&& f) {
 // chens_add_model's METHODS). RATTLE and its compositions pair with the constrained equations
 // only (the four compositions are one type, their scheme a value), every other method with
 // an underlying ODE only; float runs have the explicit fixed-step methods
-// (float's resolution is above the implicit methods' and DOPRI5's tolerances). resolve()
+// (float's resolution is above the implicit methods' and the adaptive pairs' tolerances).
+// The adaptive pairs of high order (dop853, vern9) are in no unit of the list
+// (first_use_methods): a run of one compiles its system on first use for it alone. resolve()
 // has already told the user; reaching a mismatch here is a bug.
 template <class System, MethodMask Methods = all_methods, class Real, class F>
 std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& f) {
@@ -86,6 +90,12 @@ std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& 
       case MethodId::rk4: return with_explicit_method<Methods>(id, f);
       case MethodId::dopri5:
         if constexpr (has_method(Methods, MethodId::dopri5)) return f(Dopri5<Real>{rp.rtol, rp.atol});
+        break;
+      case MethodId::dop853:
+        if constexpr (has_method(Methods, MethodId::dop853)) return f(Dop853<Real>{rp.rtol, rp.atol});
+        break;
+      case MethodId::vern9:
+        if constexpr (has_method(Methods, MethodId::vern9)) return f(Vern9<Real>{rp.rtol, rp.atol});
         break;
       case MethodId::midpoint:
         if constexpr (has_method(Methods, MethodId::midpoint)) {
@@ -150,8 +160,8 @@ std::unique_ptr<Engine> with_tangents_if(const System& sys, const Method& method
     return f(TangentSystem<System>::of(sys), TangentStepper<Method>{method});
   } else {
     throw std::logic_error(
-        "output.wedge and output.lyapunov propagate tangents through fixed-step maps; integrator.method = \"dopri5\" "
-        "chooses its steps from the state");
+        "output.wedge and output.lyapunov propagate tangents through fixed-step maps; an adaptive method chooses its "
+        "steps from the state");
   }
 }
 

@@ -27,12 +27,12 @@ struct TypeTag {
 };
 
 // The methods the build compiled the entry (Backend, Model, F, Tangents) ahead of time for
-// (dispatch/systems_ahead_of_time.hpp): every method, those of the default study, or none
-// (compiled on first use).
+// (dispatch/systems_ahead_of_time.hpp): every method but first_use_methods, those of the
+// default study, or none (compiled on first use).
 template <class Backend, class Model, FormulationId F, bool Tangents>
 constexpr MethodMask ahead_of_time_methods() {
 #if CHENS_AHEAD_OF_TIME_ALL
-  return all_methods;
+  return listed_methods;
 #else
   MethodMask methods = 0;
 #define CHENS_AHEAD_OF_TIME_ENTRY(F_, T_, M_, ...) \
@@ -160,7 +160,7 @@ EnsembleResult run_study(const Study& s, const RunParams<double>& rp, const Ense
         return false;
       } else {
         if (!E::built_for(s)) return false;
-        if constexpr (E::built_methods == all_methods)
+        if constexpr (E::built_methods == listed_methods)
           engine = make_engine<Backend, typename E::Model, E::formulation, E::tangents>(args, spec);
         else engine = make_engine_for<Backend, typename E::Model, E::formulation, E::tangents, E::built_methods>(args, spec);
         return true;

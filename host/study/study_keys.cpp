@@ -185,15 +185,17 @@ std::vector<StudyKey> declare_keys() {
        .meaning = "integrator; `rattle` and its symmetric compositions `rattle4` (Yoshida, 3 stages, order 4), "
                   "`rattle4-suzuki` (5 stages, order 4), `rattle6` and `rattle8` (Kahan–Li, 9 and 17 stages) take no "
                   "formulation (leave `formulation` out or set it to `\"constrained\"`); `verlet` (Störmer–Verlet) "
-                  "needs a separable Hamiltonian: the penalty pendulum only"},
+                  "needs a separable Hamiltonian: the penalty pendulum only; the adaptive methods are `dopri5` "
+                  "(Dormand–Prince 5(4)), `dop853` (Dormand–Prince 8(5,3)) and `vern9` (Verner 9(8)), the last two "
+                  "compiled on first use"},
       {.section = "integrator", .name = "h", .type = real(&S::h, positive), .printed = resolved_h,
        .doc_default = "`0.1`; penalty pendulum with a fixed-step method: from `steps_per_oscillation`",
-       .meaning = "step size; for `dopri5` the first trial step"},
+       .meaning = "step size; for the adaptive methods (`dopri5`, `dop853`, `vern9`) the first trial step"},
       {.section = "integrator", .name = "t_end", .type = real(&S::t_end, non_negative), .meaning = "end of the run"},
       {.section = "integrator", .name = "rtol", .type = real(&S::rtol, non_negative),
-       .doc_allowed = "not both 0 with `atol` for dopri5", .meaning = "dopri5's relative tolerance"},
+       .doc_allowed = "not both 0 with `atol` for an adaptive method", .meaning = "the adaptive methods' relative tolerance"},
       {.section = "integrator", .name = "atol", .type = real(&S::atol, non_negative),
-       .doc_allowed = "not both 0 with `rtol` for dopri5", .meaning = "dopri5's absolute tolerance"},
+       .doc_allowed = "not both 0 with `rtol` for an adaptive method", .meaning = "the adaptive methods' absolute tolerance"},
       {.section = "integrator", .name = "tol", .type = real(&S::tol, positive),
        .meaning = "implicit methods: the fixed-point iteration stops when the stage values move by at most `tol` (max "
                   "norm); `rattle` and its compositions: the position (SHAKE/Newton) iteration of each (sub)step stops when "
@@ -202,7 +204,7 @@ std::vector<StudyKey> declare_keys() {
        .meaning = "implicit methods, `rattle` and its compositions: iteration cap per step (per substep of a "
                   "composition; a step that hits it is counted in `unconverged_steps`)"},
       {.section = "integrator", .name = "max_steps", .type = integer_in(&S::max_steps, 1, no_limit),
-       .meaning = "dopri5: cap on accepted + rejected steps per instance (an instance over it is lost, reason "
+       .meaning = "adaptive methods: cap on accepted + rejected steps per instance (an instance over it is lost, reason "
                   "`max_steps`)"},
       {.section = "integrator", .name = "impetus_reset", .type = real(&S::impetus_reset, zero_is_never),
        .doc_allowed = "> 0 only with impetus formulations",
@@ -297,7 +299,7 @@ std::vector<StudyKey> declare_keys() {
                   "(`Ensemble.OnlyRunsTheListedInstancesAsTheWholeEnsembleDoes`)"},
       // [output]
       {.section = "output", .name = "sample_dt", .type = real(&S::sample_dt, positive), .printed = resolved_sample_dt,
-       .doc_default = "fixed step: the multiple of h nearest t_end/100; dopri5: t_end/100",
+       .doc_default = "fixed step: the multiple of h nearest t_end/100; adaptive methods: t_end/100",
        .doc_allowed = "a multiple of h for fixed-step methods; at most 10⁷ samples",
        .meaning = "spacing of sample times; the last sample is t_end"},
       {.section = "output", .name = "trajectory", .type = flag(&S::trajectory),
@@ -411,7 +413,7 @@ std::vector<StudyKey> declare_keys() {
       {.section = "parameters", .name = "h", .type = parameter_law_key(ParameterId::h), .printed = printed_law<ParameterId::h>, .doc_default = "not varied",
        .doc_allowed = "fixed-step methods: `output.sample_dt` given, `integrator.t_end` a multiple of it, and a list's "
                       "values dividing it; double precision",
-       .meaning = "vary the step size (dopri5: the initial trial step). Fixed-step methods sample every instance at "
+       .meaning = "vary the step size (adaptive methods: the initial trial step). Fixed-step methods sample every instance at "
                   "the same times: a list's values must divide `output.sample_dt`, and a drawn value is rounded to "
                   "`sample_dt / n` with n = max(1, round(sample_dt / value))"},
       {.section = "parameters", .name = "group_by", .type = strings_one_of(&S::group_by, parameter_names()),

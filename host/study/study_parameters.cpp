@@ -184,7 +184,7 @@ ParameterEnsemble parameter_ensemble(const Study& s) {
   ParameterEnsemble e;
   e.seed = s.seed;
   e.law = s.vary;
-  if (s.method != MethodId::dopri5 && s.sample_dt) e.h_grid = *s.sample_dt;
+  if (!is_adaptive_method(s.method) && s.sample_dt) e.h_grid = *s.sample_dt;
   e.group_by = group_parameter(s);
   if (e.group_by < 0) return e;
   const ParameterLaw& l = s.vary[static_cast<std::size_t>(e.group_by)];

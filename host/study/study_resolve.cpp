@@ -88,9 +88,10 @@ void validate_model(const Study& s) {
                        " (their consistent "
                        "initial tangents, 004 §3.2); model.kind is \"" +
                        model_name(s) + "\"");
-    if (s.method == MethodId::dopri5)
-      throw StudyError("output.wedge propagates tangents through fixed-step maps (004 §3.2); integrator.method = "
-                       "\"dopri5\" chooses its steps from the state: use a fixed-step method");
+    if (is_adaptive_method(s.method))
+      throw StudyError(std::string("output.wedge propagates tangents through fixed-step maps (004 §3.2); "
+                                   "integrator.method = \"") +
+                       method_name(s.method) + "\" chooses its steps from the state: use a fixed-step method");
     if (s.precision == Precision::single_precision)
       throw StudyError("output.wedge runs in double precision only (integrator.precision = \"float\")");
   }
@@ -99,10 +100,10 @@ void validate_model(const Study& s) {
       throw StudyError("output.lyapunov is built for " + models_with(&ModelDescription::lyapunov) +
                        " (their tangent systems over dual numbers, geometry/tangent_system.hpp); model.kind is \"" +
                        model_name(s) + "\"");
-    if (s.method == MethodId::dopri5)
-      throw StudyError("output.lyapunov carries a tangent vector through the method's own fixed-step map (its "
-                       "variational equations); integrator.method = \"dopri5\" chooses its steps from the state: use a "
-                       "fixed-step method");
+    if (is_adaptive_method(s.method))
+      throw StudyError(std::string("output.lyapunov carries a tangent vector through the method's own fixed-step map "
+                                   "(its variational equations); integrator.method = \"") +
+                       method_name(s.method) + "\" chooses its steps from the state: use a fixed-step method");
     if (s.precision == Precision::single_precision)
       throw StudyError("output.lyapunov runs in double precision only (integrator.precision = \"float\")");
   } else if (s.lyapunov_interval) {
@@ -224,7 +225,7 @@ void validate_output(const Study& s, const RunParams<double>& rp) {
 // pendulum's from integrator.steps_per_oscillation, docs/study-format.md).
 double resolved_step(const Study& s) {
   const ModelDescription& model = model_of(s);
-  if (!model.default_step || s.has("integrator.h") || s.method == MethodId::dopri5) return s.h;
+  if (!model.default_step || s.has("integrator.h") || is_adaptive_method(s.method)) return s.h;
   return model.default_step(s);
 }
 
@@ -263,14 +264,15 @@ PassageLevels passage_levels(const Study& s) {
 
 RunParams<double> resolve(const Study& s) {
   RunParams<double> rp;
-  const bool adaptive = s.method == MethodId::dopri5;
+  const bool adaptive = is_adaptive_method(s.method);
   const bool impetus = s.formulation == FormulationId::impetus || s.formulation == FormulationId::impetus_modified;
   if (s.impetus_reset > 0 && !impetus)
     throw StudyError("integrator.impetus_reset = " + shortest(s.impetus_reset) +
                      ": only the impetus formulations (\"impetus\", \"impetus-modified\") carry impetuses to reset; "
                      "set it to 0 or choose an impetus formulation");
   if (adaptive && s.rtol == 0 && s.atol == 0)
-    throw StudyError("integrator.rtol and integrator.atol are both 0: dopri5 needs at least one > 0");
+    throw StudyError(std::string("integrator.rtol and integrator.atol are both 0: ") + method_name(s.method) +
+                     " needs at least one > 0");
   validate_model(s);
   const double h = resolved_step(s);
   rp.h = h;

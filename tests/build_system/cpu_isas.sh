@@ -2,7 +2,7 @@
 # CHENS_CPU_ISAS (cmake/ChensCpuIsas.cmake): each form resolved to the CPU lanes' instruction
 # sets and the mask host/backends/cpu/cpu_isa.hpp reads, in a scratch project including the
 # module: "all" is the four, "native" this CPU's sets as the kernel lists them
-# (/proc/cpuinfo: avx2, avx512f), a list its sets with scalar always added, and a set chens
+# (/proc/cpuinfo: avx2, avx512f), "widest" scalar and the widest of those, a list its sets with scalar always added, and a set chens
 # does not know stops the configuration naming it.
 # Usage: cpu_isas.sh <chens source dir>
 set -euo pipefail
@@ -44,6 +44,10 @@ mask=3 names="scalar, sse2"
 if [[ $flags == *" avx2 "* ]]; then mask=$((mask | 4)); names+=", avx2"; fi
 if [[ $flags == *" avx512f "* ]]; then mask=$((mask | 8)); names+=", avx512"; fi
 expect native "$mask $names"
+# widest: scalar and the last of those.
+widest_bit=$(( mask & 8 ? 8 : (mask & 4 ? 4 : 2) ))
+widest_name=${names##*, }
+expect widest "$(( 1 | widest_bit )) scalar, $widest_name"
 
 if out=$(resolve "sse2;avx9"); then fail "CHENS_CPU_ISAS = 'sse2;avx9' configured: $out"; fi
 grep -qF "'avx9' is not an instruction set chens compiles lanes for" <<<"$(tr -s ' \n' '  ' <<<"$out")" ||

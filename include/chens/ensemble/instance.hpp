@@ -163,7 +163,7 @@ CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method, c
   }
 }
 
-// Adaptive methods (dopri5): advance one instance to sample time k, landing on it exactly.
+// Adaptive methods (dopri5, dop853, vern9): advance one instance to sample time k, landing on it exactly.
 template <class System, class Method, class Inst>
 CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
                                          Inst& in, index_t k, const StepLimit& limit = StepLimit{}) {
@@ -199,7 +199,7 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
     }
     State zn, k7;
     const Real err = method.attempt(sys, in.z, k1, h, zn, k7);
-    in.c.rhs_evaluations += 6;
+    in.c.rhs_evaluations += Method::rhs_per_attempt;
     if (err <= Real(1) && all_finite(zn)) {
       const Real hn = method.next_step(in.ctl, err, h, true);
       [[maybe_unused]] const Real t_before = in.t;
@@ -221,20 +221,23 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
       // A step that lands on the sample time takes the sample's time in double (as the
       // sample's own check would), not the Real time widened. The step's interpolant: k1 and
       // k7 are its end derivatives (k7 re-evaluated after a projection), and the method's
-      // continuous extension adds its quartic term (passage_location.hpp).
+      // continuous extension adds its terms of higher order (passage_location.hpp).
       if constexpr (passage_checked_in_v<Real, Inst>) {
         if (rp.passage.per_step) {
-          const auto ends = [&](const System& s, StepInterpolant<System>& it, Real hs) {
+          constexpr int terms = Method::dense_terms > 0 ? Method::dense_terms : 1;
+          const auto ends = [&](const System& s, StepInterpolant<System, terms>& it, Real hs) {
             for (int c = 0; c < State::size; ++c) {
               it.hf0[c] = hs * k1[c];
               it.hf1[c] = hs * k7[c];
             }
-            it.quartic = method.dense_term(s, in.z, k1, hs);
-            it.has_quartic = true;
+            if constexpr (Method::dense_terms > 0) {
+              method.dense_correction(s, in.z, k1, hs, it.correction);
+              it.terms = Method::dense_terms;
+            }
           };
-          note_step_crossings(sys, rp.passage, in.z, zn, h, static_cast<double>(t_before),
-                              clamped ? rp.reference_time(k) : static_cast<double>(in.t), in.energy0, in.integrals0,
-                              in.passage, ends);
+          note_step_crossings<terms>(sys, rp.passage, in.z, zn, h, static_cast<double>(t_before),
+                                     clamped ? rp.reference_time(k) : static_cast<double>(in.t), in.energy0, in.integrals0,
+                                     in.passage, ends);
         }
       }
       in.z = zn;

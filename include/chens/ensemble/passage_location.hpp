@@ -9,9 +9,11 @@
 // whose error is O(h^4) over the step. A crossing time is so located to O(h^min(p, 4)) for a
 // fixed-step method of order p (RK4: its own order; RATTLE's compositions of order 6 and 8:
 // 4), where the end of the step was O(h) off. DOPRI5 adds the quartic term of its continuous
-// extension of order 4 (Dopri5::dense_term), so its located times are as accurate as its
-// steps. tests/test_first_passage.cpp checks the order against a crossing known in closed
-// form.
+// extension of order 4 (Dopri5::dense_term), DOP853 the four terms of its extension of order 7
+// (Dop853Tableau's dense stages), so their located times are as accurate as their steps;
+// Vern9's interpolant (10 more stages) is not implemented, so its crossings are located by the
+// cubic Hermite, to O(h^4). tests/test_first_passage.cpp and tests/test_high_order_pairs.cpp
+// check the orders against crossings and solutions known in closed form.
 //
 // The derivative f is the vector field whose flow the method approximates
 // (flow_derivative): the formulation's right-hand side; for the constrained system, which has
@@ -65,19 +67,23 @@ CHENS_HD void flow_derivative(const System& sys, const typename System::State& z
   }
 }
 
-// One step's interpolant: the cubic Hermite of its ends, plus theta^2 (1 - theta)^2 times a
-// method's quartic term where it has a continuous extension of higher order (DOPRI5's,
-// Dopri5::dense_term).
-template <class System>
+// One step's interpolant: the cubic Hermite of its ends, plus theta^2 (1 - theta)^2 p(theta)
+// where the method has a continuous extension of higher order, in the nested form of
+// Hairer's codes (CONTD5, CONTD8):
+//   p(theta) = c0                                              (DOPRI5: Terms = 1, order 4)
+//   p(theta) = c0 + theta (c1 + (1 - theta) (c2 + theta c3))   (DOP853: Terms = 4, order 7)
+// c_i = correction[i], `terms` of them filled (0: the cubic Hermite alone).
+template <class System, int Terms = 1>
 struct StepInterpolant {
+  static_assert(Terms == 1 || Terms == 4, "the continuous extensions of DOPRI5 (1 term) and DOP853 (4)");
   using Real = typename System::Real;
   using State = typename System::State;
   const State& z0;
   const State& z1;
-  State hf0;      // h f(z0)
-  State hf1;      // h f(z1)
-  State quartic;  // the quartic term, when has_quartic
-  bool has_quartic = false;
+  State hf0;  // h f(z0)
+  State hf1;  // h f(z1)
+  State correction[Terms];
+  int terms = 0;
 
   CHENS_HD State at(double theta_d) const {
     const Real theta = static_cast<Real>(theta_d);
@@ -90,16 +96,24 @@ struct StepInterpolant {
     State z;
     for (int c = 0; c < State::size; ++c) {
       z[c] = h00 * z0[c] + h10 * hf0[c] + h01 * z1[c] + h11 * hf1[c];
-      if (has_quartic) z[c] = z[c] + h4 * quartic[c];
+      if (terms == 1) {
+        z[c] = z[c] + h4 * correction[0][c];
+      } else if constexpr (Terms == 4) {
+        if (terms == 4) {
+          const Real p = correction[0][c] + theta * (correction[1][c] + u * (correction[2][c] + theta * correction[3][c]));
+          z[c] = z[c] + h4 * p;
+        }
+      }
     }
     return z;
   }
 };
 
-// The derivatives at a fixed-step method's ends, evaluated (on a crossing only); no quartic term.
+// The derivatives at a fixed-step method's ends, evaluated (on a crossing only); no term of
+// higher order.
 struct EvaluatedEnds {
   template <class System>
-  CHENS_HD void operator()(const System& sys, StepInterpolant<System>& it, typename System::Real h) const {
+  CHENS_HD void operator()(const System& sys, StepInterpolant<System, 1>& it, typename System::Real h) const {
     typename System::State f;
     flow_derivative(sys, it.z0, f);
     for (int c = 0; c < System::State::size; ++c) it.hf0[c] = h * f[c];
@@ -110,8 +124,8 @@ struct EvaluatedEnds {
 
 // The fraction theta in (0, 1] of the step at which metric m first exceeds `level` on the
 // interpolant; the caller knows it does at theta = 1 (z1).
-template <class System>
-CHENS_HD double first_crossing_in_step(const System& sys, const StepInterpolant<System>& it, int m, double level,
+template <class System, int Terms>
+CHENS_HD double first_crossing_in_step(const System& sys, const StepInterpolant<System, Terms>& it, int m, double level,
                                        double energy0, const Vec<double, 3>& integrals0) {
   const auto over = [&](double theta) {
     Metrics<double> v;
@@ -143,9 +157,10 @@ CHENS_HD double first_crossing_in_step(const System& sys, const StepInterpolant<
 // After an accepted step from (t0, z0) to (t1, z1), h = the step's size: the per-step
 // metrics of z1 (measure_state, the very values measure() reports at a sample), and for each
 // that newly exceeds its level, its crossing located on the step. `ends` fills the
-// interpolant's end derivatives (and a quartic term), on a crossing only: EvaluatedEnds for
-// fixed-step methods, DOPRI5's stages for it. The caller checks levels.per_step first.
-template <class System, class Ends = EvaluatedEnds>
+// interpolant's end derivatives (and the terms of a continuous extension, Terms of them at
+// most), on a crossing only: EvaluatedEnds for fixed-step methods, an adaptive pair's stages
+// for it. The caller checks levels.per_step first.
+template <int Terms = 1, class System, class Ends = EvaluatedEnds>
 CHENS_HD void note_step_crossings(const System& sys, const PassageLevels& levels, const typename System::State& z0,
                                   const typename System::State& z1, typename System::Real h, double t0, double t1,
                                   double energy0, const Vec<double, 3>& integrals0, Passage& p, const Ends& ends = Ends{}) {
@@ -155,7 +170,7 @@ CHENS_HD void note_step_crossings(const System& sys, const PassageLevels& levels
   for (int c = 0; c < metric_count; ++c)
     if (levels.on(c) && passage_per_step(c) && p.first[c] == INFINITY && m.v[c] > levels.level[c]) crossed |= 1u << c;
   if (crossed == 0u) return;
-  StepInterpolant<System> it{z0, z1, {}, {}, {}, false};
+  StepInterpolant<System, Terms> it{z0, z1, {}, {}, {}, 0};
   ends(sys, it, h);
   for (int c = 0; c < metric_count; ++c) {
     if (((crossed >> c) & 1u) == 0u) continue;

@@ -6,10 +6,11 @@
 //   E5^2 = sum_i (e5_i / sc_i)^2,  E3^2 = sum_i (e3_i / sc_i)^2,  sc_i = atol + rtol max(|z_i|, |z_new_i|),
 // and the step size controller is the code's: safety 0.9, the step scaled by a factor in
 // [0.333, 6] (FAC1, FAC2), exponent 1/8, no Lund stabilisation (BETA = 0).
-// The coefficients are the code's (as also printed in Numerical Recipes, 3rd ed., StepperDopr853).
+// The coefficients are the code's (as also printed in Numerical Recipes, 3rd ed., StepperDopr853),
+// with its continuous extension of order 7 (below), which locates first passages.
 //
-// Not yet a method of `integrator.method` nor the numerical reference: the per-instance step
-// and controller, tested against independent numbers (tests/test_high_order_pairs.cpp).
+// `integrator.method = "dop853"`, compiled on first use (dispatch/method_id.hpp,
+// first_use_methods); tested against independent numbers in tests/test_high_order_pairs.cpp.
 #pragma once
 
 #include <cmath>
@@ -120,31 +121,123 @@ struct Dop853Tableau {
     }
   }
 
-  // The code's error norm of a step of size h from z to z_new with stages k (above).
+  // The code's error norm (above) in two parts, so that EmbeddedPair sums it over a whole state
+  // whichever threads hold it: component c's terms (e5_c / sc_c)^2 and (e3_c / sc_c)^2, and
+  // the norm of their sums over the n components.
+  static constexpr int error_sums = 2;
   template <class State, class Real>
-  CHENS_HD static Real error_norm(const State (&k)[stages], Real h, const State& z, const State& z_new, Real rtol,
-                                  Real atol) {
+  CHENS_HD static void error_terms(const State (&k)[stages], Real, int c, Real sc, Real (&t)[error_sums]) {
+    Real e5 = Real(0), e3 = Real(0);
+    for (int i = 0; i < stages; ++i) {
+      if (e5w(i) != 0.0) e5 = e5 + Real(e5w(i)) * k[i][c];
+      const double w3 = b(i) - bhh(i);
+      if (w3 != 0.0) e3 = e3 + Real(w3) * k[i][c];
+    }
+    t[0] = (e5 / sc) * (e5 / sc);
+    t[1] = (e3 / sc) * (e3 / sc);
+  }
+  template <class Real>
+  CHENS_HD static Real error_norm_of(const Real (&sum)[error_sums], Real n, Real h) {
     using std::fabs;
     using std::sqrt;
-    Real err5 = Real(0), err3 = Real(0);
-    constexpr int n = State::size;
-    for (int c = 0; c < n; ++c) {
-      Real e5 = Real(0), e3 = Real(0);
-      for (int i = 0; i < stages; ++i) {
-        if (e5w(i) != 0.0) e5 = e5 + Real(e5w(i)) * k[i][c];
-        const double w3 = b(i) - bhh(i);
-        if (w3 != 0.0) e3 = e3 + Real(w3) * k[i][c];
-      }
-      const Real sc = error_scale(z, z_new, c, rtol, atol);
-      err5 = err5 + (e5 / sc) * (e5 / sc);
-      err3 = err3 + (e3 / sc) * (e3 / sc);
-    }
-    Real deno = err5 + Real(0.01) * err3;
+    Real deno = sum[0] + Real(0.01) * sum[1];
     if (!(deno > Real(0))) deno = Real(1);
-    return fabs(h) * err5 * sqrt(Real(1) / (Real(n) * deno));
+    return fabs(h) * sum[0] * sqrt(Real(1) / (n * deno));
   }
+
+  // The continuous extension of order 7 (the code's CONTD8; Hairer, Norsett & Wanner I, §II.6):
+  // after an accepted step, k[12] = f(z_new) and three more stages k[13..15] from z (their
+  // nodes 0.1, 0.2 and 7/9), and the four terms c_r = h sum_i d(r, i) k_i of
+  //   z(theta) = Hermite(theta) + theta^2 (1 - theta)^2 (c0 + theta (c1 + (1 - theta) (c2 + theta c3)))
+  // (ensemble/passage_location.hpp). The coefficients are the code's A14.. to A16.. and D4.. to D7..
+  static constexpr int dense_terms = 4, dense_stages = 16;
+  CHENS_HD static constexpr double a_dense(int i, int j) {
+    switch (i * 16 + j) {
+      case 13 * 16 + 0: return 5.61675022830479523392909219681e-2;
+      case 13 * 16 + 6: return 2.53500210216624811088794765333e-1;
+      case 13 * 16 + 7: return -2.46239037470802489917441475441e-1;
+      case 13 * 16 + 8: return -1.24191423263816360469010140626e-1;
+      case 13 * 16 + 9: return 1.5329179827876569731206322685e-1;
+      case 13 * 16 + 10: return 8.20105229563468988491666602057e-3;
+      case 13 * 16 + 11: return 7.56789766054569976138603589584e-3;
+      case 13 * 16 + 12: return -8.298e-3;
+      case 14 * 16 + 0: return 3.18346481635021405060768473261e-2;
+      case 14 * 16 + 5: return 2.83009096723667755288322961402e-2;
+      case 14 * 16 + 6: return 5.35419883074385676223797384372e-2;
+      case 14 * 16 + 7: return -5.49237485713909884646569340306e-2;
+      case 14 * 16 + 10: return -1.08347328697249322858509316994e-4;
+      case 14 * 16 + 11: return 3.82571090835658412954920192323e-4;
+      case 14 * 16 + 12: return -3.40465008687404560802977114492e-4;
+      case 14 * 16 + 13: return 1.41312443674632500278074618366e-1;
+      case 15 * 16 + 0: return -4.28896301583791923408573538692e-1;
+      case 15 * 16 + 5: return -4.69762141536116384314449447206e0;
+      case 15 * 16 + 6: return 7.68342119606259904184240953878e0;
+      case 15 * 16 + 7: return 4.06898981839711007970213554331e0;
+      case 15 * 16 + 8: return 3.56727187455281109270669543021e-1;
+      case 15 * 16 + 12: return -1.39902416515901462129418009734e-3;
+      case 15 * 16 + 13: return 2.9475147891527723389556272149e0;
+      case 15 * 16 + 14: return -9.15095847217987001081870187138e0;
+      default: return 0.0;
+    }
+  }
+  // d(r, i): the weight of stage i (0-based; 12 is f(z_new)) in c_r, r = 0..3 (D4i .. D7i).
+  CHENS_HD static constexpr double d(int r, int i) {
+    switch (r * 16 + i) {
+      case 0 * 16 + 0: return -0.84289382761090128651353491142e+01;
+      case 0 * 16 + 5: return 0.56671495351937776962531783590e+00;
+      case 0 * 16 + 6: return -0.30689499459498916912797304727e+01;
+      case 0 * 16 + 7: return 0.23846676565120698287728149680e+01;
+      case 0 * 16 + 8: return 0.21170345824450282767155149946e+01;
+      case 0 * 16 + 9: return -0.87139158377797299206789907490e+00;
+      case 0 * 16 + 10: return 0.22404374302607882758541771650e+01;
+      case 0 * 16 + 11: return 0.63157877876946881815570249290e+00;
+      case 0 * 16 + 12: return -0.88990336451333310820698117400e-01;
+      case 0 * 16 + 13: return 0.18148505520854727256656404962e+02;
+      case 0 * 16 + 14: return -0.91946323924783554000451984436e+01;
+      case 0 * 16 + 15: return -0.44360363875948939664310572000e+01;
+      case 1 * 16 + 0: return 0.10427508642579134603413151009e+02;
+      case 1 * 16 + 5: return 0.24228349177525818288430175319e+03;
+      case 1 * 16 + 6: return 0.16520045171727028198505394887e+03;
+      case 1 * 16 + 7: return -0.37454675472269020279518312152e+03;
+      case 1 * 16 + 8: return -0.22113666853125306036270938578e+02;
+      case 1 * 16 + 9: return 0.77334326684722638389603898808e+01;
+      case 1 * 16 + 10: return -0.30674084731089398182061213626e+02;
+      case 1 * 16 + 11: return -0.93321305264302278729567221706e+01;
+      case 1 * 16 + 12: return 0.15697238121770843886131091075e+02;
+      case 1 * 16 + 13: return -0.31139403219565177677282850411e+02;
+      case 1 * 16 + 14: return -0.93529243588444783865713862664e+01;
+      case 1 * 16 + 15: return 0.35816841486394083752465898540e+02;
+      case 2 * 16 + 0: return 0.19985053242002433820987653617e+02;
+      case 2 * 16 + 5: return -0.38703730874935176555105901742e+03;
+      case 2 * 16 + 6: return -0.18917813819516756882830838328e+03;
+      case 2 * 16 + 7: return 0.52780815920542364900561016686e+03;
+      case 2 * 16 + 8: return -0.11573902539959630126141871134e+02;
+      case 2 * 16 + 9: return 0.68812326946963000169666922661e+01;
+      case 2 * 16 + 10: return -0.10006050966910838403183860980e+01;
+      case 2 * 16 + 11: return 0.77771377980534432092869265740e+00;
+      case 2 * 16 + 12: return -0.27782057523535084065932004339e+01;
+      case 2 * 16 + 13: return -0.60196695231264120758267380846e+02;
+      case 2 * 16 + 14: return 0.84320405506677161018159903784e+02;
+      case 2 * 16 + 15: return 0.11992291136182789328035130030e+02;
+      case 3 * 16 + 0: return -0.25693933462703749003312586129e+02;
+      case 3 * 16 + 5: return -0.15418974869023643374053993627e+03;
+      case 3 * 16 + 6: return -0.23152937917604549567536039109e+03;
+      case 3 * 16 + 7: return 0.35763911791061412378285349910e+03;
+      case 3 * 16 + 8: return 0.93405324183624310003907691704e+02;
+      case 3 * 16 + 9: return -0.37458323136451633156875139351e+02;
+      case 3 * 16 + 10: return 0.10409964950896230045147246184e+03;
+      case 3 * 16 + 11: return 0.29840293426660503123344363579e+02;
+      case 3 * 16 + 12: return -0.43533456590011143754432175058e+02;
+      case 3 * 16 + 13: return 0.96324553959188282948394950600e+02;
+      case 3 * 16 + 14: return -0.39177261675615439165231486172e+02;
+      case 3 * 16 + 15: return -0.14972683625798562581422125276e+03;
+      default: return 0.0;
+    }
+  }
+
   // Hairer's DOP853 controller: safety 0.9, factors [0.333, 6], exponent 1/8, BETA = 0.
-  static constexpr HairerStepControl control{0.9, 0.333, 6.0, 0.125, 0.0};
+  // (A function, not a static member: device code may call it, not refer to a host object.)
+  CHENS_HD static constexpr HairerStepControl control() { return {0.9, 0.333, 6.0, 0.125, 0.0}; }
 };
 
 template <class Real>

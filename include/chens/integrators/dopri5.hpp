@@ -29,6 +29,8 @@ struct Dopri5 {
   static constexpr bool adaptive = true;
   static constexpr bool has_lanes = false;  // step sizes differ per instance
   static constexpr int order = 5;
+  static constexpr int rhs_per_attempt = 6;  // stages 2..7, the 7th f(z_new): first same as last
+  static constexpr int dense_terms = 1;      // the continuous extension's quartic term
   Real rtol;
   Real atol;
 
@@ -110,6 +112,13 @@ struct Dopri5 {
     for (int i = 0; i < 7; ++i)
       if (T::d(i) != 0.0) d = axpy(d, h * Real(T::d(i)), k[i]);
     return d;
+  }
+
+  // The interpolant's terms of a step (ensemble/passage_location.hpp's StepInterpolant).
+  template <class System>
+  CHENS_HD void dense_correction(const System& sys, const typename System::State& z, const typename System::State& k1,
+                                 Real h, typename System::State (&correction)[1]) const {
+    correction[0] = dense_term(sys, z, k1, h);
   }
 
   // Next step size after a trial of size h with error norm err (Hairer's DOPRI5: safety 0.9,

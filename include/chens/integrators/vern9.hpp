@@ -12,7 +12,8 @@
 // controller Hairer's with the exponent 1/9 of an 8th-order estimate, factors [0.333, 6] and
 // no Lund stabilisation, as DOP853's.
 //
-// Not yet a method of `integrator.method` nor the numerical reference (as dop853.hpp).
+// `integrator.method = "vern9"`, compiled on first use (as dop853.hpp). Its first passages are
+// located by the step's cubic Hermite alone (ensemble/passage_location.hpp).
 #pragma once
 
 #include <cmath>
@@ -165,23 +166,25 @@ struct Vern9Tableau {
   }
 
   // DOPRI5's norm of the estimate h sum_i d_i k_i: the root mean square of its components
-  // scaled by atol + rtol max(|z|, |z_new|).
+  // scaled by sc = atol + rtol max(|z|, |z_new|), in two parts as Dop853Tableau's (h enters
+  // the terms, as the estimate's weights).
+  static constexpr int error_sums = 1;
+  static constexpr int dense_terms = 0;  // the pair's interpolant (stages 17-26) is not implemented
   template <class State, class Real>
-  CHENS_HD static Real error_norm(const State (&k)[stages], Real h, const State& z, const State& z_new, Real rtol,
-                                  Real atol) {
+  CHENS_HD static void error_terms(const State (&k)[stages], Real h, int c, Real sc, Real (&t)[error_sums]) {
+    Real e = Real(0);
+    for (int i = 0; i < stages; ++i)
+      if (d(i) != 0.0) e = e + h * Real(d(i)) * k[i][c];
+    t[0] = (e / sc) * (e / sc);
+  }
+  template <class Real>
+  CHENS_HD static Real error_norm_of(const Real (&sum)[error_sums], Real n, Real) {
     using std::sqrt;
-    const State e = weighted_stages(State::zero(), h, k, [](int i) { return d(i); });
-    constexpr int n = State::size;
-    Real sum = Real(0);
-    for (int c = 0; c < n; ++c) {
-      const Real sc = error_scale(z, z_new, c, rtol, atol);
-      sum = sum + (e[c] / sc) * (e[c] / sc);
-    }
-    return sqrt(sum / Real(n));
+    return sqrt(sum[0] / n);
   }
   // Hairer's controller for an 8th-order estimate: exponent 1/9, factors [0.333, 6], no Lund
   // stabilisation (DOP853's constants but the exponent).
-  static constexpr HairerStepControl control{0.9, 0.333, 6.0, 1.0 / 9.0, 0.0};
+  CHENS_HD static constexpr HairerStepControl control() { return {0.9, 0.333, 6.0, 1.0 / 9.0, 0.0}; }
 };
 
 template <class Real>
