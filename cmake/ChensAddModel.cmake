@@ -5,7 +5,8 @@
 #   chens_add_model(<target> MODEL <spec type> HEADER <file>
 #                   [FORMULATIONS <naive|dirac|impetus|baumgarte|constrained>...]
 #                   [BACKENDS <cpu|cuda>...]
-#                   [METHODS <euler|rk2|rk4|dopri5|midpoint|gauss2|rattle|verlet|rattle4|rattle4-suzuki|rattle6|rattle8|dop853|vern9>...])
+#                   [METHODS <euler|rk2|rk4|dopri5|midpoint|gauss2|rattle|verlet|rattle4|rattle4-suzuki|rattle6|rattle8|dop853|vern9>...]
+#                   [TANGENTS])
 #
 # chens_add_model adds to <target> one translation unit per (backend, group of formulations)
 # of the model, instantiating make_engine_for<Backend, AutoModel<Spec, double>, F, false, methods>
@@ -14,8 +15,11 @@
 # (dispatch/custom_models.hpp). FORMULATIONS defaults to all five the generic code has;
 # BACKENDS to cpu, and cuda where chens was built with CUDA; METHODS to every method (a unit's
 # compile time grows with its methods: the implicit ones are the costliest; a study asking for
-# a method not built is refused, naming those that are). The header is the user's: a spec
-# that does not compile fails with the compiler naming that file.
+# a method not built is refused, naming those that are). TANGENTS adds the CPU units of the
+# model's tangent systems (output.lyapunov; geometry/tangent_system.hpp), for every formulation
+# and the fixed-step methods of METHODS: they take about as long to compile again as the
+# plain units, so they are asked for. The header is the user's: a spec that does not compile
+# fails with the compiler naming that file.
 
 set(CHENS_ADD_MODEL_DIR ${CMAKE_CURRENT_LIST_DIR})
 
@@ -35,7 +39,7 @@ static const bool chens_installation_known = chens::jit::installation_at(R\"chen
 endfunction()
 
 function(chens_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 M "" "MODEL;HEADER" "FORMULATIONS;BACKENDS;METHODS")
+  cmake_parse_arguments(PARSE_ARGV 1 M "TANGENTS" "MODEL;HEADER" "FORMULATIONS;BACKENDS;METHODS")
   if(NOT M_MODEL OR NOT M_HEADER)
     message(FATAL_ERROR "chens_add_model(${target}): MODEL <spec type> and HEADER <file> are required")
   endif()
@@ -74,11 +78,29 @@ function(chens_add_model target)
     endforeach()
     set(METHOD_MASK "(${METHOD_MASK})")
   endif()
+  if(M_TANGENTS)
+    # Tangents go through fixed-step maps only (resolve() refuses adaptive methods with them).
+    set(fixed_step_named FALSE)
+    foreach(m IN LISTS M_METHODS)
+      if(NOT m MATCHES "^(dopri5|dop853|vern9)$")
+        set(fixed_step_named TRUE)
+      endif()
+    endforeach()
+    if(M_METHODS AND NOT fixed_step_named)
+      message(FATAL_ERROR "chens_add_model(${M_MODEL}): TANGENTS propagates tangents through fixed-step maps, and "
+                          "METHODS (${M_METHODS}) names adaptive methods only")
+    endif()
+    set(TANGENT_MASK "(${METHOD_MASK} & ~adaptive_methods)")
+  endif()
   if(NOT M_BACKENDS)
     set(M_BACKENDS cpu)
     if(CHENS_HAVE_CUDA)
       list(APPEND M_BACKENDS cuda)
     endif()
+  endif()
+  if(M_TANGENTS AND NOT "cpu" IN_LIST M_BACKENDS)
+    message(FATAL_ERROR "chens_add_model(${M_MODEL}): TANGENTS builds the tangent systems' CPU units, and BACKENDS "
+                        "(${M_BACKENDS}) has no cpu")
   endif()
   string(TOLOWER "${M_MODEL}" id)
   string(REGEX REPLACE "[^a-z0-9]+" "_" id "${id}")
@@ -87,7 +109,22 @@ function(chens_add_model target)
   set(SPEC "${M_MODEL}")
   set(ENTRIES "")
   set(sources "")
+  set(variants)
   foreach(backend IN LISTS M_BACKENDS)
+    list(APPEND variants ${backend})
+    if(M_TANGENTS AND backend STREQUAL "cpu")
+      list(APPEND variants cpu_tangents)
+    endif()
+  endforeach()
+  foreach(variant IN LISTS variants)
+    set(tangents false)
+    set(mask "${METHOD_MASK}")
+    set(backend ${variant})
+    if(variant STREQUAL "cpu_tangents")
+      set(tangents true)
+      set(mask "${TANGENT_MASK}")
+      set(backend cpu)
+    endif()
     if(backend STREQUAL "cpu")
       set(BACKEND_TYPE CpuBackend)
       set(ENGINE_HEADER "backends/cpu/cpu_engine.hpp")
@@ -113,14 +150,14 @@ function(chens_add_model target)
     foreach(c RANGE 1 ${chunks})
       math(EXPR end "(${n} * ${c}) / ${chunks}")
       math(EXPR last "${end} - 1")
-      set(name ${backend}_${id})
+      set(name ${variant}_${id})
       set(INSTANTIATIONS "")
       foreach(i RANGE ${first} ${last})
         list(GET M_FORMULATIONS ${i} f)
         string(APPEND name _${f})
-        set(engine "make_engine_for<${BACKEND_TYPE}, AutoModel<${M_MODEL}, double>, FormulationId::${f}, false, ${METHOD_MASK}>")
+        set(engine "make_engine_for<${BACKEND_TYPE}, AutoModel<${M_MODEL}, double>, FormulationId::${f}, ${tangents}, ${mask}>")
         string(APPEND INSTANTIATIONS "template std::unique_ptr<Engine> ${engine}(\n    const SystemArgs&, const EnsembleSpec&);\n")
-        string(APPEND ENTRIES "    {\"${backend}\", FormulationId::${f}, &${engine}, ${METHOD_MASK}},\n")
+        string(APPEND ENTRIES "    {\"${backend}\", FormulationId::${f}, &${engine}, ${mask}, ${tangents}},\n")
       endforeach()
       set(first ${end})
       configure_file(${CHENS_ADD_MODEL_DIR}/custom_model_unit.in ${dir}/${name}.${ext} @ONLY)

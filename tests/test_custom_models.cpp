@@ -22,13 +22,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chens/models/auto_model.hpp>
+
 #include "cli/cli.hpp"
 #include "dispatch/custom_models.hpp"
 #include "dispatch/run_study.hpp"
 #include "study/study.hpp"
 #include "support/checkpoint_resume.hpp"
 #include "support/cli_runner.hpp"
+#include "support/exponent_by_central_difference.hpp"
 #include "support/temp_dir.hpp"
+// The examples' triatomic (docs/custom-models.md), as chens_add_model builds it in.
+#include "../examples/custom_model/models/triatomic.hpp"
 
 namespace chens {
 namespace {
@@ -72,6 +77,42 @@ TEST(CustomModels, TheRegistryHoldsTheExamples) {
   // METHODS rk4 rattle (tests/CMakeLists.txt): each entry holds those two methods alone.
   for (const CustomEntry& e : t.entries)
     EXPECT_EQ(e.methods, method_bit(MethodId::rk4) | method_bit(MethodId::rattle)) << formulation_name(e.formulation);
+  // TANGENTS for the triatomic alone: a tangent entry per formulation, on the CPU, and the
+  // memory bound of its tangent system's instance (two tangents of 18 numbers and two slots
+  // more in its state, geometry/tangent_system.hpp).
+  int tangent_entries = 0;
+  for (const CustomEntry& e : t.entries)
+    if (e.tangents) {
+      tangent_entries += 1;
+      EXPECT_STREQ(e.backend, "cpu");
+    }
+  EXPECT_EQ(tangent_entries, 2);
+  EXPECT_GE(t.bytes_per_instance_tangents, t.bytes_per_instance + (2 * 18 + 2) * sizeof(double));
+  for (const char* name : {"planar-pendulum", "spherical-pendulum"})
+    for (const CustomEntry& e : find_custom_model(name)->entries) EXPECT_FALSE(e.tangents) << name;
+}
+
+// A user model built in with its tangent systems (chens_add_model's TANGENTS; issue 43: every
+// model): the triatomic's exponent from its built-in tangent unit, against the central
+// difference of two runs of its plain unit (tests/support/exponent_by_central_difference.hpp;
+// test_lyapunov_runs.cpp asserts the same of it compiled on first use from its header).
+TEST(CustomModels, TheTriatomicsBuiltInTangentSystemGivesTheCentralDifferenceExponent) {
+  using M = AutoModel<Triatomic, double>;
+  M::Params k = M::Params::zero();
+  for (int i = 0; i < M::parameter_count; ++i) k[i] = Triatomic::parameters[i].value;
+  M::State z0;
+  Triatomic::initial(k.v, z0.v);
+  const Study base = study_from("[model]\nkind = \"triatomic\"\n");
+  const auto triatomic_study = [&](const M::State& z, bool lyapunov) {
+    Study s = test::one_instance(base, z, 0.01, lyapunov);
+    s.record = {0};
+    return s;
+  };
+  // The built-in units run all three: no compile on first use.
+  ASSERT_NE(find_custom_entry(triatomic_study(z0, true), "cpu"), nullptr);
+  ASSERT_NE(find_custom_entry(triatomic_study(z0, false), "cpu"), nullptr);
+  ASSERT_FALSE(runs_compiled_on_first_use(triatomic_study(z0, true), BackendId::cpu));
+  test::expect_exponent_is_central_difference(M::make(k), z0, triatomic_study, "triatomic built in");
 }
 
 const char* kPendulumStudy = R"([model]
@@ -270,9 +311,11 @@ TEST(CustomModels, BadInputIsRefusedWithItsReasonAndNothingIsWritten) {
        "output.wedge is written for model.kind = \"pendulum\" and "
        "\"penalty-pendulum\""},
       // (from a header, model.source, its tangent system is compiled on first use: test_lyapunov_runs.cpp)
+      // The triatomic alone is built with TANGENTS (tests/CMakeLists.txt).
       {{"model.kind=planar-pendulum", "output.lyapunov=true"},
-       "output.lyapunov: model.kind = \"planar-pendulum\" is built into this executable by chens_add_model, without "
-       "tangent systems; name its header in model.source"},
+       "output.lyapunov: model.kind = \"planar-pendulum\" is built into this executable by chens_add_model without "
+       "the tangent system of integrator.formulation = \"dirac\" and method \"rk4\"; build it with "
+       "chens_add_model's TANGENTS, or name its header in model.source"},
   };
   for (const auto& [sets, message] : bad) {
     for (const char* command : {"check", "run"}) {

@@ -57,7 +57,8 @@ CustomModelInfo auto_model_info(const char* header, std::vector<CustomEntry> ent
   }
   info.angular_momentum = M::has_momentum_integrals;
   info.check = &auto_model_check<Spec>;
-  info.bytes_per_instance = sizeof(InstanceOf<HamiltonDirac<M>, NumericalReference<M>>);
+  info.bytes_per_instance = ModelTraits<M>::bytes_per_instance(false);
+  info.bytes_per_instance_tangents = ModelTraits<M>::bytes_per_instance(true);
   info.entries = std::move(entries);
   return info;
 }

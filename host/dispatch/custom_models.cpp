@@ -69,11 +69,12 @@ bool is_custom_parameter_name(const std::string& name) {
 }
 
 CustomRunFn find_custom_entry(const Study& s, const char* backend) {
-  if (s.model_kind != ModelKind::custom || s.tangents() || s.precision != Precision::double_precision) return nullptr;
+  if (s.model_kind != ModelKind::custom || s.precision != Precision::double_precision) return nullptr;
   const CustomModelInfo* m = find_custom_model(s.custom_model);
   if (!m) return nullptr;
   for (const CustomEntry& e : m->entries)
-    if (e.formulation == s.formulation && has_method(e.methods, s.method) && std::strcmp(e.backend, backend) == 0)
+    if (e.formulation == s.formulation && e.tangents == s.tangents() && has_method(e.methods, s.method) &&
+        std::strcmp(e.backend, backend) == 0)
       return e.run;  // nullptr for a model from a header: compiled on first use
   return nullptr;
 }

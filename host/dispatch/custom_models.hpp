@@ -26,14 +26,17 @@ namespace chens {
 struct Study;
 
 // One entry of a user model on one backend: make_engine_for<Backend, AutoModel<Spec, double>,
-// F, false, methods>, the methods chens_add_model's METHODS named (every method by default).
-// A model from a header has entries without `run`: its systems are compiled on first use.
+// F, tangents, methods>, the methods chens_add_model's METHODS named (every method by
+// default); with `tangents`, the tangent system of output.lyapunov (chens_add_model's
+// TANGENTS: its fixed-step methods, on the CPU). A model from a header has entries without
+// `run`: its systems, tangent ones too, are compiled on first use.
 using CustomRunFn = std::unique_ptr<Engine> (*)(const SystemArgs&, const EnsembleSpec&);
 struct CustomEntry {
   const char* backend;  // "cpu" or "cuda" (Backend::name)
   FormulationId formulation;
   CustomRunFn run;
   MethodMask methods = all_methods;
+  bool tangents = false;
 };
 
 // What the initial data look like to the model (checked before anything runs).
@@ -66,7 +69,8 @@ struct CustomModelInfo {
   void (*initial)(const double* k, double* z) = nullptr;
   bool angular_momentum = false;  // the spec names a conserved angular momentum
   InitialCheck (*check)(const double* k, const double* z) = nullptr;
-  std::size_t bytes_per_instance = 0;
+  std::size_t bytes_per_instance = 0;           // an instance of its plain system
+  std::size_t bytes_per_instance_tangents = 0;  // of its tangent system (output.lyapunov)
   std::vector<CustomEntry> entries;
 };
 

@@ -85,7 +85,10 @@ std::size_t bytes_per_instance(const Study& s) {
           ? 0
           : (groups * metric_count * sizeof(Accumulator) + cpu_block_size - 1) / cpu_block_size + sizeof(std::int16_t);
   std::size_t bytes = 0;
-  if (s.model_kind == ModelKind::custom) return custom_model_of(s).bytes_per_instance + kept + grouped;
+  if (s.model_kind == ModelKind::custom) {
+    const CustomModelInfo& m = custom_model_of(s);
+    return (s.tangents() ? m.bytes_per_instance_tangents : m.bytes_per_instance) + kept + grouped;
+  }
   if (s.model_kind == ModelKind::chain && !with_study_model(s, [](auto) {}))
     return chain_bytes_per_instance(s) + kept + grouped;
   with_model_of(s, [&](auto m) { bytes = ModelTraits<typename decltype(m)::type>::bytes_per_instance(s.tangents()); });

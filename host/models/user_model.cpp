@@ -59,12 +59,20 @@ void validate(const Study& s) {
     throw StudyError(std::string("integrator.method = \"") + method_name(s.method) + "\": model.kind = \"" + m.name +
                      "\" is built with methods " + names + " (chens_add_model's METHODS)");
   }
-  // A model's tangent system (output.lyapunov) is compiled on first use from its header; the
-  // units chens_add_model builds have none (dispatch/system_dispatch.hpp's jit_possible).
-  if (s.lyapunov && !m.from_header)
-    throw StudyError("output.lyapunov: model.kind = \"" + m.name +
-                     "\" is built into this executable by chens_add_model, without tangent systems; name its header "
-                     "in model.source instead, and chens compiles its tangent system on first use (docs/lyapunov.md)");
+  // A model's tangent system (output.lyapunov) is compiled on first use from its header, or
+  // built in by chens_add_model's TANGENTS (CPU units of its fixed-step methods).
+  if (s.lyapunov && !m.from_header) {
+    bool built = false;
+    for (const CustomEntry& e : m.entries)
+      built = built || (e.tangents && e.formulation == s.formulation && has_method(e.methods, s.method));
+    if (!built)
+      throw StudyError("output.lyapunov: model.kind = \"" + m.name +
+                       "\" is built into this executable by chens_add_model without the tangent system of "
+                       "integrator.formulation = \"" +
+                       formulation_name(s.formulation) + "\" and method \"" + method_name(s.method) +
+                       "\"; build it with chens_add_model's TANGENTS, or name its header in model.source and chens "
+                       "compiles its tangent system on first use (docs/lyapunov.md)");
+  }
   if (s.initial.empty() && !m.has_initial)
     throw StudyError("model.initial is missing: model.kind = \"" + m.name + "\" (" + m.header +
                      ") has no default initial state; give " + std::to_string(2 * m.dof) + " numbers (q, then p)");
