@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <utility>
@@ -76,6 +77,12 @@ DP::State tangent_of(const TangentDP::State& Z, int which) {
   for (int c = 0; c < S; ++c) v[c] = Z[S * (which + 1) + c];
   return v;
 }
+template <class State>
+DP::State tangent_of_spectrum(const State& Z, int which) {
+  DP::State v;
+  for (int c = 0; c < S; ++c) v[c] = Z[S * (which + 1) + c];
+  return v;
+}
 void set_tangent(TangentDP::State& Z, int which, const DP::State& v) {
   for (int c = 0; c < S; ++c) Z[S * (which + 1) + c] = v[c];
 }
@@ -92,7 +99,7 @@ std::pair<double, double> constraint_residuals(const Model& m, const typename Mo
   double a = 0, b = 0;
   for (int k = 0; k < Model::constraints; ++k) {
     a = std::max(a, std::fabs(gdq[k]));
-    b = std::max(b, std::fabs(dpsi[k].d0));
+    b = std::max(b, std::fabs(dpsi[k].d[0]));
   }
   return {a, b};
 }
@@ -301,9 +308,18 @@ TEST(Lyapunov, TheExponentDoesNotDependOnTheInitialTangent) {
   EXPECT_LT(std::fabs(la[1] - lb[1]), 2.0 / 200.0);
 }
 
-// The spectrum on the double pendulum's manifold (dimension 2(n - m) = 4): four tangents in two
-// tangent systems stepping the same state, re-orthonormalised together.
+// The spectrum on the double pendulum's manifold (dimension 2(n - m) = 4), two ways over T = 200
+// (h = 2e-3, re-orthonormalised every 50 steps), from the same four random tangents in T_z M:
+//  - the test's own: four tangents in two tangent systems (Dual2) stepping the same state, each
+//    re-orthonormalisation projecting them into T_z M and orthonormalising them (lyapunov.hpp);
+//  - the runs' (output.lyapunov_spectrum): TangentSystem<DiracDP, 4>, one state with DualN<4>
+//    numbers, re-orthonormalised by its own code (tangent_system.hpp).
+// The four parts are the two pairs' bit for bit (a part does not depend on how many others are
+// carried), and so are the exponents. The spectrum comes in pairs lambda_i = -lambda_{5-i} with a zero pair (the flow's
+// direction and the energy's), and sums to zero: the flow preserves the symplectic volume on M.
 TEST(Lyapunov, TheDoublePendulumsSpectrumPairsAndSumsToZero) {
+  using SpectrumDP = TangentSystem<DiracDP, 4>;
+  static_assert(spectrum_dimension_v<DiracDP> == 4, "2(n - m) = 2 (4 - 2)");
   const Params P;
   const double y[4] = {2.0, 2.5, 0.0, 0.0}, none[4] = {0, 0, 0, 0};
   DP::State z, unused;
@@ -322,8 +338,14 @@ TEST(Lyapunov, TheDoublePendulumsSpectrumPairsAndSumsToZero) {
   orthonormalise(v, log_r);
   for (double& l : log_r) l = 0;
   const TangentDP ts = TangentDP::of(DiracDP{m});
+  const SpectrumDP ts4 = SpectrumDP::of(DiracDP{m});
   const TangentStepper<Rk4> stepper{Rk4{}};
   TangentDP::State A = pack(z, v[0], v[1]), B = pack(z, v[2], v[3]), Zn;
+  SpectrumDP::State Z4 = SpectrumDP::State::zero(), Z4n;
+  for (int c = 0; c < S; ++c) {
+    Z4[c] = z[c];
+    for (int k = 0; k < 4; ++k) Z4[(k + 1) * S + c] = v[k][c];
+  }
   const double h = 2e-3;
   const int steps = 100000, every = 50;  // T = 200
   for (int n = 1; n <= steps; ++n) {
@@ -331,7 +353,18 @@ TEST(Lyapunov, TheDoublePendulumsSpectrumPairsAndSumsToZero) {
     A = Zn;
     ASSERT_TRUE(stepper.step(ts, B, h, Zn).finite);
     B = Zn;
-    for (int c = 0; c < S; ++c) ASSERT_EQ(A[c], B[c]);  // the same state, bit for bit
+    ASSERT_TRUE(stepper.step(ts4, Z4, h, Z4n).finite);
+    Z4 = Z4n;
+    for (int c = 0; c < S; ++c) ASSERT_EQ(A[c], B[c]);   // the same state, bit for bit
+    for (int c = 0; c < S; ++c) ASSERT_EQ(Z4[c], A[c]);  // and the spectrum system's
+    if (n % every == every - 1) {
+      for (int c = 0; c < S; ++c) {
+        ASSERT_EQ(Z4[S + c], A[S + c]);
+        ASSERT_EQ(Z4[2 * S + c], A[2 * S + c]);
+        ASSERT_EQ(Z4[3 * S + c], B[S + c]);
+        ASSERT_EQ(Z4[4 * S + c], B[2 * S + c]);
+      }
+    }
     if (n % every == 0) {
       DP::State zz;
       for (int c = 0; c < S; ++c) zz[c] = A[c];
@@ -342,16 +375,23 @@ TEST(Lyapunov, TheDoublePendulumsSpectrumPairsAndSumsToZero) {
       set_tangent(A, 1, w[1]);
       set_tangent(B, 0, w[2]);
       set_tangent(B, 1, w[3]);
+      ts4.renormalise(Z4);
     }
   }
   const double T = steps * h;
-  double lam[4], sum = 0;
+  double lam[4], lam4[4], sum = 0;
+  ts4.spectrum_exponents(Z4, T, lam4);
   for (int k = 0; k < 4; ++k) {
     lam[k] = log_r[k] / T;
     sum += lam[k];
   }
   SCOPED_TRACE("spectrum " + std::to_string(lam[0]) + " " + std::to_string(lam[1]) + " " + std::to_string(lam[2]) + " " +
                std::to_string(lam[3]));
+  for (int k = 0; k < 4; ++k) {
+    std::printf("[ spectrum ] lambda_%d: two pairs %.12f, DualN<4> %.12f\n", k + 1, lam[k], lam4[k]);
+    EXPECT_EQ(lam4[k], lam[k]) << k;
+  }
+  EXPECT_EQ(ts4.lyapunov_exponent(Z4, T), lam4[0]);
   const double tol = 5.0 / T;
   EXPECT_GT(lam[0], 10 * tol);  // chaotic: clearly positive at this resolution
   EXPECT_GE(lam[0], lam[1]);
@@ -365,5 +405,34 @@ TEST(Lyapunov, TheDoublePendulumsSpectrumPairsAndSumsToZero) {
   EXPECT_NEAR(sum, 0.0, tol);
 }
 
+// The spectrum system's own initial tangents: K = 2(n - m) of them in T_z M, their images
+// orthonormal (so r(0) = I and every exponent is 0 at t = 0), for the double pendulum (K = 4)
+// and the pendulum (K = 2), and the penalty formulation's 2n on R^2n.
+TEST(Lyapunov, TheSpectrumsInitialTangentsAreAnOrthonormalBasisOfTheTangentSpace) {
+  const Params P;
+  const double y[4] = {2.0, 2.5, 0.3, -0.1}, none[4] = {0, 0, 0, 0};
+  DP::State z, unused;
+  cartesian_with_tangent(P, y, none, z, unused);
+  const DP m = model_of(P);
+  using SpectrumDP = TangentSystem<DiracDP, 4>;
+  const SpectrumDP ts4 = SpectrumDP::of(DiracDP{m});
+  const SpectrumDP::State Z = ts4.with_initial_tangents(z);
+  DP::State zz, img[4];
+  ts4.projected_images(Z, zz, img);
+  for (int j = 0; j < 4; ++j)
+    for (int k = 0; k < 4; ++k) {
+      double d = 0;
+      for (int c = 0; c < S; ++c) d += img[j][c] * img[k][c];
+      EXPECT_NEAR(d, j == k ? 1.0 : 0.0, 1e-13) << j << " " << k;
+      const auto [gdq, dpsi] = constraint_residuals(m, z, tangent_of_spectrum(Z, k));
+      EXPECT_LT(gdq + dpsi, 1e-12) << k;
+    }
+  double lam[4];
+  ts4.spectrum_exponents(Z, 0.0, lam);
+  for (double l : lam) EXPECT_EQ(l, 0.0);
+  ts4.spectrum_exponents(Z, 1.0, lam);
+  for (double l : lam) EXPECT_NEAR(l, 0.0, 1e-14);  // log r_kk of orthonormal images
+  static_assert(spectrum_dimension_v<HamiltonDirac<Pendulum<double>>> == 2, "2(2 - 1)");
+}
 }  // namespace
 }  // namespace chens

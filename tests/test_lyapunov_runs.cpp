@@ -255,28 +255,102 @@ TEST(LyapunovRuns, AUserModelsExponentIsTheCentralDifferenceOfTwoRuns) {
   expect_exponent_is_central_difference(M::make(k), z0, triatomic_study, "triatomic from its header");
 }
 
-// The diagnostic runs the tangent system (compiled on first use here) where the plain run uses
-// the built-in unit: the same trajectories, counters and statistics.
+// output.lyapunov_spectrum (geometry/tangent_system.hpp's TangentSystem<Sys, K>, compiled on
+// first use) on the chaotic double pendulum, three instances over T = 200: the four exponents in
+// the ensemble's statistics come in pairs lambda_i + lambda_{5-i} = 0 with a zero pair and sum to
+// zero within O(1/T) (the flow preserves the symplectic volume on M), the first is the metric
+// `lyapunov` of the same run bit for bit, and agrees with output.lyapunov's largest exponent
+// (another initial tangent) to O(1/T).
+TEST(LyapunovRuns, TheDoublePendulumsSpectrumPairsAndSumsToZero) {
+  const angles::Params P;
+  const double y0[4] = {2.0, 2.5, 0.0, 0.0}, no_tangent[4] = {0, 0, 0, 0};
+  DP::State z0, unused;
+  angles::cartesian_with_tangent(P, y0, no_tangent, z0, unused);
+  Study s = double_pendulum_study(z0);
+  s.lyapunov = false;
+  s.lyapunov_spectrum = true;
+  s.h = 2e-3;
+  s.t_end = 200.0;
+  s.sample_dt = 50.0;
+  s.size = 3;
+  s.perturbation = 1e-3;
+  const EnsembleResult r = run_study_cpu(s, resolve(s), ensemble_spec(s, 2));
+  ASSERT_EQ(r.lost_total(), 0u);
+  ASSERT_EQ(r.lyapunov_spectrum.size(), 4u);
+  double lam[4], sum = 0;
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(r.lyapunov_spectrum[static_cast<std::size_t>(k)].value.count, 3u) << k;
+    lam[k] = r.lyapunov_spectrum[static_cast<std::size_t>(k)].value.mean;
+    sum += lam[k];
+  }
+  std::printf("[ spectrum ] double pendulum, T = 200, mean of 3: %.6f %.6f %.6f %.6f, sum %.2e\n", lam[0], lam[1], lam[2],
+              lam[3], sum);
+  const double T = s.t_end, tol = 5.0 / T;
+  EXPECT_GT(r.lyapunov_spectrum[0].value.min, 10 * tol);  // chaotic: every instance
+  EXPECT_NEAR(lam[0] + lam[3], 0.0, tol);
+  EXPECT_NEAR(lam[1] + lam[2], 0.0, tol);
+  EXPECT_NEAR(lam[1], 0.0, tol);
+  EXPECT_NEAR(sum, 0.0, tol);
+  // The metric lyapunov is the first exponent: the same numbers at the last sample.
+  EXPECT_EQ(std::memcmp(&r.series.back().metric[lyap], &r.lyapunov_spectrum[0].value, sizeof(Accumulator)), 0);
+  // output.lyapunov's tangent (another initial direction) grows at the same rate, to O(1/T).
+  Study pair = s;
+  pair.lyapunov_spectrum = false;
+  pair.lyapunov = true;
+  const EnsembleResult p = run_study_cpu(pair, resolve(pair), ensemble_spec(pair, 2));
+  EXPECT_TRUE(p.lyapunov_spectrum.empty());
+  EXPECT_NEAR(p.series.back().metric[lyap].mean, lam[0], 2.0 / T);
+  expect_all_but_the_exponent_equal(r, p, "the spectrum against output.lyapunov");
+}
+
+// The integrable pendulum's two exponents (K = 2(2 - 1)) both vanish like log t / t, and sum to
+// zero within O(1/T) (area on the 2-dimensional M).
+TEST(LyapunovRuns, TheIntegrablePendulumsSpectrumVanishes) {
+  Study s = rotating_pendulum(1000.0, 100.0);
+  s.lyapunov = false;
+  s.lyapunov_spectrum = true;
+  const EnsembleResult r = run_study_cpu(s, resolve(s), ensemble_spec(s, 1));
+  ASSERT_EQ(r.lost_total(), 0u);
+  ASSERT_EQ(r.lyapunov_spectrum.size(), 2u);
+  const double l1 = r.lyapunov_spectrum[0].value.mean, l2 = r.lyapunov_spectrum[1].value.mean, T = s.t_end;
+  std::printf("[ spectrum ] rotating pendulum, T = 1000: %.3e %.3e\n", l1, l2);
+  EXPECT_GT(l1, 0.0);
+  EXPECT_LT(l1, 3.0 * std::log(T) / T);  // log t / t, not a rate
+  EXPECT_NEAR(l1 + l2, 0.0, 5.0 / T);
+}
+
+// The diagnostics run the tangent systems (compiled on first use here) where the plain run uses
+// the built-in unit: the same trajectories, counters and statistics, for output.lyapunov's pair
+// of tangents and output.lyapunov_spectrum's four (the values part of the dual numbers is the
+// plain run's arithmetic).
 TEST(LyapunovRuns, SwitchingItOnChangesNoOtherNumber) {
   const angles::Params P;
   const double y0[4] = {1.0, 1.5, 0.2, -0.1}, no_tangent[4] = {0, 0, 0, 0};
   DP::State z0, unused;
   angles::cartesian_with_tangent(P, y0, no_tangent, z0, unused);
-  Study with = double_pendulum_study(z0);
-  with.size = 70;  // more than one block
-  with.perturbation = 1e-3;
-  with.t_end = 2.0;
-  with.sample_dt = 0.5;
-  with.h = 0.01;
-  with.states = true;
-  Study without = with;
+  Study without = double_pendulum_study(z0);
   without.lyapunov = false;
-  const EnsembleResult a = run_study_cpu(with, resolve(with), ensemble_spec(with, 2));
+  without.size = 70;  // more than one block
+  without.perturbation = 1e-3;
+  without.t_end = 2.0;
+  without.sample_dt = 0.5;
+  without.h = 0.01;
+  without.states = true;
   const EnsembleResult b = run_study_cpu(without, resolve(without), ensemble_spec(without, 2));
-  ASSERT_TRUE(a.metric_reported(lyap));
   ASSERT_FALSE(b.metric_reported(lyap));
-  expect_all_but_the_exponent_equal(a, b, "double pendulum with output.lyapunov against without");
-  EXPECT_EQ(a.kept.final_physical.size(), 70u * DP::state_size);
+  for (const bool spectrum : {false, true}) {
+    Study with = without;
+    with.lyapunov = !spectrum;
+    with.lyapunov_spectrum = spectrum;
+    const EnsembleResult a = run_study_cpu(with, resolve(with), ensemble_spec(with, 2));
+    ASSERT_TRUE(a.metric_reported(lyap));
+    ASSERT_FALSE(a.metric_reported(int(MetricId::wedge_error)));
+    ASSERT_EQ(a.lyapunov_spectrum.size(), spectrum ? 4u : 0u);
+    if (spectrum) EXPECT_EQ(a.lyapunov_spectrum[0].value.count, 70u);
+    expect_all_but_the_exponent_equal(a, b,
+                                      std::string("double pendulum with ") + with.exponents_key() + " against without");
+    EXPECT_EQ(a.kept.final_physical.size(), 70u * DP::state_size);
+  }
 }
 
 }  // namespace

@@ -97,6 +97,20 @@ INSTANTIATE_TEST_SUITE_P(
                 "output.lyapunov_interval = 1 renormalises the tangents of output.lyapunov, which is off"},
         BadCase{"lyapunov_interval_not_positive", {"--set", "output.lyapunov=true", "--set", "output.lyapunov_interval=0"},
                 "", "output.lyapunov_interval = 0: must be a finite number > 0"},
+        // output.lyapunov_spectrum: the pair's rules, and its own (geometry/tangent_system.hpp):
+        // not with the wedge, no impetus formulation, at most 12 exponents.
+        BadCase{"spectrum_with_dopri5", {"--set", "integrator.method=dopri5", "--set", "output.lyapunov_spectrum=true"},
+                "", "output.lyapunov_spectrum carries tangent vectors through the method's own fixed-step map"},
+        BadCase{"spectrum_in_float", {"--set", "integrator.precision=float", "--set", "output.lyapunov_spectrum=true"},
+                "", "output.lyapunov_spectrum runs in double precision only"},
+        BadCase{"spectrum_with_the_wedge", {"--set", "output.wedge=true", "--set", "output.lyapunov_spectrum=true"}, "",
+                "output.lyapunov_spectrum re-orthonormalises its tangents, which changes their wedge product"},
+        BadCase{"spectrum_of_the_impetus_equations",
+                {"--set", "integrator.formulation=impetus", "--set", "output.lyapunov_spectrum=true"}, "",
+                "integrator.formulation = \"impetus\" carries (q, p*), which maps onto (q, p) by a projection"},
+        BadCase{"spectrum_too_large", {"STUDY"}, "[model]\nkind = \"chain\"\natoms = 7\n[output]\nlyapunov_spectrum = true\n",
+                "output.lyapunov_spectrum has 2(n - m) = 16 exponents for chain N = 7 (n = 14 coordinates, m = 6 "
+                "constraints); at most 12"},
         BadCase{"first_passage_lyapunov_without_lyapunov", {"--set", "first_passage.lyapunov=0.1"}, "",
                 "first_passage.lyapunov = 0.1: the Lyapunov exponent is computed with output.lyapunov = true only"},
         BadCase{"first_passage_negative_level", {"STUDY"}, "[first_passage]\nenergy_error = -1e-3\n",

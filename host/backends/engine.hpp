@@ -37,6 +37,8 @@
 //   tally_groups(res)           [parameters] group_by: each group's instances and losses
 //   tally_passage(spec, g, out) [first_passage]: the passage statistics of the ensemble
 //                               (g < 0) or of group g (passage_tally.hpp)
+//   tally_spectrum(spec, res)   output.lyapunov_spectrum: each exponent's statistics over the
+//                               live instances at the last sample (spectrum_tally.hpp)
 // With [parameters] group_by, launch and collect also fill res.groups[g].series.
 #pragma once
 
@@ -69,6 +71,7 @@ struct EngineShape {
   index_t total_steps = 0;
   bool fixed_step = true;
   bool passage = false;  // [first_passage] checks a level
+  int spectrum = 0;      // output.lyapunov_spectrum: the number of exponents, 2(n - m); 0 without it
 };
 
 class Engine {
@@ -92,6 +95,7 @@ class Engine {
   virtual void keep_final(EnsembleResult& res, std::uint64_t keep) = 0;
   virtual void tally_groups(EnsembleResult& res) = 0;
   virtual void tally_passage(const EnsembleSpec& spec, int group, PassageResult& out) = 0;
+  virtual void tally_spectrum(const EnsembleSpec& spec, EnsembleResult& res) = 0;
 };
 
 // The one segment driver (segment_driver.cpp): set-up, resume, the segment protocol of

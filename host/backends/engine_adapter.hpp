@@ -19,6 +19,7 @@
 #include "backends/engine.hpp"
 #include "backends/instance_records.hpp"
 #include "backends/passage_tally.hpp"
+#include "backends/spectrum_tally.hpp"
 
 namespace chens {
 
@@ -50,6 +51,7 @@ class EngineAdapter final : public Engine {
     s.total_steps = rp_.total_steps;
     s.fixed_step = rp_.fixed_step;
     s.passage = rp_.passage.any();
+    s.spectrum = spectrum_size_v<System>;
     return s;
   }
   std::string reference_kind() const override { return reference_kind_; }
@@ -104,6 +106,21 @@ class EngineAdapter final : public Engine {
       });
     };
     chens::tally_passage(rp_, spec, n, members, out);
+  }
+  void tally_spectrum(const EnsembleSpec& spec, EnsembleResult& res) override {
+    if constexpr (spectrum_size_v < System >> 0) {
+      const std::uint64_t n = spec_.size;
+      const double t = rp_.reference_time(rp_.samples);  // where every live instance ends
+      chens::tally_spectrum<spectrum_size_v<System>>(
+          spec, n, [&](auto&& f) { e_.for_first(n, f); },
+          [&](std::uint64_t i, const auto& in, double(&lambda)[spectrum_size_v<System>]) {
+            e_.system_of(i).spectrum_exponents(in.z, t, lambda);
+          },
+          res.lyapunov_spectrum);
+    } else {
+      (void)spec;
+      res.lyapunov_spectrum.clear();
+    }
   }
 
  private:

@@ -27,6 +27,14 @@ struct SampleStats {
   double quantile[metric_count][quantile_count] = {};
 };
 
+// One Lyapunov exponent's statistics over the live instances at the last sample time
+// (output.lyapunov_spectrum; spectrum_tally.hpp): mean, rms, min, max, count, and its p10, p50,
+// p90, p99 (quantiles.hpp).
+struct ExponentStats {
+  Accumulator value;
+  double quantile[quantile_count] = {};
+};
+
 // The instances EnsembleSpec::record names, at every sample time (trajectory.csv and
 // states.h5's /trajectories). Arrays are sample-major: [k][r][c].
 struct RecordedTrajectories {
@@ -159,7 +167,10 @@ struct EnsembleResult {
   std::vector<double> instance0_state;     // final state in the formulation's variables
   std::vector<double> instance0_physical;  // final physical (q, p)
   bool instance0_lost = false;
-  PassageResult passage;            // output's [first_passage]
+  PassageResult passage;  // output's [first_passage]
+  // output.lyapunov_spectrum: exponent k's statistics, k = 0 .. 2(n - m) - 1 in the
+  // Gram-Schmidt order (the largest first); empty without it.
+  std::vector<ExponentStats> lyapunov_spectrum;
   std::vector<GroupResult> groups;  // [parameters] group_by: group g's statistics (none without)
   RecordedTrajectories recorded;    // the instances EnsembleSpec::record names
   PerInstanceResult kept;           // the first EnsembleSpec::keep_instances instances

@@ -136,6 +136,7 @@ EnsembleResult drive_segments(Engine& engine, const EnsembleSpec& spec) {
   costs();
   engine.finish(res);
   if (shape.passage) engine.tally_passage(spec, -1, res.passage);
+  if (shape.spectrum > 0) engine.tally_spectrum(spec, res);  // collective in a sharded run, as the passages'
   // The groups' sizes, losses and passages (every rank of a sharded run tallies each group:
   // the reductions are collective).
   if (!res.groups.empty()) {

@@ -3,7 +3,9 @@
 // the executable (chens_add_model) and, with --source, those a header defines (model.source,
 // compiled on first use).
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <string>
 
 #include "cli/cli.hpp"
 #include "cli/cli_internal.hpp"
@@ -60,6 +62,12 @@ void describe(const Study& s, const std::string& title, std::ostream& out) {
   if (model.separable) also.push_back("integrator.method = \"verlet\"");
   if (model.wedge) also.push_back("output.wedge");
   if (model.lyapunov) also.push_back("output.lyapunov");
+  if (model.lyapunov && model.constraints) {
+    // The spectrum's 2(n - m) exponents for the model's defaults (study_resolve.cpp's rule).
+    const auto n2 = static_cast<std::int64_t>(model.state_names(s).size());
+    const std::int64_t k = n2 - 2 * model.constraints(s);
+    if (k <= max_spectrum_exponents) also.push_back("output.lyapunov_spectrum (" + std::to_string(k) + " exponents)");
+  }
   if (model.nominal_period) also.push_back("output.phase_error");
   if (model.single_precision) also.push_back("integrator.precision = \"float\"");
   if (model.conserves_angular_momentum(s)) also.push_back("the angular momentum error");

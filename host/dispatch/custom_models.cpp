@@ -69,7 +69,8 @@ bool is_custom_parameter_name(const std::string& name) {
 }
 
 CustomRunFn find_custom_entry(const Study& s, const char* backend) {
-  if (s.model_kind != ModelKind::custom || s.precision != Precision::double_precision) return nullptr;
+  // (the spectrum's tangent systems are compiled on first use only)
+  if (s.model_kind != ModelKind::custom || s.precision != Precision::double_precision || s.lyapunov_spectrum) return nullptr;
   const CustomModelInfo* m = find_custom_model(s.custom_model);
   if (!m) return nullptr;
   for (const CustomEntry& e : m->entries)

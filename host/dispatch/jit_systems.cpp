@@ -39,7 +39,8 @@ std::string formulation_enumerator(FormulationId f) {
 std::string instantiation(const JitSystem& sys) {
   return std::string("chens::make_engine_for<chens::") + (sys.cuda ? "CudaBackend" : "CpuBackend") +
          ", chens::" + sys.model_type + ", chens::FormulationId::" + sys.formulation + ", " +
-         (sys.tangents ? "true" : "false") + ", " + std::to_string(method_bit(sys.method)) + "u>";
+         (sys.tangents ? "true" : "false") + ", " + std::to_string(method_bit(sys.method)) + "u" +
+         (sys.spectrum ? ", true" : "") + ">";
 }
 
 std::string unit_text(const JitSystem& sys, const std::string& key) {
@@ -66,9 +67,11 @@ std::string unit_text(const JitSystem& sys, const std::string& key) {
          instantiation(sys) +
          "(*a, *spec);\n}\n"
          "std::size_t chens_jit_bytes_per_instance() {\n"
-         "  return chens::ModelTraits<" +
-         model + ">::bytes_per_instance(" + (sys.tangents ? "true" : "false") +
-         ");\n}\n"
+         "  return " +
+         (sys.spectrum
+              ? "chens::spectrum_bytes_per_instance<" + model + ">()"
+              : "chens::ModelTraits<" + model + ">::bytes_per_instance(" + (sys.tangents ? "true" : "false") + ")") +
+         ";\n}\n"
          "}\n";
 }
 
@@ -168,7 +171,7 @@ Loaded load(const JitSystem& sys, bool compile_if_missing, bool one_line = false
 
 bool model_has_tangents(const Study& s) {
   const ModelDescription& model = model_of(s);
-  return s.precision == Precision::double_precision && (!s.wedge || model.wedge) && (!s.lyapunov || model.lyapunov);
+  return s.precision == Precision::double_precision && (!s.wedge || model.wedge) && (!s.exponents() || model.lyapunov);
 }
 
 bool jit_forced() {
@@ -191,6 +194,7 @@ JitSystem jit_system(const Study& s, bool cuda) {
   if (const char* traits = model_traits_header(s.model_kind)) sys.traits = traits;
   sys.formulation = formulation_enumerator(s.formulation);
   sys.tangents = s.tangents();
+  sys.spectrum = s.lyapunov_spectrum;
   sys.method = s.method;
   std::string model = description.label ? description.label(s) : model_name(s);
   if (s.model_kind == ModelKind::custom) {  // a user model from its header (source_models.hpp)
@@ -199,8 +203,11 @@ JitSystem jit_system(const Study& s, bool cuda) {
     sys.header_hash = m.source_hash;
   }
   if (s.precision == Precision::single_precision) model += " (float)";
-  sys.label = model + ", " + formulation_name(s.formulation) + (s.tangents() ? " with tangents" : "") + ", " +
-              method_name(s.method) + (cuda ? ", cuda" : ", cpu");
+  sys.label = model + ", " + formulation_name(s.formulation) +
+              (s.lyapunov_spectrum ? " with the spectrum's tangents"
+               : s.tangents()      ? " with tangents"
+                                   : "") +
+              ", " + method_name(s.method) + (cuda ? ", cuda" : ", cpu");
   return sys;
 }
 

@@ -34,7 +34,8 @@ struct JitSystem {
   std::string header;               // a user model from a header (model.source): its absolute path
   std::string header_hash;          // and the SHA-256 of it and of every file it includes (source_models.hpp)
   std::string formulation;          // FormulationId's enumerator, e.g. "dirac"
-  bool tangents = false;            // output.wedge or output.lyapunov
+  bool tangents = false;            // output.wedge, output.lyapunov or output.lyapunov_spectrum
+  bool spectrum = false;            // output.lyapunov_spectrum: 2(n - m) tangents (geometry/tangent_system.hpp)
   MethodId method = MethodId::rk4;  // the one method the unit instantiates
   bool cuda = false;                // the GPU's engine (CudaBackend, compiled by nvcc), else the CPU's
   std::string label;                // for messages: "chain N = 12, dirac, rk4, cpu"

@@ -6,10 +6,13 @@
 // (issue 42). C++17-clean.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <type_traits>
 
 #include <chens/concepts.hpp>
+#include <chens/formulations/hamilton_dirac.hpp>
+#include <chens/geometry/tangent_system.hpp>
 
 #include "backends/backend.hpp"
 #include "backends/engine_adapter.hpp"
@@ -19,12 +22,23 @@
 
 namespace chens {
 
+// An upper bound of the instance of Model's spectrum system (output.lyapunov_spectrum;
+// geometry/tangent_system.hpp): K = 2(n - m) <= 2n tangents, so the one with 2n bounds every
+// formulation's (whose states are (q, p)-sized).
+template <class Model>
+constexpr std::size_t spectrum_bytes_per_instance() {
+  using Dirac = HamiltonDirac<Model>;
+  return sizeof(InstanceOf<TangentSystem<Dirac, Model::State::size>, typename ModelTraits<Model>::Reference>);
+}
+
 // The engine of the study's system and method, instantiated for the methods of Methods
 // (dispatch/method_id.hpp): every method the formulation takes but the first-use ones (the
 // systems list's units, listed_methods),
 // the run's alone (a unit compiled on first use, dispatch/jit_systems.cpp), or a user
 // model's METHODS (cmake/ChensAddModel.cmake): the same code, fewer instantiations.
-template <class Backend, class Model, FormulationId F, bool Tangents, MethodMask Methods>
+// Spectrum: the tangents of output.lyapunov_spectrum (with Tangents; compiled on first use
+// only, dispatch/jit_systems.cpp). Its default, false, is system_list.hpp's declaration's.
+template <class Backend, class Model, FormulationId F, bool Tangents, MethodMask Methods, bool Spectrum>
 std::unique_ptr<Engine> make_engine_for(const SystemArgs& a, const EnsembleSpec& spec) {
   using Traits = ModelTraits<Model>;
   using Real = typename Model::Real;
@@ -37,9 +51,10 @@ std::unique_ptr<Engine> make_engine_for(const SystemArgs& a, const EnsembleSpec&
 #if defined(__cpp_concepts) && __cpp_concepts >= 201907L
     static_assert(ModelSystem<System> && OneStepMethod<std::decay_t<decltype(method)>, System>);
 #endif
-    return with_tangents_if<Tangents>(sys, method, [&](const auto& run_sys, const auto& run_method) {
+    return with_tangents_if<Tangents, Spectrum>(sys, method, [&](const auto& run_sys, const auto& run_method) {
       using RunSystem = std::decay_t<decltype(run_sys)>;
-      static_assert(sizeof(InstanceOf<RunSystem, Reference>) <= Traits::bytes_per_instance(Tangents),
+      static_assert(sizeof(InstanceOf<RunSystem, Reference>) <=
+                        (Spectrum ? spectrum_bytes_per_instance<Model>() : Traits::bytes_per_instance(Tangents)),
                     "ModelTraits::bytes_per_instance is an upper bound of the instances' size");
       return make_backend_engine<Backend, RunSystem, std::decay_t<decltype(run_method)>, Reference>(
           run_sys, run_method, rp, z0, spec, Traits::reference_kind(a.rp));

@@ -150,14 +150,21 @@ typename FormulationOf<F>::template type<Model> make_formulation(const Model& mo
 }
 
 // Calls f(system, method) with the system and method themselves (Tangents = false) or with
-// their tangent-carrying versions for output.wedge and output.lyapunov (geometry/tangent_system.hpp; fixed-step methods
-// only, resolve() has refused the others): the systems list has a unit for each.
-template <bool Tangents, class System, class Method, class F>
+// their tangent-carrying versions (geometry/tangent_system.hpp; fixed-step methods only,
+// resolve() has refused the others): the pair of output.wedge and output.lyapunov, or with
+// Spectrum the 2(n - m) tangents of output.lyapunov_spectrum (compiled on first use only; no
+// impetus formulation).
+template <bool Tangents, bool Spectrum = false, class System, class Method, class F>
 std::unique_ptr<Engine> with_tangents_if(const System& sys, const Method& method, F&& f) {
+  static_assert(Tangents || !Spectrum, "the spectrum is carried by tangents");
   if constexpr (!Tangents) {
     return f(sys, method);
+  } else if constexpr (Spectrum && System::has_impetus) {
+    throw std::logic_error(
+        "output.lyapunov_spectrum puts its tangents into T_z M in (q, p); the impetus formulations carry (q, p*)");
   } else if constexpr (!Method::adaptive) {
-    return f(TangentSystem<System>::of(sys), TangentStepper<Method>{method});
+    using Run = TangentSystem<System, Spectrum ? spectrum_dimension_v<System> : 0>;
+    return f(Run::of(sys), TangentStepper<Method>{method});
   } else {
     throw std::logic_error(
         "output.wedge and output.lyapunov propagate tangents through fixed-step maps; an adaptive method chooses its "

@@ -70,6 +70,28 @@ std::size_t chain_bytes_per_instance(const Study& s) {
 
 int physical_state_size(const Study& s) { return static_cast<int>(physical_state_names(s).size()); }
 
+namespace {
+
+// An instance's bytes, its system plain or with the pair of tangents.
+std::size_t plain_bytes_per_instance(const Study& s, bool tangents) {
+  if (s.model_kind == ModelKind::custom) {
+    const CustomModelInfo& m = custom_model_of(s);
+    return tangents ? m.bytes_per_instance_tangents : m.bytes_per_instance;
+  }
+  if (s.model_kind == ModelKind::chain && !with_study_model(s, [](auto) {})) {
+    Study t = s;
+    t.wedge = false;
+    t.lyapunov = tangents;
+    t.lyapunov_spectrum = false;
+    return chain_bytes_per_instance(t);
+  }
+  std::size_t bytes = 0;
+  with_model_of(s, [&](auto m) { bytes = ModelTraits<typename decltype(m)::type>::bytes_per_instance(tangents); });
+  return bytes;
+}
+
+}  // namespace
+
 std::size_t bytes_per_instance(const Study& s) {
   // output.states keeps each instance's initial and final states (formulation and physical
   // variables), final metrics, first-passage times, lost reason and counters.
@@ -84,15 +106,19 @@ std::size_t bytes_per_instance(const Study& s) {
       groups == 0
           ? 0
           : (groups * metric_count * sizeof(Accumulator) + cpu_block_size - 1) / cpu_block_size + sizeof(std::int16_t);
-  std::size_t bytes = 0;
-  if (s.model_kind == ModelKind::custom) {
-    const CustomModelInfo& m = custom_model_of(s);
-    return (s.tangents() ? m.bytes_per_instance_tangents : m.bytes_per_instance) + kept + grouped;
+  if (s.lyapunov_spectrum) {
+    // Its system is compiled on first use only: the object's own number once cached, else the
+    // pair's tangent instance with the spectrum's K tangents and K sums of S numbers where the
+    // pair has 2 and 2 slots (geometry/tangent_system.hpp), K = 2(n - m) <= S.
+    if (const std::size_t cached = jit_cached_bytes_per_instance(jit_system(s))) return cached + kept + grouped;
+    Study pair = s;
+    pair.lyapunov_spectrum = false;
+    pair.lyapunov = true;
+    const std::size_t plain = plain_bytes_per_instance(pair, false), tangents = plain_bytes_per_instance(pair, true);
+    const std::size_t per_pair = tangents > plain ? tangents - plain : 0;
+    return plain + per_pair * (S * S + S) / (2 * S + 2) + kept + grouped;
   }
-  if (s.model_kind == ModelKind::chain && !with_study_model(s, [](auto) {}))
-    return chain_bytes_per_instance(s) + kept + grouped;
-  with_model_of(s, [&](auto m) { bytes = ModelTraits<typename decltype(m)::type>::bytes_per_instance(s.tangents()); });
-  return bytes + kept + grouped;
+  return plain_bytes_per_instance(s, s.tangents()) + kept + grouped;
 }
 
 }  // namespace chens

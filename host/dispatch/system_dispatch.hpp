@@ -58,7 +58,8 @@ struct SystemEntry {
   static bool runs(const Study& s) { return runs(s, model_key(s)); }
   // With the model's key given (a chain of another size).
   static bool runs(const Study& s, const ModelKey& key) {
-    return s.formulation == F && s.tangents() == T && ModelTraits<Model>::matches(key);
+    // (no unit of the list carries the spectrum's tangents: they are compiled on first use)
+    return s.formulation == F && s.tangents() == T && !s.lyapunov_spectrum && ModelTraits<Model>::matches(key);
   }
   // Whether a unit of the build runs the study (its method included).
   static bool built_for(const Study& s) { return runs(s) && has_method(built_methods, s.method); }
@@ -118,7 +119,7 @@ bool jit_possible(const Study& s) {
   if (s.tangents()) {
     if (gpu || !model_has_tangents(s)) return false;
     Study plain = s;
-    plain.wedge = plain.lyapunov = false;
+    plain.wedge = plain.lyapunov = plain.lyapunov_spectrum = false;
     return jit_possible<Backend>(plain);
   }
   const ModelKey key = model_key(s);

@@ -176,6 +176,7 @@ const ModelDescription& chain_description() {
       .system_key = system_key,
       .body_masses = masses,
       .label = label,
+      .constraints = [](const Study& s) { return atoms(s) - 1; },  // the bonds
   };
   return d;
 }

@@ -109,6 +109,7 @@ const ModelDescription& double_pendulum_description() {
       .system_args = system_args,
       .conserves_angular_momentum = no_angular_momentum,
       .body_masses = masses,
+      .constraints = [](const Study&) { return std::int64_t{2}; },  // the two links
   };
   return d;
 }

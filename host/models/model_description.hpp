@@ -16,6 +16,7 @@
 // system units are given.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,6 +88,10 @@ struct ModelDescription {
   std::vector<double> (*body_masses)(const Study&) = nullptr;
   // How messages name the study's model beyond model.kind ("chain N = 12"); nullptr: model.kind.
   std::string (*label)(const Study&) = nullptr;
+  // Its number m of holonomic constraints (0: none, as for the penalty pendulum, whose
+  // equations are an ODE on R^2n): the Lyapunov spectrum has 2(n - m) exponents
+  // (output.lyapunov_spectrum).
+  std::int64_t (*constraints)(const Study&) = nullptr;
 
   bool takes(const std::string& key) const;
 };

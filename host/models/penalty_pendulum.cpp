@@ -98,6 +98,7 @@ const ModelDescription& penalty_pendulum_description() {
       .system_args = system_args,
       .conserves_angular_momentum = no_angular_momentum,
       .default_step = step_from_fast_frequency,
+      .constraints = [](const Study&) { return std::int64_t{0}; },  // the rod is a spring (003)
   };
   return d;
 }

@@ -73,6 +73,7 @@ const ModelDescription& pendulum_description() {
       .validate = validate_pendulum_initial,
       .conserves_angular_momentum = no_angular_momentum,
       .nominal_period = period_of_nominal_instance,
+      .constraints = [](const Study&) { return std::int64_t{1}; },  // the rod
   };
   return d;
 }

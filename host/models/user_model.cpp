@@ -61,6 +61,10 @@ void validate(const Study& s) {
   }
   // A model's tangent system (output.lyapunov) is compiled on first use from its header, or
   // built in by chens_add_model's TANGENTS (CPU units of its fixed-step methods).
+  if (s.lyapunov_spectrum && !m.from_header)
+    throw StudyError("output.lyapunov_spectrum: model.kind = \"" + m.name +
+                     "\" is built into this executable by chens_add_model; the spectrum's tangent systems are compiled "
+                     "on first use only: name its header in model.source (docs/lyapunov.md)");
   if (s.lyapunov && !m.from_header) {
     bool built = false;
     for (const CustomEntry& e : m.entries)
@@ -133,6 +137,7 @@ const ModelDescription& user_model_description() {
       .conserves_angular_momentum = angular_momentum,
       .system_key = system_key,
       .label = label,
+      .constraints = [](const Study& s) { return std::int64_t{custom_model_of(s).constraints}; },
   };
   return d;
 }

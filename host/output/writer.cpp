@@ -182,6 +182,38 @@ void metric_summaries(const EnsembleResult& r, const std::vector<SampleStats>& s
   }
 }
 
+// output.lyapunov_spectrum (docs/lyapunov.md): each exponent's statistics over the live
+// instances at the last sample time, each a list from the first (largest) exponent down.
+nlohmann::json spectrum_summary(const EnsembleResult& r) {
+  nlohmann::json j;
+  const std::uint64_t live = r.lyapunov_spectrum.front().value.count;
+  j["exponents"] = r.lyapunov_spectrum.size();
+  j["instances"] = live;  // the live instances the statistics are over
+  const auto list = [&](auto of) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const ExponentStats& e : r.lyapunov_spectrum) a.push_back(live > 0 ? number_or_null(of(e)) : nullptr);
+    return a;
+  };
+  j["final_mean"] = list([](const ExponentStats& e) { return e.value.mean; });
+  j["final_rms"] = list([](const ExponentStats& e) { return e.value.rms(); });
+  j["final_min"] = list([](const ExponentStats& e) { return e.value.min; });
+  j["final_max"] = list([](const ExponentStats& e) { return e.value.max; });
+  for (int q = 0; q < quantile_count; ++q)
+    j[std::string("final_") + quantile_name[q]] = list([q](const ExponentStats& e) { return e.quantile[q]; });
+  // Symplectic pairing (docs/lyapunov.md): lambda_i + lambda_{K+1-i} of the means, 0 up to O(1/t)
+  // for the Hamiltonian formulations on M, and the sum.
+  nlohmann::json pairs = nlohmann::json::array();
+  double sum = 0.0;
+  const std::size_t K = r.lyapunov_spectrum.size();
+  for (std::size_t i = 0; i < K; ++i) sum += r.lyapunov_spectrum[i].value.mean;
+  for (std::size_t i = 0; i < K / 2; ++i)
+    pairs.push_back(live > 0 ? number_or_null(r.lyapunov_spectrum[i].value.mean + r.lyapunov_spectrum[K - 1 - i].value.mean)
+                             : nullptr);
+  j["pair_sums_of_means"] = pairs;
+  j["sum_of_means"] = live > 0 ? number_or_null(sum) : nullptr;
+  return j;
+}
+
 // [parameters] group_by (docs/parameter_ensembles.md): each group's values, size, losses and
 // the statistics summary.json gives the ensemble.
 nlohmann::json groups_summary(const Study& s, const RunParams<double>& rp, const EnsembleResult& r) {
@@ -314,6 +346,7 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
                     {"steps", r.totals.reference_steps},
                     {"rhs_evaluations", r.totals.reference_rhs_evaluations}};
   metric_summaries(r, r.series, j);
+  if (!r.lyapunov_spectrum.empty()) j["lyapunov_spectrum"] = spectrum_summary(r);
   if (r.passage.any()) j["first_passage"] = first_passage_summary(rp, r.passage, r.instances);
   if (s.varies_parameters()) j["parameters"] = parameters_summary(s);
   if (!r.groups.empty()) j["groups"] = groups_summary(s, rp, r);

@@ -46,6 +46,15 @@ struct Study;
 // model.kind as the study gave it: a built-in kind's name or a user model's.
 std::string model_name(const Study& s);
 
+// output.lyapunov_spectrum's largest 2(n - m): each exponent is a tangent carried through every
+// step (geometry/tangent_system.hpp), so its cost grows with their number.
+inline constexpr std::int64_t max_spectrum_exponents = 12;
+// Its tangents are re-orthonormalised every this many steps unless output.lyapunov_interval says:
+// between two, the directions align by e^((lambda_1 - lambda_K) t), which must stay far from
+// 1 / rounding; the Gram-Schmidt costs about one projection per tangent, a fraction of the
+// steps' cost at 10.
+inline constexpr std::int64_t spectrum_renormalisation_steps = 10;
+
 struct Study {
   // [model]
   ModelKind model_kind{};          // the systems list's first chens_model() (the default study's, the pendulum)
@@ -102,6 +111,7 @@ struct Study {
   std::string periodogram;                  // a physical state component of instance 0, or "" (none)
   bool wedge = false;                       // the wedge-product diagnostic (004 §3.2): metric wedge_error
   bool lyapunov = false;                    // the finite-time maximal Lyapunov exponent: metric lyapunov
+  bool lyapunov_spectrum = false;           // all 2(n - m) exponents (summary.json); the metric lyapunov too
   std::optional<double> lyapunov_interval;  // its tangents' renormalisation interval; default sample_dt
   // [first_passage] (ensemble/passage.hpp): the level of each metric whose first crossing every
   // instance records (0 = not checked), and whether the time it is lost is recorded.
@@ -127,7 +137,11 @@ struct Study {
   std::vector<double> group_edges;
 
   // Whether the instances carry tangent vectors (geometry/tangent_system.hpp).
-  bool tangents() const { return wedge || lyapunov; }
+  bool tangents() const { return wedge || lyapunov || lyapunov_spectrum; }
+  // Whether the run reports Lyapunov exponents (the metric lyapunov, and the spectrum).
+  bool exponents() const { return lyapunov || lyapunov_spectrum; }
+  // The key that asks for them, for messages.
+  const char* exponents_key() const { return lyapunov_spectrum ? "output.lyapunov_spectrum" : "output.lyapunov"; }
   // Whether the study checks a first-passage level ([first_passage]).
   bool first_passage_on() const;
   // Whether the study varies a parameter over its instances ([parameters]).

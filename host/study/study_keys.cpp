@@ -91,7 +91,7 @@ std::optional<KeyValue> resolved_initial(const Study& s, const RunParams<double>
 std::optional<KeyValue> resolved_h(const Study&, const RunParams<double>& rp, Printout) { return rp.h; }
 std::optional<KeyValue> resolved_sample_dt(const Study&, const RunParams<double>& rp, Printout) { return rp.sample_dt; }
 std::optional<KeyValue> resolved_lyapunov_interval(const Study& s, const RunParams<double>& rp, Printout) {
-  if (!s.lyapunov) return std::nullopt;
+  if (!s.exponents()) return std::nullopt;
   return static_cast<double>(rp.lyapunov_every) * rp.h;
 }
 std::optional<KeyValue> resolved_reference(const Study& s, const RunParams<double>&, Printout) {
@@ -350,11 +350,24 @@ std::vector<StudyKey> declare_keys() {
                   "tangent space; Euclidean in physical (q, p)) is reported with the same statistics as the other "
                   "metrics, 0 at t = 0. Switching it on does not change any other number of the run (tested bit for "
                   "bit)"},
+      {.section = "output", .name = "lyapunov_spectrum", .type = flag(&S::lyapunov_spectrum),
+       .doc_allowed = "as `output.lyapunov`, for at most 12 exponents (2(n − m): the pendulum 2, the penalty pendulum 4, "
+                      "the double pendulum 4, a chain of N ≤ 5 atoms 2N + 2, a user model of 2(n − m) ≤ 12), not with "
+                      "`output.wedge` or the impetus formulations; CPU, compiled on first use",
+       .meaning = "all 2(n − m) finite-time Lyapunov exponents of each instance on the constraint manifold "
+                  "(docs/lyapunov.md): as many tangents, put into the manifold's tangent space and re-orthonormalised "
+                  "(Gram–Schmidt) every `output.lyapunov_interval`; summary.json's `lyapunov_spectrum` gives each "
+                  "exponent's statistics over the live instances at the last sample time, as lists from the first "
+                  "(largest) exponent down, and the metric `lyapunov` is the first. Switching it on does not change "
+                  "any other number of the run (tested bit for bit)"},
       {.section = "output", .name = "lyapunov_interval", .type = real(&S::lyapunov_interval, positive),
-       .printed = resolved_lyapunov_interval, .doc_default = "`output.sample_dt`",
-       .doc_allowed = "with `output.lyapunov = true`; a multiple of h",
-       .meaning = "how often the tangents are renormalised (Benettin's method): by a power of two, which is exact, so "
-                  "the interval changes no number reported; it only keeps a chaotic tangent's growth from overflowing"},
+       .printed = resolved_lyapunov_interval,
+       .doc_default = "`output.sample_dt`; with `output.lyapunov_spectrum`, 10 h (or `output.sample_dt` if shorter)",
+       .doc_allowed = "with `output.lyapunov` or `output.lyapunov_spectrum`; a multiple of h",
+       .meaning = "how often the tangents are renormalised (Benettin's method): output.lyapunov's by a power of two, "
+                  "which is exact, so the interval changes no number reported; it only keeps a chaotic tangent's growth "
+                  "from overflowing. output.lyapunov_spectrum's re-orthonormalisation rounds, so its exponents depend "
+                  "on the interval by rounding"},
       // [first_passage]: the keys are the metrics' names (metrics.hpp), in their order.
       {.section = "first_passage", .name = "integration_error", .type = real(&S::passage_integration_error, not_checked),
        .printed = printed_level<&Study::passage_integration_error>,

@@ -82,33 +82,59 @@ void validate_model(const Study& s) {
     throw StudyError("projection.every = " + std::to_string(s.projection_every) +
                      " but no projection is enabled: set "
                      "projection.position and/or projection.momentum = true");
+  // The tangent diagnostics' shared rules: the variational equations of a fixed-step map (an
+  // adaptive method's step depends on its own step-size choice), in double precision.
+  const auto tangent_rules = [&](const std::string& key, const char* carries) {
+    if (is_adaptive_method(s.method))
+      throw StudyError(key + " " + carries + "; integrator.method = \"" + method_name(s.method) +
+                       "\" chooses its steps from the state: use a fixed-step method");
+    if (s.precision == Precision::single_precision)
+      throw StudyError(key + " runs in double precision only (integrator.precision = \"float\")");
+  };
   if (s.wedge) {
     if (!model.wedge)
       throw StudyError("output.wedge is written for " + models_with(&ModelDescription::wedge) +
                        " (their consistent "
                        "initial tangents, 004 §3.2); model.kind is \"" +
                        model_name(s) + "\"");
-    if (is_adaptive_method(s.method))
-      throw StudyError(std::string("output.wedge propagates tangents through fixed-step maps (004 §3.2); "
-                                   "integrator.method = \"") +
-                       method_name(s.method) + "\" chooses its steps from the state: use a fixed-step method");
-    if (s.precision == Precision::single_precision)
-      throw StudyError("output.wedge runs in double precision only (integrator.precision = \"float\")");
+    tangent_rules("output.wedge", "propagates tangents through fixed-step maps (004 §3.2)");
   }
-  if (s.lyapunov) {
+  if (s.exponents()) {
+    const std::string key = s.exponents_key();
     if (!model.lyapunov)
-      throw StudyError("output.lyapunov is built for " + models_with(&ModelDescription::lyapunov) +
+      throw StudyError(key + " is built for " + models_with(&ModelDescription::lyapunov) +
                        " (their tangent systems over dual numbers, geometry/tangent_system.hpp); model.kind is \"" +
                        model_name(s) + "\"");
-    if (is_adaptive_method(s.method))
-      throw StudyError(std::string("output.lyapunov carries a tangent vector through the method's own fixed-step map "
-                                   "(its variational equations); integrator.method = \"") +
-                       method_name(s.method) + "\" chooses its steps from the state: use a fixed-step method");
-    if (s.precision == Precision::single_precision)
-      throw StudyError("output.lyapunov runs in double precision only (integrator.precision = \"float\")");
+    tangent_rules(key, s.lyapunov_spectrum ? "carries tangent vectors through the method's own fixed-step map (its "
+                                             "variational equations)"
+                                           : "carries a tangent vector through the method's own fixed-step map (its "
+                                             "variational equations)");
   } else if (s.lyapunov_interval) {
     throw StudyError("output.lyapunov_interval = " + shortest(*s.lyapunov_interval) +
                      " renormalises the tangents of output.lyapunov, which is off: set output.lyapunov = true or drop it");
+  }
+  if (s.lyapunov_spectrum) {
+    // geometry/tangent_system.hpp: the tangents are put into T_z M in (q, p) at every
+    // re-orthonormalisation; each one multiplies the step's cost.
+    if (s.wedge)
+      throw StudyError(
+          "output.lyapunov_spectrum re-orthonormalises its tangents, which changes their wedge product: ask for "
+          "output.wedge in a run of its own");
+    if (s.formulation == FormulationId::impetus || s.formulation == FormulationId::impetus_modified)
+      throw StudyError(std::string("output.lyapunov_spectrum puts its tangents into the constraint manifold's tangent "
+                                   "space in (q, p); integrator.formulation = \"") +
+                       formulation_name(s.formulation) +
+                       "\" carries (q, p*), which maps onto (q, p) by a projection: use another formulation");
+    const auto n2 = static_cast<std::int64_t>(physical_state_names(s).size());
+    const std::int64_t m = model.constraints ? model.constraints(s) : 0;
+    const std::int64_t exponents = n2 - 2 * m;
+    if (exponents > max_spectrum_exponents)
+      throw StudyError("output.lyapunov_spectrum has 2(n - m) = " + std::to_string(exponents) + " exponents for " +
+                       (model.label ? model.label(s) : "model.kind = \"" + model_name(s) + "\"") +
+                       " (n = " + std::to_string(n2 / 2) + " coordinates, m = " + std::to_string(m) +
+                       " constraints); at most " + std::to_string(max_spectrum_exponents) +
+                       " tangents are carried, each a further derivative of every step: use output.lyapunov for the "
+                       "largest exponent");
   }
   if (is_rattle_method(s.method) && s.formulation != FormulationId::constrained)
     throw StudyError(std::string("integrator.method = \"") + method_name(s.method) +
@@ -250,7 +276,7 @@ PassageLevels passage_levels(const Study& s) {
           "\" conserves no angular momentum (gravity or a pivot), so its error is not reported; remove the key");
     if (m == int(MetricId::wedge_error) && !s.wedge)
       throw StudyError(key + ": the wedge product is computed with output.wedge = true only");
-    if (m == int(MetricId::lyapunov) && !s.lyapunov)
+    if (m == int(MetricId::lyapunov) && !s.exponents())
       throw StudyError(key + ": the Lyapunov exponent is computed with output.lyapunov = true only");
     out.level[m] = levels[m];
     out.mask |= 1u << m;
@@ -331,11 +357,17 @@ RunParams<double> resolve(const Study& s) {
     throw StudyError("output.sample_dt gives " + std::to_string(rp.samples) + " samples; at most " +
                      std::to_string(max_samples) + " are allowed");
   rp.wedge = s.wedge;
-  rp.lyapunov = s.lyapunov;
-  if (s.lyapunov) {
-    // The tangents' renormalisation interval in steps: every sample by default; a given one on
-    // the step grid (the renormalisation is exact, so it changes no number: it bounds growth).
-    const double every = s.lyapunov_interval ? *s.lyapunov_interval / h : static_cast<double>(rp.steps_per_sample);
+  rp.lyapunov = s.exponents();
+  if (s.exponents()) {
+    // The tangents' renormalisation interval in steps, a given one on the step grid. By default
+    // every sample for output.lyapunov (its renormalisation is exact, so it changes no number:
+    // it bounds growth), and every spectrum_renormalisation_steps steps (or every sample if
+    // sooner) for the spectrum, whose tangents would otherwise align with the fastest growing
+    // one (geometry/tangent_system.hpp).
+    const double every = s.lyapunov_interval ? *s.lyapunov_interval / h
+                         : s.lyapunov_spectrum
+                             ? static_cast<double>(std::min<index_t>(rp.steps_per_sample, spectrum_renormalisation_steps))
+                             : static_cast<double>(rp.steps_per_sample);
     const double n = std::round(every);
     if (!(n >= 1) || std::fabs(every - n) > rel * std::max(1.0, every))
       throw StudyError("output.lyapunov_interval = " + shortest(s.lyapunov_interval.value_or(0.0)) +

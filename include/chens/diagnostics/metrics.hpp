@@ -122,9 +122,11 @@ CHENS_HD bool measure_physical(const System& sys, const typename System::State& 
   out.v[6] = 0.0;
   out.v[7] = 0.0;  // set by measure(), which knows the time
   if constexpr (has_tangents_v<System>) {
-    // omega(0) = 1 by the choice of initial tangents (geometry/tangent_system.hpp).
-    out.v[6] = fabs(static_cast<double>(System::wedge(z)) - 1.0);
-    ok = ok && all_finite(Vec<double, 1>{{out.v[6]}});
+    if constexpr (System::has_wedge) {
+      // omega(0) = 1 by the choice of initial tangents (geometry/tangent_system.hpp).
+      out.v[6] = fabs(static_cast<double>(System::wedge(z)) - 1.0);
+      ok = ok && all_finite(Vec<double, 1>{{out.v[6]}});
+    }
   }
   out.v[0] = 0.0;
   return ok;

@@ -152,7 +152,7 @@ CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method, c
       step[j] = s + 1;
       c.steps += 1;
       if constexpr (has_tangents_v<System>) {
-        if (rp.lyapunov_every > 0 && (s + 1) % rp.lyapunov_every == 0) System::renormalise(z[j]);
+        if (rp.lyapunov_every > 0 && (s + 1) % rp.lyapunov_every == 0) sys.renormalise(z[j]);
       }
     }
   }

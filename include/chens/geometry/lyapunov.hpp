@@ -51,7 +51,7 @@ CHENS_HD typename Model::State tangent_projection(const Model& model, const type
   for (int c = 0; c < Model::State::size; ++c) zd[c] = D(z[c], moved[c], Real(0));
   const auto dpsi = dual_model.psi(zd);
   typename Model::Multipliers r;
-  for (int a = 0; a < Model::constraints; ++a) r[a] = dpsi[a].d0;
+  for (int a = 0; a < Model::constraints; ++a) r[a] = dpsi[a].d[0];
   dp = dp - model.jac_t_mul(q, Q.solve(r));
   return Model::join(dq, dp);
 }
