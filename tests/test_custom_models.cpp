@@ -31,6 +31,7 @@
 #include "support/checkpoint_resume.hpp"
 #include "support/cli_runner.hpp"
 #include "support/exponent_by_central_difference.hpp"
+#include "support/spec_defaults.hpp"
 #include "support/temp_dir.hpp"
 // The examples' triatomic (docs/custom-models.md), as chens_add_model builds it in.
 #include "../examples/custom_model/models/triatomic.hpp"
@@ -98,10 +99,8 @@ TEST(CustomModels, TheRegistryHoldsTheExamples) {
 // test_lyapunov_runs.cpp asserts the same of it compiled on first use from its header).
 TEST(CustomModels, TheTriatomicsBuiltInTangentSystemGivesTheCentralDifferenceExponent) {
   using M = AutoModel<Triatomic, double>;
-  M::Params k = M::Params::zero();
-  for (int i = 0; i < M::parameter_count; ++i) k[i] = Triatomic::parameters[i].value;
-  M::State z0;
-  Triatomic::initial(k.v, z0.v);
+  const M::Params k = test::spec_default_parameters<Triatomic>();
+  const M::State z0 = test::spec_default_initial<Triatomic>();
   const Study base = study_from("[model]\nkind = \"triatomic\"\n");
   const auto triatomic_study = [&](const M::State& z, bool lyapunov) {
     Study s = test::one_instance(base, z, 0.01, lyapunov);

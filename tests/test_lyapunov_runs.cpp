@@ -36,6 +36,7 @@
 #include "study/study.hpp"
 #include "support/double_pendulum_angles.hpp"
 #include "support/exponent_by_central_difference.hpp"
+#include "support/spec_defaults.hpp"
 // The examples' triatomic (docs/custom-models.md), as its header is.
 #include "../examples/custom_model/models/triatomic.hpp"
 
@@ -238,10 +239,8 @@ TEST(LyapunovRuns, AChainsExponentIsTheCentralDifferenceOfTwoRuns) {
 // runs without tangents, as the chain's above: the dual numbers on one side, none on the other.
 TEST(LyapunovRuns, AUserModelsExponentIsTheCentralDifferenceOfTwoRuns) {
   using M = AutoModel<Triatomic, double>;
-  M::Params k = M::Params::zero();
-  for (int i = 0; i < M::parameter_count; ++i) k[i] = Triatomic::parameters[i].value;
-  M::State z0;
-  Triatomic::initial(k.v, z0.v);
+  const M::Params k = test::spec_default_parameters<Triatomic>();
+  const M::State z0 = test::spec_default_initial<Triatomic>();
   const std::string header = std::string(CHENS_SOURCE_DIR) + "/examples/custom_model/models/triatomic.hpp";
   const Study base = load_runs_text("[model]\nsource = \"" + header + "\"\n", "triatomic", {}).at(0).study;
   // The two runs keep the exponent on: their states are those of runs without it, bit for bit

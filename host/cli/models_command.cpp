@@ -63,9 +63,8 @@ void describe(const Study& s, const std::string& title, std::ostream& out) {
   if (model.wedge) also.push_back("output.wedge");
   if (model.lyapunov) also.push_back("output.lyapunov");
   if (model.lyapunov && model.constraints) {
-    // The spectrum's 2(n - m) exponents for the model's defaults (study_resolve.cpp's rule).
-    const auto n2 = static_cast<std::int64_t>(model.state_names(s).size());
-    const std::int64_t k = n2 - 2 * model.constraints(s);
+    // The spectrum's exponents for the model's defaults, where study_resolve.cpp allows them.
+    const std::int64_t k = model.spectrum_exponents(s);
     if (k <= max_spectrum_exponents) also.push_back("output.lyapunov_spectrum (" + std::to_string(k) + " exponents)");
   }
   if (model.nominal_period) also.push_back("output.phase_error");

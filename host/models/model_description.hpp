@@ -94,6 +94,9 @@ struct ModelDescription {
   std::int64_t (*constraints)(const Study&) = nullptr;
 
   bool takes(const std::string& key) const;
+  // The study's number of Lyapunov exponents, 2(n - m) (output.lyapunov_spectrum's rule and
+  // `chens models`'s line): its state's size less twice its constraints.
+  std::int64_t spectrum_exponents(const Study& s) const;
 };
 
 // Every built-in model, in model.kind's documented order, then the user models' description.

@@ -39,6 +39,10 @@ const ModelDescription* find_built_in_model(const std::string& name) {
   return nullptr;
 }
 
+std::int64_t ModelDescription::spectrum_exponents(const Study& s) const {
+  return static_cast<std::int64_t>(state_names(s).size()) - 2 * (constraints ? constraints(s) : 0);
+}
+
 const ModelDescription& model_of(const Study& s) {
   for (const ModelDescription* m : model_descriptions())
     if (m->kind == s.model_kind) return *m;

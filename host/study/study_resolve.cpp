@@ -125,9 +125,9 @@ void validate_model(const Study& s) {
                                    "space in (q, p); integrator.formulation = \"") +
                        formulation_name(s.formulation) +
                        "\" carries (q, p*), which maps onto (q, p) by a projection: use another formulation");
-    const auto n2 = static_cast<std::int64_t>(physical_state_names(s).size());
+    const std::int64_t exponents = model.spectrum_exponents(s);
     const std::int64_t m = model.constraints ? model.constraints(s) : 0;
-    const std::int64_t exponents = n2 - 2 * m;
+    const std::int64_t n2 = exponents + 2 * m;
     if (exponents > max_spectrum_exponents)
       throw StudyError("output.lyapunov_spectrum has 2(n - m) = " + std::to_string(exponents) + " exponents for " +
                        (model.label ? model.label(s) : "model.kind = \"" + model_name(s) + "\"") +
