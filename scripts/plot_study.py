@@ -61,6 +61,11 @@ Written to PLOTDIR (default DIR/plots), each figure in every --format:
                          nor been lost against t, one panel per level (and one for lost,
                          the live fraction), one step curve per run; with --metrics, the
                          levels of the chosen metrics only (lost always)
+  spectrum               runs with output.lyapunov_spectrum (summary.json's
+                         lyapunov_spectrum; with group_by, each group's): each exponent's mean
+                         at t_final with a bar from p10 to p90, the runs (or groups) side by
+                         side in order, one colour per exponent, and y = 0 (the exponents
+                         pair about it); the means, pair sums and sum in summary.txt
   summary.txt            per run: its live instances at t_final (and when they fell below
                          --min-live), p50 and maximum of every metric at t_final, the growth
                          exponents of summary.json (when present), its first-passage
@@ -941,6 +946,63 @@ def draw_lyapunov(runs, enc=None, several=False):
     return finish_time_axes(fig, ax, handles, several, ylabel, title, runs)
 
 
+def spectrum_of(run):
+    """summary.json's lyapunov_spectrum of a run (or of a group: expand_groups copies it), with
+    at least one live instance; else None."""
+    spec = run.summary.get("lyapunov_spectrum")
+    return spec if spec and spec.get("instances", 0) > 0 else None
+
+
+def draw_spectrum(runs):
+    """The Lyapunov spectrum at t_final (output.lyapunov_spectrum, docs/lyapunov.md): for each
+    run (or group) in order, each exponent's mean over the live instances with a bar from its
+    p10 to its p90, one colour per exponent, and y = 0. On the constraint manifold the flow is
+    Hamiltonian, so the exponents pair, lambda_i + lambda_{K+1-i} = 0, up to O(1/t): the figure
+    is symmetric about 0 where the runs are long enough. Returns (figure, summary.txt lines)."""
+    drawn = [r for r in runs if spectrum_of(r) is not None]
+    fig, ax = plt.subplots(figsize=FIGSIZE_STUDY if len(drawn) > 1 else FIGSIZE, dpi=DPI)
+    k_max = max(len(spectrum_of(r)["final_mean"]) for r in drawn)
+    cols = colours(k_max)
+    x = np.arange(len(drawn))
+    width = 0.6 / max(k_max, 1)
+    lines = ["lyapunov spectrum at t_final: each exponent's mean over the live instances (p10..p90 in the figure); "
+             "pairs lambda_i + lambda_(K+1-i) and the sum: 0 up to O(1/t) on the constraint manifold"]
+    for k in range(k_max):
+        xs, mean, low, high = [], [], [], []
+        for i, run in enumerate(drawn):
+            spec = spectrum_of(run)
+            if k >= len(spec["final_mean"]) or spec["final_mean"][k] is None:
+                continue
+            m = spec["final_mean"][k]
+            p10 = spec["final_p10"][k] if spec["final_p10"][k] is not None else m
+            p90 = spec["final_p90"][k] if spec["final_p90"][k] is not None else m
+            xs.append(x[i] + (k - (k_max - 1) / 2.0) * width)
+            mean.append(m)
+            low.append(max(m - p10, 0.0))
+            high.append(max(p90 - m, 0.0))
+        ax.errorbar(xs, mean, yerr=[low, high], fmt="o", color=cols[k], ms=5, capsize=3, lw=1.2,
+                    label=r"$\lambda_{%d}$" % (k + 1))
+    ax.axhline(0.0, color="0.3", lw=0.8)
+    ax.set_xticks(x)
+    ax.set_xticklabels([r.name or r.label for r in drawn], rotation=30 if len(drawn) > 4 else 0, ha="right" if len(drawn) > 4
+                       else "center", fontsize="small")
+    ax.set_ylabel(r"finite-time Lyapunov exponent $\lambda_k$ at $t_{final}$")
+    ax.set_title("Lyapunov spectrum on the constraint manifold (mean over the live instances, p10-p90)")
+    ax.grid(True, axis="y", alpha=0.3)
+    place_legend(ax, ax.get_legend_handles_labels()[0], len(drawn) > 1)
+    fig.tight_layout()
+    width_label = max(len(r.name or r.label) for r in drawn)
+    for run in drawn:
+        spec = spectrum_of(run)
+        means = ["%.4g" % v if v is not None else "-" for v in spec["final_mean"]]
+        pairs = ["%.2g" % v if v is not None else "-" for v in spec.get("pair_sums_of_means", [])]
+        total = spec.get("sum_of_means")
+        lines.append("  %-*s  %d live: %s; pairs %s; sum %s" % (width_label, run.name or run.label, spec["instances"],
+                                                                ", ".join(means), ", ".join(pairs),
+                                                                "-" if total is None else "%.2g" % total))
+    return fig, lines
+
+
 def surviving(run):
     """{slot: surviving fraction over t} of the run's surviving_<slot> columns of series.csv."""
     return {c[len("surviving_"):]: v for c, v in run.series.items() if c.startswith("surviving_")}
@@ -1618,6 +1680,10 @@ def main(argv):
                 metric = "integration_error_p50" if any(
                     math.isfinite(r["integration_error_p50"]) for r in rows) else "energy_error_p50"
                 lines += [""] + wp.summary_lines(rows, metric)
+        if any(spectrum_of(r) is not None for r in runs):
+            fig, spectrum_lines = draw_spectrum(runs)
+            save(fig, outdir, "spectrum", formats, written)
+            lines += [""] + spectrum_lines
         with_phase = [r for r in runs if phase_error_rows(r)]
         if with_phase:
             lines += [""] + plot_phase_error(with_phase, outdir, formats, written)

@@ -20,25 +20,17 @@
 #include <chens/integrators/vern9.hpp>
 #include <chens/models/pendulum.hpp>
 
+#include "support/rotation_flow.hpp"
+
 namespace chens {
 namespace {
 
-using Sys = HamiltonDirac<Pendulum<double>>;
+using Sys = test::RotationSystem;
 using State = Sys::State;
 
-const Sys sys{Pendulum<double>{1.0, 1.0, 1.0}};
-const State z0{{0.6, -0.8, 1.2, 0.9}};  // on the circle, q.p = 0: a rotation
-
-State flow(double t) {
-  const int n = static_cast<int>(std::lround(t * 65536));
-  State z = z0, zn;
-  const ExplicitRk<Rk4Tableau> rk4{};
-  for (int i = 0; i < n; ++i) {
-    rk4.step(sys, z, t / n, zn);
-    z = zn;
-  }
-  return z;
-}
+const Sys& sys = test::rotation_system;
+const State& z0 = test::rotation_start;
+State flow(double t) { return test::rotation_flow(t); }
 
 double distance(const State& a, const State& b) {
   double s = 0;

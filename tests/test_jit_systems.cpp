@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -250,6 +252,67 @@ TEST(JitSystems, TheHighOrderPairsAreCompiledOnFirstUseAndReachTheClosedForm) {
   }
 }
 
+// output.reference_method (reference/numerical.hpp's Pair, issue 44): the double pendulum's
+// numerical reference by DOP853 or Vern9 at reference_tol = 1e-12, compiled on first use, against
+// the reference by DOPRI5 at 1e-14 (the built-in unit, a tolerance a hundred times tighter): the
+// same reference trajectories within 1e-10 at every sample of four recorded instances, with
+// under a third of the right-hand sides DOPRI5 spends at 1e-12, and summary.json's reference
+// kind naming the pair. Measured: DOP853 1.96e-12 from the oracle with 3688 right-hand sides,
+// Vern9 1.24e-12 with 3624, where DOPRI5 at 1e-12 is 1.95e-11 off with 11866. The instances
+// never see their reference: every other number is the DOPRI5 reference run's bit for bit.
+Study reference_study(MethodId pair, double tol) {
+  Study s;
+  s.model_kind = ModelKind::double_pendulum;
+  s.given.insert("model.kind");
+  s.formulation = FormulationId::dirac;
+  s.method = MethodId::rk4;
+  s.h = 0.01;
+  s.t_end = 5;
+  s.sample_dt = 0.5;
+  s.size = 4;
+  s.perturbation = 1e-3;
+  s.reference = "auto";
+  s.reference_tol = tol;
+  s.reference_method = pair;
+  s.record = {0, 1, 2, 3};
+  return s;
+}
+
+TEST(JitSystems, TheReferenceByTheHighOrderPairsIsCloserAtAThirdOfTheCost) {
+  const Study tight = reference_study(MethodId::dopri5, 1e-14), base = reference_study(MethodId::dopri5, 1e-12);
+  ASSERT_TRUE(has_built_in_system<CpuBackend>(tight));
+  const EnsembleResult oracle = run_study_cpu(tight, resolve(tight), ensemble_spec(tight, 2));
+  const EnsembleResult r5 = run_study_cpu(base, resolve(base), ensemble_spec(base, 2));
+  ASSERT_EQ(oracle.lost_total() + r5.lost_total(), 0u);
+  ASSERT_FALSE(oracle.recorded.reference.empty());
+  const auto distance = [&](const EnsembleResult& r) {
+    double d = 0;
+    for (std::size_t c = 0; c < r.recorded.reference.size(); ++c)
+      d = std::max(d, std::fabs(r.recorded.reference[c] - oracle.recorded.reference[c]));
+    return d;
+  };
+  const double d5 = distance(r5);
+  for (MethodId m : {MethodId::dop853, MethodId::vern9}) {
+    const Study s = reference_study(m, 1e-12);
+    ASSERT_FALSE(has_built_in_system<CpuBackend>(s)) << method_name(m) << "'s reference is compiled on first use";
+    ASSERT_TRUE(compiles_on_first_use<CpuBackend>(s)) << method_name(m);
+    const EnsembleResult r = run_study_cpu(s, resolve(s), ensemble_spec(s, 2));
+    ASSERT_EQ(r.lost_total(), 0u) << method_name(m);
+    const double d = distance(r);
+    std::printf("[ reference ] %s at 1e-12: %.2e from DOPRI5 at 1e-14 in %llu rhs (DOPRI5 at 1e-12: %.2e in %llu)\n",
+                method_name(m), d, static_cast<unsigned long long>(r.totals.reference_rhs_evaluations), d5,
+                static_cast<unsigned long long>(r5.totals.reference_rhs_evaluations));
+    EXPECT_LT(d, 1e-10) << method_name(m);
+    EXPECT_LT(3 * r.totals.reference_rhs_evaluations, r5.totals.reference_rhs_evaluations) << method_name(m);
+    EXPECT_NE(r.reference_kind.find(m == MethodId::dop853 ? "DOP853" : "Vern9"), std::string::npos) << r.reference_kind;
+    EXPECT_EQ(r.recorded.state, r5.recorded.state) << method_name(m);
+    EXPECT_EQ(r.totals.steps, r5.totals.steps);
+    EXPECT_EQ(r.totals.rhs_evaluations, r5.totals.rhs_evaluations);
+    const int energy = int(MetricId::energy_error);
+    EXPECT_EQ(std::memcmp(&r.series.back().metric[energy], &r5.series.back().metric[energy], sizeof(Accumulator)), 0);
+  }
+}
+
 // What DOPRI5 cannot take, the pairs cannot either, and the refusal names the method the study
 // asked for: float (their tolerances assume double), tangents (output.wedge, output.lyapunov:
 // fixed-step maps), the constrained equations (RATTLE's), both tolerances 0.
@@ -281,19 +344,23 @@ TEST(JitSystems, TheHighOrderPairsAreRefusedWhereDopri5IsNamingThemselves) {
   }
 }
 
-// DOP853's continuous extension of order 7 locates a first passage inside its (long) steps
-// (ensemble/passage_location.hpp): the crossing known in closed form
-// (support/closed_form_crossing.hpp) found far closer than the cubic Hermite of the same steps
-// finds it (Vern9, whose interpolant chens does not implement).
-TEST(JitSystems, Dop853LocatesFirstPassagesByItsContinuousExtension) {
+// The pairs' continuous extensions locate a first passage inside their (long) steps
+// (ensemble/passage_location.hpp): DOP853's of order 7 and Vern9's interpolant of order 9
+// (integrators/vern9_interpolant.hpp) find the crossing known in closed form
+// (support/closed_form_crossing.hpp) to within their integration error, where the cubic
+// Hermite of the same steps was O(h^4) off (Vern9's crossings before its interpolant: 6.9e-4
+// with steps of 0.16).
+TEST(JitSystems, TheHighOrderPairsLocateFirstPassagesByTheirContinuousExtensions) {
   // Measured: DOP853 1.1e-7 off with steps of 0.13 on average (its integration error at
-  // rtol = 1e-9, over s = 0.05), Vern9 6.9e-4 with steps of 0.16 (the Hermite's O(h^4)).
+  // rtol = 1e-9, over s = 0.05); Vern9 1.4e-9 with steps of 0.16 (its interpolant's order 9).
   double step8 = 0, step9 = 0;
   const double e8 = test::worst_crossing_error(MethodId::dop853, 0.1, &step8);
   const double e9 = test::worst_crossing_error(MethodId::vern9, 0.1, &step9);
+  std::printf("[ crossings ] dop853 %.2e with a mean step of %.3f, vern9 %.2e with %.3f\n", e8, step8, e9, step9);
   EXPECT_GT(step8, 0.05);
+  EXPECT_GT(step9, 0.05);
   EXPECT_LT(e8, 1e-5 * step8) << "mean step " << step8;
-  EXPECT_LT(e8, e9 / 100) << "vern9: " << e9 << " with a mean step of " << step9;
+  EXPECT_LT(e9, 1e-5 * step9) << "mean step " << step9;
 }
 
 }  // namespace

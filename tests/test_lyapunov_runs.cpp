@@ -31,9 +31,11 @@
 #include <chens/models/double_pendulum.hpp>
 #include <chens/models/pendulum.hpp>
 
+#include "backends/parameter_laws.hpp"
 #include "dispatch/run_study.hpp"
 #include "dispatch/system_dispatch.hpp"
 #include "study/study.hpp"
+#include "support/brute_statistics.hpp"
 #include "support/double_pendulum_angles.hpp"
 #include "support/exponent_by_central_difference.hpp"
 #include "support/spec_defaults.hpp"
@@ -345,11 +347,76 @@ TEST(LyapunovRuns, SwitchingItOnChangesNoOtherNumber) {
     ASSERT_TRUE(a.metric_reported(lyap));
     ASSERT_FALSE(a.metric_reported(int(MetricId::wedge_error)));
     ASSERT_EQ(a.lyapunov_spectrum.size(), spectrum ? 4u : 0u);
-    if (spectrum) EXPECT_EQ(a.lyapunov_spectrum[0].value.count, 70u);
+    if (spectrum) {
+      EXPECT_EQ(a.lyapunov_spectrum[0].value.count, 70u);
+    }
     expect_all_but_the_exponent_equal(a, b,
                                       std::string("double pendulum with ") + with.exponents_key() + " against without");
     EXPECT_EQ(a.kept.final_physical.size(), 70u * DP::state_size);
   }
+}
+
+// output.lyapunov_spectrum with output.states and [parameters] group_by: pendulums of lengths
+// drawn uniform in [0.5, 2] in two bins, forty instances near the default initial state, over
+// T = 100. Each kept instance's two exponents (states.h5's /instances/lyapunov_spectrum) sum to
+// zero within O(1/T) and the first is positive and below 3 log T / T (an integrable motion:
+// growth like t, not e^(lambda t)), one instance at a time; the first is the instance's metric
+// `lyapunov` bit for bit; and the ensemble's and each group's statistics are those of their
+// members' exponents, reduced here directly.
+TEST(LyapunovRuns, EachGroupsAndEachInstancesSpectrumIsItsMembersOwn) {
+  Study s;
+  s.formulation = FormulationId::dirac;
+  s.method = MethodId::rk4;
+  s.h = 0.01;
+  s.t_end = 100.0;
+  s.sample_dt = 10.0;
+  s.size = 40;
+  s.seed = 29;
+  s.perturbation = 1e-2;
+  s.lyapunov_spectrum = true;
+  s.states = true;
+  s.vary[static_cast<std::size_t>(ParameterId::length)] = ParameterLaw{LawKind::uniform, 0.5, 2.0, {}};
+  s.group_by = "length";
+  s.group_bins = 2;
+  SCOPED_TRACE("ensemble.seed = " + std::to_string(s.seed));
+  const EnsembleResult r = run_study_cpu(s, resolve(s), ensemble_spec(s, 2));
+  ASSERT_EQ(r.lost_total(), 0u);
+  constexpr std::size_t K = 2, N = 40;
+  ASSERT_EQ(r.lyapunov_spectrum.size(), K);
+  ASSERT_EQ(r.kept.lyapunov_spectrum.size(), N * K);
+  ASSERT_EQ(r.groups.size(), 2u);
+  const ParameterEnsemble e = parameter_ensemble(s);
+  const double T = s.t_end;
+  // (the exponents are signed: signed histogram bins, as the engine's)
+  test::BruteStatistics all[K] = {{true}, {true}}, group[2][K] = {{{true}, {true}}, {{true}, {true}}};
+  double largest = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    const double* lam = &r.kept.lyapunov_spectrum[i * K];
+    const std::string who = "instance " + std::to_string(i);
+    EXPECT_EQ(std::memcmp(&lam[0], &r.kept.metrics[i * metric_count + lyap], sizeof(double)), 0) << who;
+    EXPECT_GT(lam[0], 0.0) << who;
+    EXPECT_LT(lam[0], 3.0 * std::log(T) / T) << who;
+    EXPECT_NEAR(lam[0] + lam[1], 0.0, 5.0 / T) << who;
+    largest = std::max(largest, lam[0]);
+    const int g = e.group_of(i);
+    ASSERT_TRUE(g == 0 || g == 1) << who;
+    for (std::size_t k = 0; k < K; ++k) {
+      all[k].add(lam[k]);
+      group[g][k].add(lam[k]);
+    }
+  }
+  for (std::size_t k = 0; k < K; ++k) {
+    test::expect_statistics_match(r.lyapunov_spectrum[k].value, r.lyapunov_spectrum[k].quantile, all[k],
+                                  "the ensemble's exponent " + std::to_string(k + 1));
+    for (std::size_t g = 0; g < 2; ++g) {
+      ASSERT_EQ(r.groups[g].lyapunov_spectrum.size(), K);
+      EXPECT_GT(group[g][k].count, 10u) << "group " << g;
+      test::expect_statistics_match(r.groups[g].lyapunov_spectrum[k].value, r.groups[g].lyapunov_spectrum[k].quantile,
+                                    group[g][k], "group " + std::to_string(g) + "'s exponent " + std::to_string(k + 1));
+    }
+  }
+  std::printf("[ spectrum ] pendulums, T = 100, lambda1 by group: %.4e, %.4e (largest %.4e)\n",
+              r.groups[0].lyapunov_spectrum[0].value.mean, r.groups[1].lyapunov_spectrum[0].value.mean, largest);
 }
 
 }  // namespace

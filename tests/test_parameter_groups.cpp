@@ -16,6 +16,7 @@
 
 #include "dispatch/run_study.hpp"
 #include "backends/parameter_laws.hpp"
+#include "support/brute_statistics.hpp"
 
 namespace chens {
 namespace {
@@ -24,34 +25,8 @@ void set_law(Study& s, ParameterId p, ParameterLaw law) { s.vary[static_cast<std
 
 bool same_bytes(const SampleStats& a, const SampleStats& b) { return std::memcmp(&a, &b, sizeof(SampleStats)) == 0; }
 
-// The statistics of `values` as the engine's, computed here directly: count, min and max exactly,
-// mean and rms in double sums, quantiles from a histogram filled here.
-struct Brute {
-  std::uint64_t count = 0;
-  double min = INFINITY, max = -INFINITY, sum = 0, sum2 = 0;
-  std::vector<std::uint64_t> hist = std::vector<std::uint64_t>(LogBins::count, 0);
-  void add(double v) {
-    count += 1;
-    min = std::min(min, v);
-    max = std::max(max, v);
-    sum += v;
-    sum2 += v * v;
-    hist[static_cast<std::size_t>(LogBins::index(v))] += 1;
-  }
-};
-
-void expect_matches(const Accumulator& a, const double* quantile, const Brute& b, const std::string& what) {
-  ASSERT_EQ(a.count, b.count) << what;
-  if (b.count == 0) return;
-  EXPECT_EQ(a.min, b.min) << what;
-  EXPECT_EQ(a.max, b.max) << what;
-  const double scale = std::max(std::fabs(b.min), std::fabs(b.max));
-  EXPECT_NEAR(a.mean, b.sum / static_cast<double>(b.count), 1e-13 * scale) << what;
-  EXPECT_NEAR(a.rms(), std::sqrt(b.sum2 / static_cast<double>(b.count)), 1e-13 * scale) << what;
-  for (int q = 0; q < quantile_count; ++q)
-    EXPECT_EQ(quantile[q], histogram_quantile(b.hist.data(), quantile_level[q], b.min, b.max))
-        << what << ", " << quantile_name[q];
-}
+using Brute = test::BruteStatistics;
+constexpr auto expect_matches = test::expect_statistics_match;
 
 // Pendulums of lengths drawn uniform in [0.5, 2] grouped into three equal bins, every
 // instance recorded at every sample; energy-error passages per group.

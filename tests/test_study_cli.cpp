@@ -111,6 +111,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"spectrum_too_large", {"STUDY"}, "[model]\nkind = \"chain\"\natoms = 7\n[output]\nlyapunov_spectrum = true\n",
                 "output.lyapunov_spectrum has 2(n - m) = 16 exponents for chain N = 7 (n = 14 coordinates, m = 6 "
                 "constraints); at most 12"},
+        // output.reference_method: a numerical reference's pair; a closed form has none, and a
+        // run without a reference has nothing to integrate.
+        BadCase{"reference_method_of_a_closed_form", {"--set", "output.reference_method=vern9"}, "",
+                "output.reference_method = \"vern9\": model.kind = \"pendulum\" is measured against its closed-form "
+                "solution, which no method integrates"},
+        BadCase{"reference_method_without_a_reference",
+                {"--set", "model.kind=chain", "--set", "output.reference_method=dop853"}, "",
+                "output.reference_method = \"dop853\" chooses the numerical reference's method, but this run computes "
+                "no reference"},
+        BadCase{"reference_method_unknown", {"--set", "output.reference_method=rk4"}, "",
+                "output.reference_method"},
         BadCase{"first_passage_lyapunov_without_lyapunov", {"--set", "first_passage.lyapunov=0.1"}, "",
                 "first_passage.lyapunov = 0.1: the Lyapunov exponent is computed with output.lyapunov = true only"},
         BadCase{"first_passage_negative_level", {"STUDY"}, "[first_passage]\nenergy_error = -1e-3\n",

@@ -32,19 +32,22 @@
 //   costs(res)                  integration_seconds / measurement_seconds and step_cost where
 //                               timed (this process's part; the driver adds a resumed run's)
 //   keep_initial(kept, keep)    the first keep instances' initial states
-//   keep_final(res, keep)       their final states, lost reasons, counters and passages, and
-//                               instance 0's final state
+//   keep_final(res, keep)       their final states, lost reasons, counters, passages and
+//                               Lyapunov exponents (output.lyapunov_spectrum), and instance
+//                               0's final state
 //   tally_groups(res)           [parameters] group_by: each group's instances and losses
 //   tally_passage(spec, g, out) [first_passage]: the passage statistics of the ensemble
 //                               (g < 0) or of group g (passage_tally.hpp)
-//   tally_spectrum(spec, res)   output.lyapunov_spectrum: each exponent's statistics over the
-//                               live instances at the last sample (spectrum_tally.hpp)
+//   tally_spectrum(spec, g, out) output.lyapunov_spectrum: each exponent's statistics over
+//                               the live instances at the last sample, of the ensemble
+//                               (g < 0) or of group g (spectrum_tally.hpp)
 // With [parameters] group_by, launch and collect also fill res.groups[g].series.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <chens/ensemble/run_params.hpp>
 
@@ -95,7 +98,7 @@ class Engine {
   virtual void keep_final(EnsembleResult& res, std::uint64_t keep) = 0;
   virtual void tally_groups(EnsembleResult& res) = 0;
   virtual void tally_passage(const EnsembleSpec& spec, int group, PassageResult& out) = 0;
-  virtual void tally_spectrum(const EnsembleSpec& spec, EnsembleResult& res) = 0;
+  virtual void tally_spectrum(const EnsembleSpec& spec, int group, std::vector<ExponentStats>& out) = 0;
 };
 
 // The one segment driver (segment_driver.cpp): set-up, resume, the segment protocol of

@@ -1,7 +1,7 @@
 // A backend's typed engine (backends/cpu/cpu_engine.hpp, kernels/cuda_engine.cuh) behind the
 // engine interface (engine.hpp), with the typed per-instance work of the start and the end
-// of a run: kept instances, instance 0, passage tallies, group sizes (instance_records.hpp,
-// passage_tally.hpp). Included by system units only (and by tests and benchmarks that run an
+// of a run: kept instances, instance 0, passage and spectrum tallies, group sizes
+// (instance_records.hpp, passage_tally.hpp, spectrum_tally.hpp). Included by system units only (and by tests and benchmarks that run an
 // engine directly, run_ensemble below). C++17-clean: nvcc compiles it.
 #pragma once
 
@@ -29,6 +29,8 @@ class EngineAdapter final : public Engine {
   using System = typename E::System;
   using Reference = typename E::Reference;
   using Real = typename E::Real;
+  // output.lyapunov_spectrum's exponents, K = 2(n - m); 0 without the spectrum.
+  static constexpr int spectrum_exponent_count = spectrum_size_v<System>;
 
   template <class Method>
   EngineAdapter(const System& sys, const Method& method, const RunParams<Real>& rp, const ModelStateOf<System>& z0,
@@ -51,7 +53,7 @@ class EngineAdapter final : public Engine {
     s.total_steps = rp_.total_steps;
     s.fixed_step = rp_.fixed_step;
     s.passage = rp_.passage.any();
-    s.spectrum = spectrum_size_v<System>;
+    s.spectrum = spectrum_exponent_count;
     return s;
   }
   std::string reference_kind() const override { return reference_kind_; }
@@ -81,7 +83,17 @@ class EngineAdapter final : public Engine {
     const std::uint64_t fetch = std::min<std::uint64_t>(std::max<std::uint64_t>(keep, 1), spec_.size);
     e_.for_first(fetch, [&](std::uint64_t i, const auto& in) {
       const System sys_i = e_.system_of(i);
-      if (i < keep) chens::keep_final(res.kept, sys_i, i, in);
+      if (i < keep) {
+        chens::keep_final(res.kept, sys_i, i, in);
+        if constexpr (spectrum_exponent_count > 0) {
+          if (in.lost == int(LostReason::none)) {
+            double lambda[spectrum_exponent_count];
+            sys_i.spectrum_exponents(in.z, rp_.reference_time(rp_.samples), lambda);
+            for (int k = 0; k < spectrum_exponent_count; ++k)
+              res.kept.lyapunov_spectrum[i * spectrum_exponent_count + static_cast<std::uint64_t>(k)] = lambda[k];
+          }
+        }
+      }
       if (i == 0) record_instance0_final(res, sys_i, in);
     });
   }
@@ -107,19 +119,28 @@ class EngineAdapter final : public Engine {
     };
     chens::tally_passage(rp_, spec, n, members, out);
   }
-  void tally_spectrum(const EnsembleSpec& spec, EnsembleResult& res) override {
-    if constexpr (spectrum_size_v < System >> 0) {
+  void tally_spectrum(const EnsembleSpec& spec, int group, std::vector<ExponentStats>& out) override {
+    if constexpr (spectrum_exponent_count > 0) {
       const std::uint64_t n = spec_.size;
       const double t = rp_.reference_time(rp_.samples);  // where every live instance ends
-      chens::tally_spectrum<spectrum_size_v<System>>(
-          spec, n, [&](auto&& f) { e_.for_first(n, f); },
-          [&](std::uint64_t i, const auto& in, double(&lambda)[spectrum_size_v<System>]) {
-            e_.system_of(i).spectrum_exponents(in.z, t, lambda);
-          },
-          res.lyapunov_spectrum);
+      auto exponents = [&](std::uint64_t i, const auto& in, double(&lambda)[spectrum_exponent_count]) {
+        e_.system_of(i).spectrum_exponents(in.z, t, lambda);
+      };
+      if (group < 0) {
+        chens::tally_spectrum<spectrum_exponent_count>(
+            spec, n, [&](auto&& f) { e_.for_first(n, f); }, exponents, out);
+        return;
+      }
+      auto members = [&](auto&& f) {
+        e_.for_first(n, [&](std::uint64_t i, const auto& in) {
+          if (e_.group_of(i) == group) f(i, in);
+        });
+      };
+      chens::tally_spectrum<spectrum_exponent_count>(spec, n, members, exponents, out);
     } else {
       (void)spec;
-      res.lyapunov_spectrum.clear();
+      (void)group;
+      out.clear();
     }
   }
 

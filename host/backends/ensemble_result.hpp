@@ -130,6 +130,9 @@ struct GroupResult {
   std::uint64_t lost = 0;           // of them, lost by the end
   std::vector<SampleStats> series;  // as EnsembleResult::series
   PassageResult passage;            // as EnsembleResult::passage
+  // output.lyapunov_spectrum: as EnsembleResult::lyapunov_spectrum, over the group's live
+  // instances (empty without the spectrum).
+  std::vector<ExponentStats> lyapunov_spectrum;
 
   // The integer counts (summed over MPI ranks), and back.
   std::vector<std::uint64_t> counts() const {

@@ -22,6 +22,9 @@ struct PerInstanceResult {
   // With output's [first_passage]: size * passage_slots first-passage times (Passage::at,
   // +inf where not crossed); empty otherwise.
   std::vector<double> first_passage;
+  // With output.lyapunov_spectrum: size * K finite-time Lyapunov exponents at the last sample
+  // time, the largest first (K = 2(n - m); NaN where the instance was lost); empty otherwise.
+  std::vector<double> lyapunov_spectrum;
 
   // Storage for n instances of state size S.
   static PerInstanceResult sized(std::uint64_t n, int S) {

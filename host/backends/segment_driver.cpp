@@ -57,6 +57,7 @@ EnsembleResult drive_segments(Engine& engine, const EnsembleSpec& spec) {
   }
   res.setup_seconds = wall() - earlier_wall;  // allocation and initial data
   if (shape.passage) res.kept.first_passage.assign(keep * passage_slots, INFINITY);
+  if (shape.spectrum > 0) res.kept.lyapunov_spectrum.assign(keep * static_cast<std::uint64_t>(shape.spectrum), NAN);
 
   SegmentPlan plan(samples, seg, shape.fixed_step, shape.steps_per_sample, shape.total_steps, spec.segment_rows,
                    static_cast<bool>(spec.reduce_segment), spec.pass_steps, spec.stop_seconds);
@@ -136,13 +137,15 @@ EnsembleResult drive_segments(Engine& engine, const EnsembleSpec& spec) {
   costs();
   engine.finish(res);
   if (shape.passage) engine.tally_passage(spec, -1, res.passage);
-  if (shape.spectrum > 0) engine.tally_spectrum(spec, res);  // collective in a sharded run, as the passages'
-  // The groups' sizes, losses and passages (every rank of a sharded run tallies each group:
-  // the reductions are collective).
+  if (shape.spectrum > 0) engine.tally_spectrum(spec, -1, res.lyapunov_spectrum);  // collective, as the passages'
+  // The groups' sizes, losses, passages and spectra (every rank of a sharded run tallies each
+  // group: the reductions are collective).
   if (!res.groups.empty()) {
     engine.tally_groups(res);
-    for (std::size_t g = 0; shape.passage && g < res.groups.size(); ++g)
-      engine.tally_passage(spec, static_cast<int>(g), res.groups[g].passage);
+    for (std::size_t g = 0; g < res.groups.size(); ++g) {
+      if (shape.passage) engine.tally_passage(spec, static_cast<int>(g), res.groups[g].passage);
+      if (shape.spectrum > 0) engine.tally_spectrum(spec, static_cast<int>(g), res.groups[g].lyapunov_spectrum);
+    }
   }
   for (std::uint64_t& i : res.lost_examples) i = spec.global_index(i);
   // Instance 0 and the kept instances, final.

@@ -69,8 +69,11 @@ bool is_custom_parameter_name(const std::string& name) {
 }
 
 CustomRunFn find_custom_entry(const Study& s, const char* backend) {
-  // (the spectrum's tangent systems are compiled on first use only)
-  if (s.model_kind != ModelKind::custom || s.precision != Precision::double_precision || s.lyapunov_spectrum) return nullptr;
+  // (the spectrum's tangent systems and the references by DOP853 or Vern9 are compiled on first
+  // use only)
+  if (s.model_kind != ModelKind::custom || s.precision != Precision::double_precision || s.lyapunov_spectrum ||
+      s.reference_method != MethodId::dopri5)
+    return nullptr;
   const CustomModelInfo* m = find_custom_model(s.custom_model);
   if (!m) return nullptr;
   for (const CustomEntry& e : m->entries)

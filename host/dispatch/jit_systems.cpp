@@ -40,7 +40,11 @@ std::string instantiation(const JitSystem& sys) {
   return std::string("chens::make_engine_for<chens::") + (sys.cuda ? "CudaBackend" : "CpuBackend") +
          ", chens::" + sys.model_type + ", chens::FormulationId::" + sys.formulation + ", " +
          (sys.tangents ? "true" : "false") + ", " + std::to_string(method_bit(sys.method)) + "u" +
-         (sys.spectrum ? ", true" : "") + ">";
+         (sys.reference_method != MethodId::dopri5
+              ? std::string(sys.spectrum ? ", true" : ", false") + ", chens::MethodId::" + method_name(sys.reference_method)
+          : sys.spectrum ? ", true"
+                         : "") +
+         ">";
 }
 
 std::string unit_text(const JitSystem& sys, const std::string& key) {
@@ -196,6 +200,7 @@ JitSystem jit_system(const Study& s, bool cuda) {
   sys.tangents = s.tangents();
   sys.spectrum = s.lyapunov_spectrum;
   sys.method = s.method;
+  sys.reference_method = s.reference_method;
   std::string model = description.label ? description.label(s) : model_name(s);
   if (s.model_kind == ModelKind::custom) {  // a user model from its header (source_models.hpp)
     const CustomModelInfo& m = custom_model_of(s);
@@ -207,7 +212,10 @@ JitSystem jit_system(const Study& s, bool cuda) {
               (s.lyapunov_spectrum ? " with the spectrum's tangents"
                : s.tangents()      ? " with tangents"
                                    : "") +
-              ", " + method_name(s.method) + (cuda ? ", cuda" : ", cpu");
+              ", " + method_name(s.method) +
+              (s.reference_method != MethodId::dopri5 ? std::string(", reference by ") + method_name(s.reference_method)
+                                                      : std::string()) +
+              (cuda ? ", cuda" : ", cpu");
   return sys;
 }
 

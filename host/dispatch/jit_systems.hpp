@@ -37,8 +37,10 @@ struct JitSystem {
   bool tangents = false;            // output.wedge, output.lyapunov or output.lyapunov_spectrum
   bool spectrum = false;            // output.lyapunov_spectrum: 2(n - m) tangents (geometry/tangent_system.hpp)
   MethodId method = MethodId::rk4;  // the one method the unit instantiates
-  bool cuda = false;                // the GPU's engine (CudaBackend, compiled by nvcc), else the CPU's
-  std::string label;                // for messages: "chain N = 12, dirac, rk4, cpu"
+  // output.reference_method: the numerical reference's pair (DOPRI5 as the systems list's units)
+  MethodId reference_method = MethodId::dopri5;
+  bool cuda = false;  // the GPU's engine (CudaBackend, compiled by nvcc), else the CPU's
+  std::string label;  // for messages: "chain N = 12, dirac, rk4, cpu"
 };
 
 // Whether this build can compile systems on first use for the GPU: it was built with CUDA, so

@@ -37,12 +37,15 @@ constexpr std::size_t spectrum_bytes_per_instance() {
 // the run's alone (a unit compiled on first use, dispatch/jit_systems.cpp), or a user
 // model's METHODS (cmake/ChensAddModel.cmake): the same code, fewer instantiations.
 // Spectrum: the tangents of output.lyapunov_spectrum (with Tangents; compiled on first use
-// only, dispatch/jit_systems.cpp). Its default, false, is system_list.hpp's declaration's.
-template <class Backend, class Model, FormulationId F, bool Tangents, MethodMask Methods, bool Spectrum>
+// only, dispatch/jit_systems.cpp). ReferenceMethod: the numerical reference's pair
+// (output.reference_method; DOP853 and Vern9 compiled on first use only). Their defaults, false
+// and DOPRI5, are system_list.hpp's declaration's.
+template <class Backend, class Model, FormulationId F, bool Tangents, MethodMask Methods, bool Spectrum,
+          MethodId ReferenceMethod>
 std::unique_ptr<Engine> make_engine_for(const SystemArgs& a, const EnsembleSpec& spec) {
   using Traits = ModelTraits<Model>;
   using Real = typename Model::Real;
-  using Reference = typename Traits::Reference;
+  using Reference = ReferenceBy<typename Traits::Reference, ReferenceMethod>;
   const RunParams<Real> rp = run_params_as<Real>(a.rp);
   const auto sys = make_formulation<F>(Traits::make(a), a);
   const typename Model::State z0 = initial_of<Model>(a);
@@ -56,8 +59,11 @@ std::unique_ptr<Engine> make_engine_for(const SystemArgs& a, const EnsembleSpec&
       static_assert(sizeof(InstanceOf<RunSystem, Reference>) <=
                         (Spectrum ? spectrum_bytes_per_instance<Model>() : Traits::bytes_per_instance(Tangents)),
                     "ModelTraits::bytes_per_instance is an upper bound of the instances' size");
+      // (a pair other than DOPRI5 is a numerical reference's: resolve() refuses it elsewhere)
       return make_backend_engine<Backend, RunSystem, std::decay_t<decltype(run_method)>, Reference>(
-          run_sys, run_method, rp, z0, spec, Traits::reference_kind(a.rp));
+          run_sys, run_method, rp, z0, spec,
+          ReferenceMethod == MethodId::dopri5 ? Traits::reference_kind(a.rp)
+                                              : numerical_reference_kind(a.rp, ReferenceMethod));
     });
   });
 }

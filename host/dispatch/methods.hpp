@@ -24,6 +24,7 @@
 #include <chens/integrators/stormer_verlet.hpp>
 #include <chens/integrators/tableaus.hpp>
 #include <chens/integrators/vern9.hpp>
+#include <chens/reference/numerical.hpp>
 #include <chens/geometry/tangent_system.hpp>
 
 #include <memory>
@@ -171,5 +172,13 @@ std::unique_ptr<Engine> with_tangents_if(const System& sys, const Method& method
         "steps from the state");
   }
 }
+
+// The numerical reference's pair of output.reference_method (reference/numerical.hpp): Reference
+// with DOPRI5 (its default), DOP853 or Vern9 in place of its pair; a closed form or none as it is.
+template <class Reference, MethodId ReferenceMethod>
+using ReferenceBy =
+    typename std::conditional_t<ReferenceMethod == MethodId::dop853, WithReferencePair<Reference, Dop853>,
+                                std::conditional_t<ReferenceMethod == MethodId::vern9, WithReferencePair<Reference, Vern9>,
+                                                   WithReferencePair<Reference, Dopri5>>>::type;
 
 }  // namespace chens

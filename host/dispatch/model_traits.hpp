@@ -52,11 +52,13 @@ typename Model::State initial_of(const SystemArgs& a) {
   return z0;
 }
 
-// summary.json's reference.kind for a numerical reference (chains in double, the double pendulum).
-inline std::string numerical_reference_kind(const RunParams<double>& rp) {
+// summary.json's reference.kind for a numerical reference (chains in double, the double pendulum)
+// integrated by the pair `pair` (output.reference_method).
+inline std::string numerical_reference_kind(const RunParams<double>& rp, MethodId pair = MethodId::dopri5) {
   char tol[32];  // as a number: std::to_string printed 1e-12 as 0.000000 (issue 17)
   std::snprintf(tol, sizeof tol, "%.3g", rp.reference_tol);
-  return std::string("numerical: DOPRI5 on the Hamilton-Dirac equations, rtol = atol = ") + tol;
+  const char* name = pair == MethodId::dop853 ? "DOP853" : pair == MethodId::vern9 ? "Vern9" : "DOPRI5";
+  return std::string("numerical: ") + name + " on the Hamilton-Dirac equations, rtol = atol = " + tol;
 }
 
 }  // namespace chens

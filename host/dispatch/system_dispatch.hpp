@@ -61,8 +61,11 @@ struct SystemEntry {
     // (no unit of the list carries the spectrum's tangents: they are compiled on first use)
     return s.formulation == F && s.tangents() == T && !s.lyapunov_spectrum && ModelTraits<Model>::matches(key);
   }
-  // Whether a unit of the build runs the study (its method included).
-  static bool built_for(const Study& s) { return runs(s) && has_method(built_methods, s.method); }
+  // Whether a unit of the build runs the study (its method included; the numerical reference by
+  // DOPRI5: output.reference_method's other pairs are compiled on first use).
+  static bool built_for(const Study& s) {
+    return runs(s) && has_method(built_methods, s.method) && s.reference_method == MethodId::dopri5;
+  }
 };
 
 // Calls f(entry) for each entry of Backend in the systems list, where entry has Model,

@@ -65,6 +65,11 @@ void validate(const Study& s) {
     throw StudyError("output.lyapunov_spectrum: model.kind = \"" + m.name +
                      "\" is built into this executable by chens_add_model; the spectrum's tangent systems are compiled "
                      "on first use only: name its header in model.source (docs/lyapunov.md)");
+  if (s.reference_method != MethodId::dopri5 && !m.from_header)
+    throw StudyError(std::string("output.reference_method = \"") + method_name(s.reference_method) + "\": model.kind = \"" +
+                     m.name +
+                     "\" is built into this executable by chens_add_model; a reference by DOP853 or Vern9 is compiled "
+                     "on first use only: name its header in model.source (docs/jit.md)");
   if (s.lyapunov && !m.from_header) {
     bool built = false;
     for (const CustomEntry& e : m.entries)

@@ -154,6 +154,7 @@ PerInstanceResult gather_kept(const PerInstanceResult& mine) {
   all.lost = gather_vector(mine.lost);
   all.counters = gather_vector(mine.counters);
   all.first_passage = gather_vector(mine.first_passage);
+  all.lyapunov_spectrum = gather_vector(mine.lyapunov_spectrum);
   return all;
 }
 

@@ -151,6 +151,17 @@ std::string states_h5_image(const Study& s, const RunParams<double>& rp, const E
                          "the first time each metric exceeded its level ([first_passage] in the study; +inf: never), "
                          "and for \"lost\" the first sample time at which the instance was found lost");
       }
+      const std::uint64_t K = r.lyapunov_spectrum.size();
+      if (K > 0 && kept.lyapunov_spectrum.size() == n * K) {
+        // output.lyapunov_spectrum (docs/lyapunov.md): each instance's exponents, the largest first.
+        std::vector<std::string> columns;
+        for (std::uint64_t k = 1; k <= K; ++k) columns.push_back("lambda" + std::to_string(k));
+        H5::DataSet sd = dataset(g, "lyapunov_spectrum", {n, K}, kept.lyapunov_spectrum, join(columns));
+        string_attribute(sd, "description",
+                         "each instance's 2(n - m) finite-time Lyapunov exponents on the constraint manifold at the "
+                         "last sample time (output.lyapunov_spectrum), the largest first; NaN where the instance was "
+                         "lost");
+      }
       if (s.varies_parameters()) {
         // [parameters]: each instance's values, one column per varied parameter, drawn again
         // from (seed, instance index, parameter) as the run drew them.

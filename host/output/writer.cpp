@@ -183,15 +183,16 @@ void metric_summaries(const EnsembleResult& r, const std::vector<SampleStats>& s
 }
 
 // output.lyapunov_spectrum (docs/lyapunov.md): each exponent's statistics over the live
-// instances at the last sample time, each a list from the first (largest) exponent down.
-nlohmann::json spectrum_summary(const EnsembleResult& r) {
+// instances (of the ensemble or of a group) at the last sample time, each a list from the
+// first (largest) exponent down.
+nlohmann::json spectrum_summary(const std::vector<ExponentStats>& spectrum) {
   nlohmann::json j;
-  const std::uint64_t live = r.lyapunov_spectrum.front().value.count;
-  j["exponents"] = r.lyapunov_spectrum.size();
+  const std::uint64_t live = spectrum.front().value.count;
+  j["exponents"] = spectrum.size();
   j["instances"] = live;  // the live instances the statistics are over
   const auto list = [&](auto of) {
     nlohmann::json a = nlohmann::json::array();
-    for (const ExponentStats& e : r.lyapunov_spectrum) a.push_back(live > 0 ? number_or_null(of(e)) : nullptr);
+    for (const ExponentStats& e : spectrum) a.push_back(live > 0 ? number_or_null(of(e)) : nullptr);
     return a;
   };
   j["final_mean"] = list([](const ExponentStats& e) { return e.value.mean; });
@@ -204,11 +205,10 @@ nlohmann::json spectrum_summary(const EnsembleResult& r) {
   // for the Hamiltonian formulations on M, and the sum.
   nlohmann::json pairs = nlohmann::json::array();
   double sum = 0.0;
-  const std::size_t K = r.lyapunov_spectrum.size();
-  for (std::size_t i = 0; i < K; ++i) sum += r.lyapunov_spectrum[i].value.mean;
+  const std::size_t K = spectrum.size();
+  for (std::size_t i = 0; i < K; ++i) sum += spectrum[i].value.mean;
   for (std::size_t i = 0; i < K / 2; ++i)
-    pairs.push_back(live > 0 ? number_or_null(r.lyapunov_spectrum[i].value.mean + r.lyapunov_spectrum[K - 1 - i].value.mean)
-                             : nullptr);
+    pairs.push_back(live > 0 ? number_or_null(spectrum[i].value.mean + spectrum[K - 1 - i].value.mean) : nullptr);
   j["pair_sums_of_means"] = pairs;
   j["sum_of_means"] = live > 0 ? number_or_null(sum) : nullptr;
   return j;
@@ -234,6 +234,7 @@ nlohmann::json groups_summary(const Study& s, const RunParams<double>& rp, const
     j["live"] = live_summary(gr.series, gr.instances);
     metric_summaries(r, gr.series, j);
     if (gr.passage.any()) j["first_passage"] = first_passage_summary(rp, gr.passage, gr.instances);
+    if (!gr.lyapunov_spectrum.empty()) j["lyapunov_spectrum"] = spectrum_summary(gr.lyapunov_spectrum);
     list.push_back(j);
   }
   return {{"by", s.group_by}, {"bins", e.group_values.empty()}, {"groups", list}};
@@ -346,7 +347,7 @@ nlohmann::json make_summary(const Study& s, const RunParams<double>& rp, const E
                     {"steps", r.totals.reference_steps},
                     {"rhs_evaluations", r.totals.reference_rhs_evaluations}};
   metric_summaries(r, r.series, j);
-  if (!r.lyapunov_spectrum.empty()) j["lyapunov_spectrum"] = spectrum_summary(r);
+  if (!r.lyapunov_spectrum.empty()) j["lyapunov_spectrum"] = spectrum_summary(r.lyapunov_spectrum);
   if (r.passage.any()) j["first_passage"] = first_passage_summary(rp, r.passage, r.instances);
   if (s.varies_parameters()) j["parameters"] = parameters_summary(s);
   if (!r.groups.empty()) j["groups"] = groups_summary(s, rp, r);

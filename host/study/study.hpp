@@ -105,6 +105,9 @@ struct Study {
   std::optional<std::string> reference;  // "auto" | "none"; default: auto for the (penalty) pendulum, none for
                                          // chains and the double pendulum (numerical references)
   double reference_tol = 1e-12;
+  // The numerical reference's embedded pair (reference/numerical.hpp): DOPRI5, DOP853 or Vern9;
+  // the latter two compiled on first use.
+  MethodId reference_method = MethodId::dopri5;
   bool states = false;                      // states.h5: every instance's initial and final state
   std::vector<std::int64_t> record;         // instances whose trajectories go into states.h5
   std::vector<std::int64_t> phase_error;    // pendulum: |y(kT) - y_exact(kT)| of instance 0 at these k

@@ -308,11 +308,20 @@ std::vector<StudyKey> declare_keys() {
        .type = one_of(&S::reference, std::vector<std::pair<std::string, std::string>>{{"auto", "auto"}, {"none", "none"}}),
        .printed = resolved_reference, .doc_default = "pendulum: `\"auto\"`; chain, double pendulum: `\"none\"`",
        .meaning = "the reference solution for `integration_error`: `auto` = the closed form in Jacobi elliptic "
-                  "functions (pendulum) or a numerical reference (chains and the double pendulum: DOPRI5 with rtol = atol = `reference_tol` on "
+                  "functions (pendulum) or a numerical reference (chains and the double pendulum: DOPRI5, or "
+                  "`reference_method`, with rtol = atol = `reference_tol` on "
                   "the Hamilton–Dirac equations from each instance's own physical initial data, advanced alongside it; "
                   "it costs about as much as one more tight-tolerance instance); `none` = no integration error"},
       {.section = "output", .name = "reference_tol", .type = real(&S::reference_tol, positive),
        .meaning = "tolerance of the numerical reference"},
+      {.section = "output", .name = "reference_method",
+       .type = one_of(&S::reference_method, std::vector<std::pair<std::string, MethodId>>{{"dopri5", MethodId::dopri5},
+                                                                                          {"dop853", MethodId::dop853},
+                                                                                          {"vern9", MethodId::vern9}}),
+       .meaning = "the embedded pair that integrates the numerical reference (with `output.reference = \"auto\"` on "
+                  "chains, the double pendulum and user models): `dopri5`, or `dop853` and `vern9`, which reach "
+                  "`reference_tol` = 1e-12 closer to the solution with a fifth (pendulum) to a third (double pendulum) "
+                  "of DOPRI5's right-hand sides and are compiled on first use (docs/numerics.md)"},
       {.section = "output", .name = "states", .type = flag(&S::states),
        .meaning = "write `states.h5` with every instance's initial and final state, final metrics, first-passage "
                   "times, lost reason and work counters (about (4·S + 17)·8 + 100 bytes per instance in host memory, S "
@@ -358,8 +367,9 @@ std::vector<StudyKey> declare_keys() {
                   "(docs/lyapunov.md): as many tangents, put into the manifold's tangent space and re-orthonormalised "
                   "(Gram–Schmidt) every `output.lyapunov_interval`; summary.json's `lyapunov_spectrum` gives each "
                   "exponent's statistics over the live instances at the last sample time, as lists from the first "
-                  "(largest) exponent down, and the metric `lyapunov` is the first. Switching it on does not change "
-                  "any other number of the run (tested bit for bit)"},
+                  "(largest) exponent down (and each `[parameters]` group's in `groups`), states.h5 each instance's "
+                  "(`/instances/lyapunov_spectrum`, with `output.states`), and the metric `lyapunov` is the first. "
+                  "Switching it on does not change any other number of the run (tested bit for bit)"},
       {.section = "output", .name = "lyapunov_interval", .type = real(&S::lyapunov_interval, positive),
        .printed = resolved_lyapunov_interval,
        .doc_default = "`output.sample_dt`; with `output.lyapunov_spectrum`, 10 h (or `output.sample_dt` if shorter)",

@@ -136,6 +136,17 @@ void validate_model(const Study& s) {
                        " tangents are carried, each a further derivative of every step: use output.lyapunov for the "
                        "largest exponent");
   }
+  if (s.reference_method != MethodId::dopri5) {
+    // reference/numerical.hpp: the pair integrates a numerical reference; a closed form has none.
+    const std::string key = std::string("output.reference_method = \"") + method_name(s.reference_method) + "\"";
+    if (model.closed_form_reference)
+      throw StudyError(key + ": model.kind = \"" + model_name(s) +
+                       "\" is measured against its closed-form solution, which no method integrates; remove the key");
+    if (!reference_on(s))
+      throw StudyError(key + " chooses the numerical reference's method, but this run computes no reference "
+                             "(output.reference = \"none\", the default for chains and the double pendulum): set "
+                             "output.reference = \"auto\" or remove the key");
+  }
   if (is_rattle_method(s.method) && s.formulation != FormulationId::constrained)
     throw StudyError(std::string("integrator.method = \"") + method_name(s.method) +
                      "\" integrates the constrained equations themselves, not an "

@@ -202,8 +202,9 @@ class Result:
     def states(self):
         """states.h5's /instances (output.states) as numpy arrays by name: index,
         initial_state, initial_physical, final_state, final_physical, final_metrics, lost,
-        counters/<counter>, first_passage ([first_passage]), parameters ([parameters]) and
-        group ([parameters] group_by); None where the run kept no states."""
+        counters/<counter>, first_passage ([first_passage]), lyapunov_spectrum
+        (output.lyapunov_spectrum: instances x exponents, the largest first), parameters
+        ([parameters]) and group ([parameters] group_by); None where the run kept no states."""
         return self._h5_group("instances")
 
     @property
@@ -285,6 +286,34 @@ class Result:
         keys = ["value"] if not g["bins"] else ["min", "max"]
         rows = [{k: e[k] for k in ["group"] + keys + ["instances", "lost_instances"]} for e in g["groups"]]
         return pd.DataFrame(rows).set_index("group")
+
+    @property
+    def lyapunov_spectrum(self):
+        """output.lyapunov_spectrum (docs/lyapunov.md): the statistics of each finite-time
+        Lyapunov exponent over the live instances at the last sample time (summary.json's
+        "lyapunov_spectrum"), a DataFrame with one row per exponent (1 = the largest) and the
+        columns mean, rms, min, max, p10, p50, p90, p99. With [parameters] group_by the rows are
+        indexed by (group, exponent), group "all" (the ensemble) first, then each group's label.
+        Each kept instance's exponents are states["lyapunov_spectrum"]. None without the spectrum."""
+        top = self.summary.get("lyapunov_spectrum")
+        if top is None:
+            return None
+        import pandas as pd
+
+        stats = ["mean", "rms", "min", "max", "p10", "p50", "p90", "p99"]
+
+        def table(j):
+            k = int(j["exponents"])
+            return pd.DataFrame({st: j[f"final_{st}"] for st in stats},
+                                index=pd.Index(range(1, k + 1), name="exponent"), dtype=float)
+
+        g = self.summary.get("groups")
+        if g is None:
+            return table(top)
+        parts = {"all": table(top)}
+        for e in g["groups"]:
+            parts[e["group"]] = table(e["lyapunov_spectrum"])
+        return pd.concat(parts, names=["group", "exponent"])
 
     def dataset(self):
         """The series as an xarray Dataset: dimensions time and statistic, one variable per

@@ -370,6 +370,51 @@ class PlotStudyTest(unittest.TestCase):
         self.assertIn("\n  live at t_final: 10/10 (100 %)\n", text)
         self.assertNotIn("few live", text)
 
+    def test_lyapunov_spectrum_figure(self):
+        """output.lyapunov_spectrum: spectrum.png and summary.txt's table list every run whose
+        spectrum has live instances, in order, with its means, pair sums and sum as written;
+        a run whose spectrum has no live instance is left out; a study without spectra draws
+        no spectrum figure (the study of setUpClass)."""
+        self.assertFalse(os.path.exists(os.path.join(self.study_out, "spectrum.png")))
+        with tempfile.TemporaryDirectory(prefix="chens-plot-spectrum-") as root:
+            study = os.path.join(root, "study")
+            os.makedirs(study)
+            spectra = {"E=-1": [0.01, 0.002, -0.003, -0.009], "E=2": [0.48, 0.03, -0.031, -0.477], "dead": None}
+            for name, means in spectra.items():
+                write_run(os.path.join(study, name), "pendulum", "dirac", 0.1, 1e-6, 1.0)
+                path = os.path.join(study, name, "summary.json")
+                with open(path) as f:
+                    summary = json.load(f)
+                k = 4
+                block = {"exponents": k, "instances": 0 if means is None else 8}
+                for stat in ("mean", "rms", "min", "max", "p10", "p50", "p90", "p99"):
+                    block["final_" + stat] = [None] * k if means is None else [
+                        m + {"min": -0.01, "p10": -0.005, "p90": 0.005, "max": 0.01}.get(stat, 0.0) for m in means]
+                block["pair_sums_of_means"] = [None, None] if means is None else [means[0] + means[3],
+                                                                                  means[1] + means[2]]
+                block["sum_of_means"] = None if means is None else sum(means)
+                summary["lyapunov_spectrum"] = block
+                with open(path, "w") as f:
+                    json.dump(summary, f)
+            runs = [{"name": n, "directory": n, "overrides": {}, "status": "complete"} for n in spectra]
+            with open(os.path.join(study, "study.json"), "w") as f:
+                json.dump({"chens_version": "0.1.0", "study_file": "s.toml", "complete": True, "runs": runs}, f)
+            out = os.path.join(root, "plots")
+            r = plot(study, "--out", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assert_drawn(os.path.join(out, "spectrum.png"))
+            lines = self.summary(out).splitlines()
+            at = [i for i, line in enumerate(lines) if line.startswith("lyapunov spectrum at t_final")]
+            self.assertEqual(len(at), 1, lines)
+            table = lines[at[0] + 1:at[0] + 3]
+            self.assertEqual(table[0].split()[:3], ["E=-1", "8", "live:"])
+            for line, name in zip(table, ("E=-1", "E=2")):
+                m = spectra[name]
+                self.assertEqual(line.split()[0], name)
+                self.assertIn("%s; pairs %.2g, %.2g; sum %.2g" % (", ".join("%.4g" % v for v in m), m[0] + m[3],
+                                                                  m[1] + m[2], sum(m)), line)
+            self.assertFalse(any(line.split()[:1] == ["dead"] for line in lines[at[0]:]), lines)
+
     def test_missing_directory(self):
         missing = os.path.join(self.tmp.name, "does-not-exist")
         r = plot(missing)

@@ -200,6 +200,55 @@ def test_grouped_statistics_in_the_files_the_dataset_and_the_plots(tmp_path):
     assert all(x in text for x in labels), text
 
 
+def test_the_lyapunov_spectrum_by_group_and_by_instance(tmp_path):
+    """output.lyapunov_spectrum with output.states and [parameters] group_by (docs/lyapunov.md):
+    Result.lyapunov_spectrum is summary.json's statistics, indexed by (group, exponent) with
+    "all" first; states.h5's /instances/lyapunov_spectrum holds each instance's exponents,
+    whose first is its metric lyapunov; each group's min, max and mean are its members'."""
+    pytest.importorskip("h5py")
+    import numpy as np
+
+    study = {
+        "model": {"kind": "pendulum"},
+        "integrator": {"formulation": "dirac", "method": "rk4", "h": 0.02, "t_end": 20.0},
+        "ensemble": {"size": 24, "perturbation": 1e-2},
+        "output": {"sample_dt": 5.0, "states": True, "lyapunov_spectrum": True},
+        "parameters": {"length": [1.0, 2.0], "group_by": "length"},
+    }
+    res, cli = run_both(tmp_path, study)
+    expect_run_equals_files(res, cli)
+    ls = res.lyapunov_spectrum
+    assert list(ls.index.names) == ["group", "exponent"]
+    assert list(dict.fromkeys(ls.index.get_level_values("group"))) == ["all", "length=1", "length=2"]
+    assert list(ls.columns) == ["mean", "rms", "min", "max", "p10", "p50", "p90", "p99"]
+    assert ls.loc[("all", 1), "mean"] == res.summary["lyapunov_spectrum"]["final_mean"][0]
+    st = res.states
+    lam = st["lyapunov_spectrum"]
+    assert lam.shape == (24, 2)
+    import h5py
+
+    with h5py.File(io.BytesIO(res.files["states.h5"]), "r") as f:
+        columns = f["instances/final_metrics"].attrs["columns"]
+        columns = (columns.decode() if isinstance(columns, bytes) else str(columns)).split(",")
+        assert f["instances/lyapunov_spectrum"].attrs["columns"] in ("lambda1,lambda2", b"lambda1,lambda2")
+    assert np.array_equal(lam[:, 0], st["final_metrics"][:, columns.index("lyapunov")])
+    for g, label in enumerate(["length=1", "length=2"]):
+        members = lam[st["group"] == g]
+        assert len(members) == 12
+        for k in range(2):
+            row = ls.loc[(label, k + 1)]
+            assert row["min"] == members[:, k].min() and row["max"] == members[:, k].max()
+            assert row["mean"] == pytest.approx(members[:, k].mean(), rel=1e-13, abs=1e-15)
+    # chens plot: the spectrum figure, a point per group and exponent, and its table.
+    p = subprocess.run([EXE, "plot", str(cli)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "spectrum.png" in os.listdir(cli / "plots")
+    text = (cli / "plots" / "summary.txt").read_text()
+    table = text[text.index("lyapunov spectrum at t_final"):].splitlines()
+    assert table[1].split()[0] == "length=1" and table[2].split()[0] == "length=2", text
+    assert "%.4g" % ls.loc[("length=2", 1), "mean"] in table[2], text
+
+
 def test_drawn_parameters_are_numpys_philox4x64(tmp_path):
     """Each instance's values against an independent Philox4x64-10 (numpy's): key (seed, 1),
     counter (instance, parameter, 0, 0); numpy increments its counter before a block, hence

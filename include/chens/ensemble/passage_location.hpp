@@ -10,9 +10,9 @@
 // fixed-step method of order p (RK4: its own order; RATTLE's compositions of order 6 and 8:
 // 4), where the end of the step was O(h) off. DOPRI5 adds the quartic term of its continuous
 // extension of order 4 (Dopri5::dense_term), DOP853 the four terms of its extension of order 7
-// (Dop853Tableau's dense stages), so their located times are as accurate as their steps;
-// Vern9's interpolant (10 more stages) is not implemented, so its crossings are located by the
-// cubic Hermite, to O(h^4). tests/test_first_passage.cpp and tests/test_high_order_pairs.cpp
+// (Dop853Tableau's dense stages), Vern9 the six of its interpolant of order 9 (10 more stages,
+// integrators/vern9_interpolant.hpp), so their located times are as accurate as their steps.
+// tests/test_first_passage.cpp and tests/test_high_order_pairs.cpp
 // check the orders against crossings and solutions known in closed form.
 //
 // The derivative f is the vector field whose flow the method approximates
@@ -72,10 +72,13 @@ CHENS_HD void flow_derivative(const System& sys, const typename System::State& z
 // Hairer's codes (CONTD5, CONTD8):
 //   p(theta) = c0                                              (DOPRI5: Terms = 1, order 4)
 //   p(theta) = c0 + theta (c1 + (1 - theta) (c2 + theta c3))   (DOP853: Terms = 4, order 7)
+//   p(theta) = c0 + theta (c1 + theta (c2 + ... + theta c5))   (Vern9: Terms = 6, order 9;
+//                                                               integrators/vern9_interpolant.hpp)
 // c_i = correction[i], `terms` of them filled (0: the cubic Hermite alone).
 template <class System, int Terms = 1>
 struct StepInterpolant {
-  static_assert(Terms == 1 || Terms == 4, "the continuous extensions of DOPRI5 (1 term) and DOP853 (4)");
+  static_assert(Terms == 1 || Terms == 4 || Terms == 6,
+                "the continuous extensions of DOPRI5 (1 term), DOP853 (4) and Vern9 (6)");
   using Real = typename System::Real;
   using State = typename System::State;
   const State& z0;
@@ -101,6 +104,12 @@ struct StepInterpolant {
       } else if constexpr (Terms == 4) {
         if (terms == 4) {
           const Real p = correction[0][c] + theta * (correction[1][c] + u * (correction[2][c] + theta * correction[3][c]));
+          z[c] = z[c] + h4 * p;
+        }
+      } else if constexpr (Terms == 6) {
+        if (terms == 6) {
+          Real p = correction[5][c];
+          for (int r = 4; r >= 0; --r) p = correction[r][c] + theta * p;
           z[c] = z[c] + h4 * p;
         }
       }

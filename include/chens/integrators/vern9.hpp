@@ -3,8 +3,8 @@
 // (2010) 383-396, with the coefficients (to 40 digits) as Verner publishes them on his pages.
 // Sixteen stages: the 9th-order solution uses the first 15, the embedded 8th-order one all 16
 // (d = its weights minus the 9th's). Not FSAL: an attempt costs 15 new stages and f(z_new) for
-// the next step, 16 right-hand sides. (The pair's stages 17-26 are its interpolant, not used
-// here.) tests/test_high_order_pairs.cpp checks the coefficients against the order conditions
+// the next step, 16 right-hand sides. (The pair's stages 17-26 are its interpolant, evaluated
+// for a step in which a first passage happened.) tests/test_high_order_pairs.cpp checks the coefficients against the order conditions
 // (each row against its node, the quadrature and tall-tree conditions to order 9, the 8th-order
 // weights to 8 and not 9) and the pair's measured orders.
 //
@@ -13,7 +13,8 @@
 // no Lund stabilisation, as DOP853's.
 //
 // `integrator.method = "vern9"`, compiled on first use (as dop853.hpp). Its first passages are
-// located by the step's cubic Hermite alone (ensemble/passage_location.hpp).
+// located on the pair's interpolant of order 9 (stages 17-26, integrators/vern9_interpolant.hpp;
+// ensemble/passage_location.hpp).
 #pragma once
 
 #include <cmath>
@@ -23,6 +24,7 @@
 #include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/embedded_pair.hpp>
 #include <chens/integrators/step_control.hpp>
+#include <chens/integrators/vern9_interpolant.hpp>
 #include <chens/linalg/vec.hpp>
 
 namespace chens {
@@ -169,7 +171,6 @@ struct Vern9Tableau {
   // scaled by sc = atol + rtol max(|z|, |z_new|), in two parts as Dop853Tableau's (h enters
   // the terms, as the estimate's weights).
   static constexpr int error_sums = 1;
-  static constexpr int dense_terms = 0;  // the pair's interpolant (stages 17-26) is not implemented
   template <class State, class Real>
   CHENS_HD static void error_terms(const State (&k)[stages], Real h, int c, Real sc, Real (&t)[error_sums]) {
     Real e = Real(0);
@@ -185,6 +186,17 @@ struct Vern9Tableau {
   // Hairer's controller for an 8th-order estimate: exponent 1/9, factors [0.333, 6], no Lund
   // stabilisation (DOP853's constants but the exponent).
   CHENS_HD static constexpr HairerStepControl control() { return {0.9, 0.333, 6.0, 1.0 / 9.0, 0.0}; }
+
+  // The interpolant of order 9 (integrators/vern9_interpolant.hpp), as EmbeddedPair's
+  // dense_correction takes a continuous extension: f(z_new) (stage 17, k[16]), the ten more
+  // stages' rows 18-26, and d(r, i), stage i's weight in the r-th of the six terms of
+  // ensemble/passage_location.hpp's StepInterpolant (the Hermite of the ends plus
+  // theta^2 (1 - theta)^2 times a quintic).
+  static constexpr int dense_terms = 6, dense_stages = Vern9InterpolantTableau::all_stages;
+  CHENS_HD static constexpr double a_dense(int i, int j) { return Vern9InterpolantTableau::a_extra(i, j); }
+  CHENS_HD static constexpr double d(int r, int i) {
+    return Vern9InterpolantTableau::quotient(r, i, i < stages ? b(i) : 0.0);
+  }
 };
 
 template <class Real>
