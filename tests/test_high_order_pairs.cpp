@@ -20,6 +20,7 @@
 #include <chens/integrators/vern9.hpp>
 #include <chens/models/pendulum.hpp>
 
+#include "support/adaptive_run.hpp"
 #include "support/rotation_flow.hpp"
 
 namespace chens {
@@ -160,25 +161,9 @@ TEST(Vern9, ItsErrorEstimateIsOfOrderNinePerStep) {
 // sides counted: Method::rhs_per_attempt per trial step, and the first.
 template <class Method>
 State adaptive(const Method& m, double T, std::uint64_t& rhs) {
-  Dopri5Controller<double> ctl;
-  State z = z0, zn, k, kn;
-  sys.rhs(z, k);
-  rhs = 1;
-  double t = 0, h = 0.01;
-  while (t < T) {
-    const bool last = t + 1.01 * h >= T;
-    const double step = last ? T - t : h;
-    const double err = m.attempt(sys, z, k, step, zn, kn);
-    rhs += static_cast<std::uint64_t>(Method::rhs_per_attempt);
-    if (err <= 1.0) {
-      t = last ? T : t + step;
-      z = zn;
-      k = kn;
-      h = m.next_step(ctl, err, step, true);
-    } else {
-      h = m.next_step(ctl, err, step, false);
-    }
-  }
+  test::AdaptiveRunStats st;
+  const State z = test::adaptive_run(m, sys, z0, T, 0.01, st);
+  rhs = static_cast<std::uint64_t>(st.rhs);
   return z;
 }
 

@@ -27,6 +27,9 @@
 #include <chens/integrators/tableaus.hpp>
 #include <chens/models/penalty_pendulum.hpp>
 
+#include "support/adaptive_run.hpp"
+#include "support/integrate.hpp"
+
 namespace chens {
 namespace {
 
@@ -441,42 +444,8 @@ double max_diff(const State& a, const State& b) {
 // ---------------------------------------------------------------------------------------------
 // Drivers.
 
-struct RunStats {
-  long accepted = 0, rejected = 0, rhs = 0, jacobians = 0;
-};
-
-// An adaptive run to T as the per-instance driver takes it (test_high_order_pairs.cpp's): no
-// step past T; right-hand sides counted as rhs_per_attempt per attempt and the first.
-template <class Method, class System>
-typename System::State adaptive(const Method& m, const System& sys, typename System::State z, double T, double h,
-                                RunStats& st) {
-  using State = typename System::State;
-  Dopri5Controller<double> ctl;
-  State k, zn, kn;
-  sys.rhs(z, k);
-  st = RunStats{};
-  st.rhs = 1;
-  double t = 0;
-  while (t < T) {
-    const bool last = t + 1.01 * h >= T;
-    const double step = last ? T - t : h;
-    const double err = m.attempt(sys, z, k, step, zn, kn);
-    st.rhs += Method::rhs_per_attempt;
-    if constexpr (std::is_same_v<Method, Rodas5P<double>>) st.jacobians += 1;
-    if (err <= 1.0) {
-      ++st.accepted;
-      t = last ? T : t + step;
-      z = zn;
-      k = kn;
-      h = m.next_step(ctl, err, step, true);
-    } else {
-      ++st.rejected;
-      h = m.next_step(ctl, err, step, false);
-    }
-    if (st.accepted + st.rejected > 50000000) break;  // a runaway run fails its test, never hangs
-  }
-  return z;
-}
+using RunStats = test::AdaptiveRunStats;
+using test::adaptive_run;
 
 // n fixed steps of Rodas5P to T: the order-5 solution, or the embedded one propagated.
 template <class System>
@@ -487,18 +456,6 @@ typename System::State rodas_fixed(const System& sys, typename System::State z, 
     sys.rhs(z, k);
     m.solutions(sys, z, k, T / n, zn, zh);
     z = embedded ? zh : zn;
-  }
-  return z;
-}
-
-// Classical RK4 with n steps.
-template <class System>
-typename System::State rk4(const System& sys, typename System::State z, double T, long n) {
-  const ExplicitRk<Rk4Tableau> m{};
-  typename System::State zn;
-  for (long i = 0; i < n; ++i) {
-    m.step(sys, z, T / static_cast<double>(n), zn);
-    z = zn;
   }
   return z;
 }
@@ -516,7 +473,7 @@ TEST(Rodas5P, FixedStepsConvergeAtOrderFiveAndTheEmbeddedAtFour) {
   const double mu = 10.0, T = 2.0;  // fast frequency sqrt(8 mu) = 8.9: not stiff at these steps
   const Penalty sys = penalty(mu);
   const PState z0 = slow_start(0.0);
-  const PState exact = rk4(sys, z0, T, static_cast<long>(T * 65536));
+  const PState exact = test::integrate_fixed(sys, ExplicitRk<Rk4Tableau>{}, z0, T, static_cast<int>(T * 65536));
   for (bool embedded : {false, true}) {
     double previous = 0;
     for (int n : {40, 80, 160}) {
@@ -589,17 +546,18 @@ StiffRun stiff_run(double mu, double tol) {
   const PState z0 = slow_start(mu);
   StiffRun r{};
   RunStats check_stats;
-  const PState ref = adaptive(Dopri5<double>{1e-12, 1e-12}, sys, z0, T, 1e-5, r.reference);
-  const PState ref13 = adaptive(Dopri5<double>{1e-13, 1e-13}, sys, z0, T, 1e-5, check_stats);
+  const PState ref = adaptive_run(Dopri5<double>{1e-12, 1e-12}, sys, z0, T, 1e-5, r.reference);
+  const PState ref13 = adaptive_run(Dopri5<double>{1e-13, 1e-13}, sys, z0, T, 1e-5, check_stats);
   r.reference_check = max_diff(ref, ref13);
-  r.rodas_error = max_diff(adaptive(Rodas5P<double>{tol, tol}, sys, z0, T, 1e-3, r.rodas), ref);
-  r.dopri_error = max_diff(adaptive(Dopri5<double>{tol, tol}, sys, z0, T, 1e-3, r.dopri), ref);
+  r.rodas_error = max_diff(adaptive_run(Rodas5P<double>{tol, tol}, sys, z0, T, 1e-3, r.rodas), ref);
+  r.dopri_error = max_diff(adaptive_run(Dopri5<double>{tol, tol}, sys, z0, T, 1e-3, r.dopri), ref);
   std::printf("penalty pendulum mu = %g (fast frequency %.0f), t = %g, rtol = atol = %g: Rodas5P %ld steps + %ld "
               "rejected (%ld rhs + %ld Jacobians), error %.3e; DOPRI5 %ld steps + %ld rejected (%ld rhs), error %.3e; "
               "reference DOPRI5 at 1e-12: %ld steps, within %.1e of DOPRI5 at 1e-13\n",
               mu, PenaltyPendulum<double>::fast_frequency(1.0, 1.0, mu, PenaltyConstraint::g), T, tol, r.rodas.accepted,
-              r.rodas.rejected, r.rodas.rhs, r.rodas.jacobians, r.rodas_error, r.dopri.accepted, r.dopri.rejected,
-              r.dopri.rhs, r.dopri_error, r.reference.accepted, r.reference_check);
+              r.rodas.rejected, r.rodas.rhs, (r.rodas.accepted + r.rodas.rejected) * Rodas5P<double>::jacobians_per_attempt,
+              r.rodas_error, r.dopri.accepted, r.dopri.rejected, r.dopri.rhs, r.dopri_error, r.reference.accepted,
+              r.reference_check);
   return r;
 }
 
@@ -628,8 +586,8 @@ TEST(Rodas5P, StiffPenaltyPendulumAgreesWithATightReference) {
   const Penalty sys = penalty(mu);
   RunStats a, b;
   const PState z0 = slow_start(0.0);
-  const PState ref = adaptive(Dopri5<double>{1e-12, 1e-12}, sys, z0, T, 1e-5, a);
-  const PState z = adaptive(Rodas5P<double>{1e-6, 1e-6}, sys, z0, T, 1e-3, b);
+  const PState ref = adaptive_run(Dopri5<double>{1e-12, 1e-12}, sys, z0, T, 1e-5, a);
+  const PState z = adaptive_run(Rodas5P<double>{1e-6, 1e-6}, sys, z0, T, 1e-3, b);
   auto radial_momentum = [](const PState& s) { return (s[0] * s[2] + s[1] * s[3]) / std::hypot(s[0], s[1]); };
   std::printf("from the circle, mu = 1e6, rtol = atol = 1e-6: Rodas5P %ld steps + %ld rejected, difference %.3e; "
               "radial momentum at t = 2: reference %.3e, Rodas5P %.3e\n",
@@ -687,7 +645,7 @@ TEST(Rodas5P, VanDerPolAgainstTheTestSetsReference) {
   const Sys::State ref{{0.1706167732170483e+01, -0.8928097010247975e+00}};
   for (double tol : {1e-6, 1e-8}) {
     RunStats st;
-    const Sys::State y = adaptive(Rodas5P<double>{tol, tol}, sys, Sys::State{{2.0, 0.0}}, 2.0, 1e-6, st);
+    const Sys::State y = adaptive_run(Rodas5P<double>{tol, tol}, sys, Sys::State{{2.0, 0.0}}, 2.0, 1e-6, st);
     const double e0 = std::fabs(y[0] - ref[0]) / (1 + std::fabs(ref[0]));
     const double e1 = std::fabs(y[1] - ref[1]) / (1 + std::fabs(ref[1]));
     std::printf("Van der Pol eps = 1e-6, t = 2, rtol = atol = %g: %ld steps (%ld rejected), y = (%.15f, %.15f), mixed "
@@ -706,7 +664,7 @@ TEST(Rodas5P, RobertsonAgainstTheTestSetsReference) {
   const Sys::State ref{{0.2083340149701255e-07, 0.8333360770334713e-13, 0.9999999791665050}};
   const double rtol = 1e-8, atol = 1e-14;
   RunStats st;
-  const Sys::State y = adaptive(Rodas5P<double>{rtol, atol}, sys, Sys::State{{1.0, 0.0, 0.0}}, 1e11, 1e-6, st);
+  const Sys::State y = adaptive_run(Rodas5P<double>{rtol, atol}, sys, Sys::State{{1.0, 0.0, 0.0}}, 1e11, 1e-6, st);
   double worst = 0;
   for (int c = 0; c < 3; ++c) worst = std::fmax(worst, std::fabs(y[c] - ref[c]) / std::fabs(ref[c]));
   std::printf("Robertson to t = 1e11, rtol = %g, atol = %g: %ld steps (%ld rejected), y = (%.10e, %.10e, %.16f), "
@@ -793,7 +751,7 @@ TEST(Rodas5P, ItsDenseOutputIsOfOrderFour) {
       PState z1, zh, K[3];
       m.solutions(sys, z0, k1, h, z1, zh);
       m.dense_correction(sys, z0, k1, h, K);
-      const PState exact = rk4(sys, z0, theta * h, 4096);
+      const PState exact = test::integrate_fixed(sys, ExplicitRk<Rk4Tableau>{}, z0, theta * h, 4096);
       const double e = max_diff(Rodas5P<double>::interpolate(z0, z1, K, theta), exact);
       if (previous > 0) {
         const double order = std::log2(previous / e);
