@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "output/growth.hpp"
+#include "output/series_long.hpp"
 #include "output/study_index.hpp"
 #include "support/cli_runner.hpp"
 #include "support/temp_dir.hpp"

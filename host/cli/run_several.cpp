@@ -12,6 +12,7 @@
 #include "cli/cli.hpp"
 #include "cli/cli_internal.hpp"
 #include "mpi/mpi_runtime.hpp"
+#include "output/series_long.hpp"
 #include "output/study_index.hpp"
 
 namespace chens::cli {

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -12,6 +10,7 @@
 
 #include "backends/live_fraction.hpp"
 #include "backends/step_cost.hpp"
+#include "output/csv_cells.hpp"
 #include "output/growth.hpp"
 #include "output/summary_parts.hpp"
 #include "output/writer.hpp"
@@ -94,14 +93,6 @@ std::vector<std::string> keys_of(const std::vector<nlohmann::json>& digests, con
 
 nlohmann::json value_of(const nlohmann::json& d, const char* what, const std::string& key) {
   return d.contains(what) && d[what].contains(key) ? d[what][key] : nlohmann::json();
-}
-
-// Text in a CSV cell, quoted where it holds a separator, a quote or a line break (RFC 4180).
-std::string csv_text(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
 }
 
 // A typed CSV cell: numbers as the shortest text that reads back to the same double,
@@ -308,17 +299,6 @@ void aligned(std::ostringstream& os, const std::vector<std::vector<std::string>>
       os << "  " << (c == 0 ? row[c] + pad : pad + row[c]);
     }
     os << '\n';
-  }
-}
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::size_t from = 0;
-  for (;;) {
-    const std::size_t at = line.find(',', from);
-    out.push_back(line.substr(from, at == std::string::npos ? std::string::npos : at - from));
-    if (at == std::string::npos) return out;
-    from = at + 1;
   }
 }
 
@@ -562,59 +542,6 @@ std::string comparison_csv(const std::vector<nlohmann::json>& digests) {
   for (const auto& row : rows_of(digests)) {
     for (std::size_t c = 0; c < row.size(); ++c) os << (c ? "," : "") << row[c];
     os << '\n';
-  }
-  return os.str();
-}
-
-std::string series_long_csv(const std::string& dir, const nlohmann::json& index) {
-  std::vector<std::pair<std::string, std::filesystem::path>> runs;
-  for (const auto& run : index.at("runs")) {
-    if (run.value("status", "") != "complete") continue;
-    const std::string name = run.at("name").get<std::string>();
-    runs.emplace_back(name, std::filesystem::path(dir) / run.value("directory", name) / "series.csv");
-  }
-  // Runs with [parameters] group_by start their series.csv with a group column: then every
-  // row says its group ("all" for an ungrouped run's).
-  bool grouped = false;
-  for (const auto& [name, path] : runs) {
-    std::ifstream in(path);
-    std::string line;
-    grouped = grouped || (in && std::getline(in, line) && line.rfind("group,", 0) == 0);
-  }
-  std::ostringstream os;
-  os << (grouped ? "run,group,time,metric,statistic,value\n" : "run,time,metric,statistic,value\n");
-  for (const auto& [name, path] : runs) {
-    std::ifstream in(path);
-    std::string line;
-    if (!in || !std::getline(in, line)) throw std::runtime_error(path.string() + ": cannot be read (run \"" + name + "\")");
-    // Columns [group,] t, live, then <metric>_<statistic> (writer.cpp's make_series_csv); a
-    // statistic name holds no '_'; then surviving_<metric or lost> ([first_passage]), whose
-    // statistic is "surviving".
-    const std::vector<std::string> head = split(line);
-    const std::size_t t_at = !head.empty() && head[0] == "group" ? 1 : 0;
-    std::vector<std::pair<std::string, std::string>> what(head.size());
-    const std::string surviving = "surviving_";
-    for (std::size_t c = t_at + 1; c < head.size(); ++c) {
-      const std::size_t cut = head[c].rfind('_');
-      what[c] = head[c] == "live" ? std::pair<std::string, std::string>{"live", "count"}
-                : head[c].rfind(surviving, 0) == 0
-                    ? std::pair<std::string, std::string>{head[c].substr(surviving.size()), "surviving"}
-                : cut == std::string::npos
-                    ? std::pair<std::string, std::string>{head[c], ""}
-                    : std::pair<std::string, std::string>{head[c].substr(0, cut), head[c].substr(cut + 1)};
-    }
-    const std::string run_cell = csv_text(name);
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      const std::vector<std::string> cells = split(line);
-      if (cells.size() != head.size())
-        throw std::runtime_error(path.string() + ": a row has " + std::to_string(cells.size()) + " cells, the header " +
-                                 std::to_string(head.size()));
-      const std::string group = grouped ? (t_at == 1 ? cells[0] : std::string("all")) + "," : std::string();
-      for (std::size_t c = t_at + 1; c < cells.size(); ++c)
-        os << run_cell << ',' << group << cells[t_at] << ',' << what[c].first << ',' << what[c].second << ',' << cells[c]
-           << '\n';
-    }
   }
   return os.str();
 }

@@ -33,10 +33,5 @@ std::string comparison_table(const std::vector<nlohmann::json>& digests);
 // where it must be).
 std::string comparison_csv(const std::vector<nlohmann::json>& digests);
 
-// series_long.csv: every complete run's series.csv (in dir/<directory>/, the runs of the
-// index study.json) as rows run,time,metric,statistic,value; a run's live instance count
-// is metric "live", statistic "count". Throws std::runtime_error naming a complete run
-// whose series.csv cannot be read.
-std::string series_long_csv(const std::string& dir, const nlohmann::json& index);
 
 }  // namespace chens
