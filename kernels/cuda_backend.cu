@@ -40,6 +40,9 @@ std::vector<int> cuda_chain_sizes() {
 }
 
 std::string cuda_unsupported_reason(const Study& s) {
+  if (s.method == MethodId::rodas5p)
+    return "integrator.method = \"rodas5p\" runs on the CPU backend only for now: the GPU kernels have no per-instance "
+           "LU (dispatch/methods.hpp; docs/numerics.md, \"Rodas5P\")";
   if (s.first_passage_on())
     return "first-passage statistics ([first_passage]) run on the CPU backend only for now (docs/first_passage.md)";
   if (s.varies_parameters())

@@ -24,8 +24,8 @@ Written to PLOTDIR (default DIR/plots), each figure in every --format:
                          ensemble; the energy error when no run has a reference) against h,
                          log-log, one pair of lines per combination of the other swept keys,
                          with the least-squares slope of log error against log h in the
-                         legend and in summary.txt (dopri5 runs are left out: their h is a
-                         trial step). Left out of the fit, drawn apart and named in the
+                         legend and in summary.txt (runs of the adaptive methods are left
+                         out: their h is a trial step). Left out of the fit, drawn apart and named in the
                          legend and summary.txt: saturated errors (at or above
                          summary.json's growth_exponents.limits.saturation, half the size
                          of the state: grey, hollow), runs with few survivors (below
@@ -399,11 +399,17 @@ def expand_groups(runs, entries):
     return out_runs, out_entries
 
 
+# integrator.method's adaptive methods (host/dispatch/method_id.hpp, adaptive_methods): their h
+# is the first trial step, their rtol what sets their steps.
+ADAPTIVE_METHODS = ("dopri5", "dop853", "vern9", "rodas5p")
+
+
 def run_label(summary):
-    """Legend label of a single run: formulation + method and step size (tolerance for dopri5)."""
+    """Legend label of a single run: formulation + method and step size (tolerance for the
+    adaptive methods)."""
     integ = summary.get("study", {}).get("integrator", {})
     label = "%s + %s" % (integ.get("formulation", "?"), integ.get("method", "?"))
-    if integ.get("method") == "dopri5":
+    if integ.get("method") in ADAPTIVE_METHODS:
         return label + ", rtol = %g" % integ.get("rtol", float("nan"))
     return label + ", h = %g" % integ.get("h", float("nan"))
 
@@ -1116,7 +1122,7 @@ def convergence_runs(runs):
     """The runs of a convergence figure (fixed-step methods with a step size h) when they
     have more than one h and integrator.h is one of their overrides; else []."""
     runs = [r for r in runs if step_size(r) is not None
-            and r.summary.get("study", {}).get("integrator", {}).get("method") != "dopri5"]
+            and r.summary.get("study", {}).get("integrator", {}).get("method") not in ADAPTIVE_METHODS]
     if not any("integrator.h" in r.overrides for r in runs) or len({step_size(r) for r in runs}) < 2:
         return []
     return runs

@@ -18,6 +18,7 @@ const char* method_name(MethodId m) {
     case MethodId::rattle8: return "rattle8";
     case MethodId::dop853: return "dop853";
     case MethodId::vern9: return "vern9";
+    case MethodId::rodas5p: return "rodas5p";
   }
   return "?";
 }

@@ -23,8 +23,9 @@ enum class MethodId : int {
   rattle8 = 11,        // Kahan and Li's 17 stages, order 8
   dop853 = 12,         // Dormand and Prince's 8(5,3) pair, adaptive (integrators/dop853.hpp)
   vern9 = 13,          // Verner's 9(8) pair, adaptive (integrators/vern9.hpp)
+  rodas5p = 14,        // Steinebach's Rosenbrock 5(4), adaptive, L-stable (integrators/rodas5p.hpp)
 };
-inline constexpr int method_count = 14;
+inline constexpr int method_count = 15;
 // integrator.method's value for each method, as study files spell it (study_model.cpp).
 const char* method_name(MethodId m);
 
@@ -44,13 +45,19 @@ constexpr bool is_rattle_method(MethodId m) { return has_method(rattle_methods, 
 // The methods that choose each instance's steps from its state (embedded error estimates):
 // no fixed step grid, no tangents, double precision only.
 inline constexpr MethodMask adaptive_methods = method_bit(MethodId::dopri5) | method_bit(MethodId::dop853) |
-                                               method_bit(MethodId::vern9);
+                                               method_bit(MethodId::vern9) | method_bit(MethodId::rodas5p);
 constexpr bool is_adaptive_method(MethodId m) { return has_method(adaptive_methods, m); }
 // The methods no unit of the systems list instantiates ahead of time, even where
-// CHENS_AHEAD_OF_TIME = all: the high-order pairs (12 and 16 stages), compiled on first use
-// for the run that asks for one (dispatch/jit_systems.hpp), so that they cost the build and
-// CI nothing (issue 44, item 3; docs/jit.md).
-inline constexpr MethodMask first_use_methods = method_bit(MethodId::dop853) | method_bit(MethodId::vern9);
+// CHENS_AHEAD_OF_TIME = all: the high-order pairs (12 and 16 stages) and Rodas5P (a Jacobian
+// over N-component dual numbers and an N x N LU), compiled on first use for the run that asks
+// for one (dispatch/jit_systems.hpp), so that they cost the build and CI nothing (issue 44,
+// items 3 and 4; docs/jit.md).
+inline constexpr MethodMask first_use_methods = method_bit(MethodId::dop853) | method_bit(MethodId::vern9) |
+                                                method_bit(MethodId::rodas5p);
+// Rodas5P's largest state: its Jacobian and W = I/(h gamma) - J are N x N per instance on the
+// stack, and the Jacobian's forward-mode right-hand side carries N derivatives per component
+// (a 16-atom chain: N = 64, 32 KiB per matrix). study_resolve refuses larger systems.
+inline constexpr int rodas5p_max_state = 64;
 // What a unit of the systems list instantiates with CHENS_AHEAD_OF_TIME = all (make_engine).
 inline constexpr MethodMask listed_methods = all_methods & ~first_use_methods;
 

@@ -21,6 +21,7 @@
 #include <chens/integrators/midpoint_projection.hpp>
 #include <chens/integrators/rattle.hpp>
 #include <chens/integrators/rattle_composition.hpp>
+#include <chens/integrators/rodas5p.hpp>
 #include <chens/integrators/stormer_verlet.hpp>
 #include <chens/integrators/tableaus.hpp>
 #include <chens/integrators/vern9.hpp>
@@ -63,7 +64,7 @@ std::unique_ptr<Engine> with_explicit_method(MethodId id, F&& f) {
 // only (the four compositions are one type, their scheme a value), every other method with
 // an underlying ODE only; float runs have the explicit fixed-step methods
 // (float's resolution is above the implicit methods' and the adaptive pairs' tolerances).
-// The adaptive pairs of high order (dop853, vern9) are in no unit of the list
+// The adaptive pairs of high order (dop853, vern9) and Rodas5P are in no unit of the list
 // (first_use_methods): a run of one compiles its system on first use for it alone. resolve()
 // has already told the user; reaching a mismatch here is a bug.
 template <class System, MethodMask Methods = all_methods, class Real, class F>
@@ -97,6 +98,14 @@ std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& 
         break;
       case MethodId::vern9:
         if constexpr (has_method(Methods, MethodId::vern9)) return f(Vern9<Real>{rp.rtol, rp.atol});
+        break;
+      case MethodId::rodas5p:
+        // The CPU's alone: the GPU kernels have no per-instance LU (cuda_unsupported_reason
+        // refuses it), and resolve() refuses states above rodas5p_max_state.
+#if !defined(__CUDACC__)
+        if constexpr (has_method(Methods, MethodId::rodas5p) && System::State::size <= rodas5p_max_state)
+          return f(Rodas5P<Real>{rp.rtol, rp.atol});
+#endif
         break;
       case MethodId::midpoint:
         if constexpr (has_method(Methods, MethodId::midpoint)) {

@@ -186,11 +186,12 @@ std::vector<StudyKey> declare_keys() {
                   "`rattle4-suzuki` (5 stages, order 4), `rattle6` and `rattle8` (Kahan–Li, 9 and 17 stages) take no "
                   "formulation (leave `formulation` out or set it to `\"constrained\"`); `verlet` (Störmer–Verlet) "
                   "needs a separable Hamiltonian: the penalty pendulum only; the adaptive methods are `dopri5` "
-                  "(Dormand–Prince 5(4)), `dop853` (Dormand–Prince 8(5,3)) and `vern9` (Verner 9(8)), the last two "
-                  "compiled on first use"},
+                  "(Dormand–Prince 5(4)), `dop853` (Dormand–Prince 8(5,3)), `vern9` (Verner 9(8)) and `rodas5p` "
+                  "(Steinebach's Rosenbrock 5(4), L-stable, for stiff problems such as the penalty pendulum at large "
+                  "μ; CPU, states of at most 64 components), the last three compiled on first use"},
       {.section = "integrator", .name = "h", .type = real(&S::h, positive), .printed = resolved_h,
        .doc_default = "`0.1`; penalty pendulum with a fixed-step method: from `steps_per_oscillation`",
-       .meaning = "step size; for the adaptive methods (`dopri5`, `dop853`, `vern9`) the first trial step"},
+       .meaning = "step size; for the adaptive methods (`dopri5`, `dop853`, `vern9`, `rodas5p`) the first trial step"},
       {.section = "integrator", .name = "t_end", .type = real(&S::t_end, non_negative), .meaning = "end of the run"},
       {.section = "integrator", .name = "rtol", .type = real(&S::rtol, non_negative),
        .doc_allowed = "not both 0 with `atol` for an adaptive method", .meaning = "the adaptive methods' relative tolerance"},

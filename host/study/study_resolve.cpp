@@ -157,6 +157,17 @@ void validate_model(const Study& s) {
                                  "RATTLE and its compositions (integrator.method = \"rattle\", \"rattle4\", "
                                  "\"rattle4-suzuki\", \"rattle6\", \"rattle8\") integrate it (method was \"") +
                      method_name(s.method) + "\")");
+  // Rodas5P (integrators/rodas5p.hpp): each instance holds its N x N Jacobian and LU on the
+  // stack, and the Jacobian's forward-mode right-hand side carries N derivatives per component.
+  if (s.method == MethodId::rodas5p) {
+    const std::size_t n = physical_state_names(s).size();
+    if (n > static_cast<std::size_t>(rodas5p_max_state))
+      throw StudyError("integrator.method = \"rodas5p\" factors an N x N matrix per instance and step, for states of at "
+                       "most " +
+                       std::to_string(rodas5p_max_state) + " components (a chain of 16 atoms); " +
+                       (model_of(s).label ? model_of(s).label(s) : "model.kind = \"" + model_name(s) + "\"") + " has " +
+                       std::to_string(n) + ": use an explicit or a symplectic method");
+  }
   // Float runs (docs/numerics.md, "Float runs"): the explicit fixed-step methods, whose
   // steps have no tolerance that float rounding could make unreachable; the naive and
   // Dirac equations (the throughput studies'; every float instantiation costs build time);

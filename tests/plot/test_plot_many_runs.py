@@ -221,6 +221,19 @@ class ManyRunsTest(unittest.TestCase):
         self.assertIn("--color-by integrator.tol", r.stderr)
         self.assertFalse(os.path.exists(bad))
 
+    def test_adaptive_methods_are_labelled_by_rtol_and_left_out_of_the_fit(self):
+        # Every adaptive method (host/dispatch/method_id.hpp's adaptive_methods): its h is a
+        # first trial step, so its runs are named by rtol and stay off the convergence figure.
+        from types import SimpleNamespace
+        for method in ("dopri5", "dop853", "vern9", "rodas5p"):
+            summary = {"study": {"integrator": {"formulation": "dirac", "method": method, "h": 0.1, "rtol": 1e-8}}}
+            self.assertEqual(plot_study.run_label(summary), "dirac + %s, rtol = 1e-08" % method)
+            runs = [SimpleNamespace(summary={"study": {"integrator": {"method": method, "h": h}}},
+                                    overrides={"integrator.h": str(h)}) for h in (0.1, 0.05)]
+            self.assertEqual(plot_study.convergence_runs(runs), [], method)
+        fixed = {"study": {"integrator": {"formulation": "dirac", "method": "rk4", "h": 0.1}}}
+        self.assertEqual(plot_study.run_label(fixed), "dirac + rk4, h = 0.1")
+
     def test_convergence_slopes(self):
         runs, enc = self.load(self.grid)
         members = plot_study.convergence_runs(runs)

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include <chens/config.hpp>
 #include <chens/diagnostics/metrics.hpp>
@@ -163,7 +164,22 @@ CHENS_HD void advance_fixed_to_sample(const System& sys, const Method& method, c
   }
 }
 
-// Adaptive methods (dopri5, dop853, vern9): advance one instance to sample time k, landing on it exactly.
+// The right-hand sides one attempt of an adaptive method costs: its own, and for a method
+// with a Jacobian per attempt (Rodas5P) the Jacobian counted as N of them, N = the state's
+// size: its forward-mode evaluation carries N derivative components, the work of the N
+// right-hand sides a finite-difference Jacobian takes (docs/numerics.md, "Rodas5P").
+template <class Method, class = void>
+struct jacobians_per_attempt_of {
+  static constexpr int value = 0;
+};
+template <class Method>
+struct jacobians_per_attempt_of<Method, std::void_t<decltype(Method::jacobians_per_attempt)>> {
+  static constexpr int value = Method::jacobians_per_attempt;
+};
+template <class Method, class State>
+inline constexpr int attempt_rhs_cost = Method::rhs_per_attempt + jacobians_per_attempt_of<Method>::value* State::size;
+
+// Adaptive methods (dopri5, dop853, vern9, rodas5p): advance one instance to sample time k, landing on it exactly.
 template <class System, class Method, class Inst>
 CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method, const RunParams<typename System::Real>& rp,
                                          Inst& in, index_t k, const StepLimit& limit = StepLimit{}) {
@@ -199,7 +215,7 @@ CHENS_HD void advance_adaptive_to_sample(const System& sys, const Method& method
     }
     State zn, k7;
     const Real err = method.attempt(sys, in.z, k1, h, zn, k7);
-    in.c.rhs_evaluations += Method::rhs_per_attempt;
+    in.c.rhs_evaluations += attempt_rhs_cost<Method, State>;
     if (err <= Real(1) && all_finite(zn)) {
       const Real hn = method.next_step(in.ctl, err, h, true);
       [[maybe_unused]] const Real t_before = in.t;

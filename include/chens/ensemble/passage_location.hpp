@@ -74,11 +74,14 @@ CHENS_HD void flow_derivative(const System& sys, const typename System::State& z
 //   p(theta) = c0 + theta (c1 + (1 - theta) (c2 + theta c3))   (DOP853: Terms = 4, order 7)
 //   p(theta) = c0 + theta (c1 + theta (c2 + ... + theta c5))   (Vern9: Terms = 6, order 9;
 //                                                               integrators/vern9_interpolant.hpp)
-// c_i = correction[i], `terms` of them filled (0: the cubic Hermite alone).
+// c_i = correction[i], `terms` of them filled (0: the cubic Hermite alone). Rodas5P's dense
+// output (Terms = 3, order 4; integrators/rodas5p.hpp, Rodas5P::interpolate) interpolates no
+// derivative, which in a stiff problem h f would make large: it replaces the Hermite,
+//   z(theta) = (1 - theta) z0 + theta (z1 + (1 - theta) (c0 + theta (c1 + theta c2))).
 template <class System, int Terms = 1>
 struct StepInterpolant {
-  static_assert(Terms == 1 || Terms == 4 || Terms == 6,
-                "the continuous extensions of DOPRI5 (1 term), DOP853 (4) and Vern9 (6)");
+  static_assert(Terms == 1 || Terms == 3 || Terms == 4 || Terms == 6,
+                "the continuous extensions of DOPRI5 (1 term), Rodas5P (3), DOP853 (4) and Vern9 (6)");
   using Real = typename System::Real;
   using State = typename System::State;
   const State& z0;
@@ -98,6 +101,13 @@ struct StepInterpolant {
     const Real h4 = theta * theta * u * u;
     State z;
     for (int c = 0; c < State::size; ++c) {
+      if constexpr (Terms == 3) {
+        if (terms == 3) {
+          const Real p = correction[0][c] + theta * (correction[1][c] + theta * correction[2][c]);
+          z[c] = u * z0[c] + theta * (z1[c] + u * p);
+          continue;
+        }
+      }
       z[c] = h00 * z0[c] + h10 * hf0[c] + h01 * z1[c] + h11 * hf1[c];
       if (terms == 1) {
         z[c] = z[c] + h4 * correction[0][c];
