@@ -260,6 +260,13 @@ TEST(JitSystems, TheHighOrderPairsAreCompiledOnFirstUseAndReachTheClosedForm) {
 // kind naming the pair. Measured: DOP853 1.96e-12 from the oracle with 3688 right-hand sides,
 // Vern9 1.24e-12 with 3624, where DOPRI5 at 1e-12 is 1.95e-11 off with 11866. The instances
 // never see their reference: every other number is the DOPRI5 reference run's bit for bit.
+// The largest |a_c - b_c| of two recorded arrays of one layout (states, or references).
+double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0;
+  for (std::size_t c = 0; c < a.size(); ++c) d = std::max(d, std::fabs(a[c] - b[c]));
+  return d;
+}
+
 Study reference_study(MethodId pair, double tol) {
   Study s;
   s.model_kind = ModelKind::double_pendulum;
@@ -286,10 +293,7 @@ TEST(JitSystems, TheReferenceByTheHighOrderPairsIsCloserAtAThirdOfTheCost) {
   ASSERT_EQ(oracle.lost_total() + r5.lost_total(), 0u);
   ASSERT_FALSE(oracle.recorded.reference.empty());
   const auto distance = [&](const EnsembleResult& r) {
-    double d = 0;
-    for (std::size_t c = 0; c < r.recorded.reference.size(); ++c)
-      d = std::max(d, std::fabs(r.recorded.reference[c] - oracle.recorded.reference[c]));
-    return d;
+    return max_abs_difference(r.recorded.reference, oracle.recorded.reference);
   };
   const double d5 = distance(r5);
   for (MethodId m : {MethodId::dop853, MethodId::vern9}) {
@@ -474,9 +478,7 @@ TEST(JitSystems, Rodas5PIntegratesAChainsEquations) {
   const EnsembleResult oracle = run_study_cpu(d, resolve(d), ensemble_spec(d, 2));
   ASSERT_EQ(r.lost_total() + oracle.lost_total(), 0u);
   ASSERT_EQ(r.recorded.state.size(), oracle.recorded.state.size());
-  double diff = 0;
-  for (std::size_t c = 0; c < r.recorded.state.size(); ++c)
-    diff = std::max(diff, std::fabs(r.recorded.state[c] - oracle.recorded.state[c]));
+  const double diff = max_abs_difference(r.recorded.state, oracle.recorded.state);
   std::printf("[ rodas5p ] chain N = 3, dirac, tol 1e-9: %.2e from dopri5 at 1e-12 in %llu steps\n", diff,
               static_cast<unsigned long long>(r.totals.steps));
   EXPECT_LT(diff, 1e-6);

@@ -22,6 +22,11 @@ std::string models_with(bool ModelDescription::*property) {
   return "model.kind = " + and_list(names);
 }
 
+// The study's model as a refusal names it: its label (e.g. "chain N = 17"), else its kind.
+std::string model_in_words(const Study& s, const ModelDescription& model) {
+  return model.label ? model.label(s) : "model.kind = \"" + model_name(s) + "\"";
+}
+
 // Model-specific keys and values: which keys apply to which model, and whether the
 // initial data make sense for it.
 void validate_model(const Study& s) {
@@ -130,9 +135,8 @@ void validate_model(const Study& s) {
     const std::int64_t n2 = exponents + 2 * m;
     if (exponents > max_spectrum_exponents)
       throw StudyError("output.lyapunov_spectrum has 2(n - m) = " + std::to_string(exponents) + " exponents for " +
-                       (model.label ? model.label(s) : "model.kind = \"" + model_name(s) + "\"") +
-                       " (n = " + std::to_string(n2 / 2) + " coordinates, m = " + std::to_string(m) +
-                       " constraints); at most " + std::to_string(max_spectrum_exponents) +
+                       model_in_words(s, model) + " (n = " + std::to_string(n2 / 2) + " coordinates, m = " +
+                       std::to_string(m) + " constraints); at most " + std::to_string(max_spectrum_exponents) +
                        " tangents are carried, each a further derivative of every step: use output.lyapunov for the "
                        "largest exponent");
   }
@@ -164,9 +168,8 @@ void validate_model(const Study& s) {
     if (n > static_cast<std::size_t>(rodas5p_max_state))
       throw StudyError("integrator.method = \"rodas5p\" factors an N x N matrix per instance and step, for states of at "
                        "most " +
-                       std::to_string(rodas5p_max_state) + " components (a chain of 16 atoms); " +
-                       (model_of(s).label ? model_of(s).label(s) : "model.kind = \"" + model_name(s) + "\"") + " has " +
-                       std::to_string(n) + ": use an explicit or a symplectic method");
+                       std::to_string(rodas5p_max_state) + " components (a chain of 16 atoms); " + model_in_words(s, model) +
+                       " has " + std::to_string(n) + ": use an explicit or a symplectic method");
   }
   // Float runs (docs/numerics.md, "Float runs"): the explicit fixed-step methods, whose
   // steps have no tolerance that float rounding could make unreachable; the naive and
