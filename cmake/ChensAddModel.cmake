@@ -5,7 +5,7 @@
 #   chens_add_model(<target> MODEL <spec type> HEADER <file>
 #                   [FORMULATIONS <naive|dirac|impetus|baumgarte|constrained>...]
 #                   [BACKENDS <cpu|cuda>...]
-#                   [METHODS <euler|rk2|rk4|dopri5|midpoint|gauss2|rattle|verlet|rattle4|rattle4-suzuki|rattle6|rattle8|dop853|vern9|rodas5p>...]
+#                   [METHODS <euler|rk2|rk4|dopri5|midpoint|gauss2|rattle|verlet|rattle4|rattle4-suzuki|rattle6|rattle8|dop853|vern9|rodas5p|lobatto3>...]
 #                   [TANGENTS])
 #
 # chens_add_model adds to <target> one translation unit per (backend, group of formulations)
@@ -61,7 +61,7 @@ function(chens_add_model target)
   endforeach()
   # The methods as a MethodMask (dispatch/method_id.hpp): the same expression names the
   # instantiation in the units and in the registration.
-  set(methods_known euler rk2 rk4 dopri5 midpoint gauss2 rattle verlet rattle4 rattle4-suzuki rattle6 rattle8 dop853 vern9 rodas5p)
+  set(methods_known euler rk2 rk4 dopri5 midpoint gauss2 rattle verlet rattle4 rattle4-suzuki rattle6 rattle8 dop853 vern9 rodas5p lobatto3)
   if(NOT M_METHODS)
     set(METHOD_MASK "all_methods")
   else()

@@ -311,9 +311,9 @@ TEST(ModelRegistry, ChensModelsListsEveryModelWithWhatItTakes) {
   const std::string planar = block_of(r.out, "model.kind = \"planar-pendulum\" (a user model: " CHENS_SOURCE_DIR
                                              "/examples/custom_model/models/planar_pendulum.hpp, chens_add_model)");
   ASSERT_FALSE(planar.empty()) << r.out;
-  EXPECT_NE(
-      planar.find("  formulations  naive, dirac, constrained (methods rattle, rattle4, rattle4-suzuki, rattle6, rattle8)\n"),
-      std::string::npos)
+  EXPECT_NE(planar.find("  formulations  naive, dirac, constrained (methods rattle, rattle4, rattle4-suzuki, rattle6, "
+                        "rattle8, lobatto3)\n"),
+            std::string::npos)
       << planar;
   EXPECT_EQ(planar.find("model.source"), std::string::npos) << planar;
   EXPECT_EQ(test::run_cli({"models", "--bogus"}).code, exit_bad_input);

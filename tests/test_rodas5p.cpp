@@ -14,9 +14,12 @@
 //     counted (right-hand sides and Jacobians per attempt), and the dense output's order.
 #include <gtest/gtest.h>
 
+#include <Eigen/Dense>
+
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -277,30 +280,36 @@ TEST(Rodas5P, APerturbedCoefficientFailsTheOrderConditions) {
               tried, weakest_name, weakest_i, weakest_j, weakest);
 }
 
-// The stability function R(z) = 1 + z b^T (I - z beta)^-1 1 (Hairer-Wanner II §IV.7): L-stable
-// (R(z) -> 0 as z -> -infinity, stiff accuracy's consequence) and |R(iy)| <= 1 on the imaginary
-// axis (A-stability's boundary; R has its poles at 1/gamma > 0).
-TEST(Rodas5P, ItIsLStable) {
-  const Coefs k = published();
-  LD m[S], m_hat[S];
-  for (int i = 0; i < S; ++i) {
-    m[i] = k.m[i];
-    m_hat[i] = 0;
-  }
-  const Classical r = classical(k, m, m_hat);
+// The stability function R(z) = 1 + z b^T (I - z beta)^-1 1 (Hairer-Wanner II §IV.7) of the
+// published coefficients in their classical form, in long double.
+std::complex<LD> stability_function(std::complex<LD> z) {
   using C = std::complex<LD>;
-  auto R = [&](C z) {
-    // Solve (I - z beta) x = 1, beta lower triangular.
-    C x[S];
+  static const Classical r = [] {
+    const Coefs k = published();
+    LD m[S], m_hat[S];
     for (int i = 0; i < S; ++i) {
-      C s = 1;
-      for (int j = 0; j < i; ++j) s += z * r.beta[i][j] * x[j];
-      x[i] = s / (C(1) - z * r.beta[i][i]);
+      m[i] = k.m[i];
+      m_hat[i] = 0;
     }
-    C s = 0;
-    for (int i = 0; i < S; ++i) s += r.b[i] * x[i];
-    return C(1) + z * s;
-  };
+    return classical(k, m, m_hat);
+  }();
+  // Solve (I - z beta) x = 1, beta lower triangular.
+  C x[S];
+  for (int i = 0; i < S; ++i) {
+    C s = 1;
+    for (int j = 0; j < i; ++j) s += z * r.beta[i][j] * x[j];
+    x[i] = s / (C(1) - z * r.beta[i][i]);
+  }
+  C s = 0;
+  for (int i = 0; i < S; ++i) s += r.b[i] * x[i];
+  return C(1) + z * s;
+}
+
+// L-stable (R(z) -> 0 as z -> -infinity, stiff accuracy's consequence) and |R(iy)| <= 1 on the
+// imaginary axis (A-stability's boundary; R has its poles at 1/gamma > 0).
+TEST(Rodas5P, ItIsLStable) {
+  using C = std::complex<LD>;
+  const auto R = stability_function;
   const LD r_inf = std::abs(R(C(-1e12L)));
   LD worst = 0;
   for (int e = -3; e <= 6; ++e)
@@ -763,6 +772,117 @@ TEST(Rodas5P, ItsDenseOutputIsOfOrderFour) {
       previous = e;
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. W's LU, pivoted (linalg/dense_solve.hpp's DensePivotedLu).
+
+// DensePivotedLu against Eigen's LU with partial pivoting (code apart from chens) on matrices
+// with entries uniform in [-1, 1], within 1e-13 times the condition number (Frobenius norm).
+template <int M>
+double pivoted_lu_difference(const Mat<double, M>& A, const Vec<double, M>& r) {
+  Eigen::Matrix<double, M, M> E;
+  Eigen::Matrix<double, M, 1> R;
+  for (int i = 0; i < M; ++i) {
+    R(i) = r[i];
+    for (int j = 0; j < M; ++j) E(i, j) = A.a[i][j];
+  }
+  const Eigen::Matrix<double, M, 1> x = E.partialPivLu().solve(R);
+  const Vec<double, M> y = DensePivotedLu<double, M>::factor(A).solve(r);
+  double d = 0;
+  for (int i = 0; i < M; ++i) d = std::max(d, std::fabs(y[i] - x(i)) / (1.0 + x.template lpNorm<Eigen::Infinity>()));
+  const double cond = E.norm() * E.inverse().norm();
+  return d / cond;
+}
+
+template <int M>
+void expect_random_pivoted_solves(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  double worst = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    Mat<double, M> A;
+    Vec<double, M> r;
+    for (int i = 0; i < M; ++i) {
+      r[i] = u(rng);
+      for (int j = 0; j < M; ++j) A.a[i][j] = u(rng);
+    }
+    worst = std::max(worst, pivoted_lu_difference(A, r));
+  }
+  std::printf("pivoted LU, %2d x %-2d: largest difference from Eigen's over 20 matrices %.2e x cond\n", M, M, worst);
+  EXPECT_LT(worst, 1e-13) << M;
+}
+
+TEST(Rodas5P, ThePivotedLuSolvesAsEigensDoes) {
+  const std::uint64_t seed = 20261201;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  expect_random_pivoted_solves<3>(rng);
+  expect_random_pivoted_solves<8>(rng);
+  expect_random_pivoted_solves<20>(rng);
+  // A zero leading entry: elimination without pivoting divides by it.
+  const Mat<double, 3> Z{{{0, 1, 2}, {1, 0, 3}, {4, 5, 6}}};
+  const Vec<double, 3> r3{{1, 2, 3}};
+  EXPECT_FALSE(std::isfinite(DenseLu<double, 3>::factor(Z).solve(r3)[0]));
+  EXPECT_LT(pivoted_lu_difference(Z, r3), 1e-15);
+  // A tiny one: [[1e-20, 1], [1, 1]] x = (1, 2) has x = (1, 1) to 1e-20; without pivoting x_0
+  // comes out 0 (Golub & Van Loan §3.4.1's example).
+  const Mat<double, 2> T{{{1e-20, 1}, {1, 1}}};
+  const Vec<double, 2> r2{{1, 2}};
+  EXPECT_GT(std::fabs(DenseLu<double, 2>::factor(T).solve(r2)[0] - 1.0), 0.5);
+  const Vec<double, 2> x = DensePivotedLu<double, 2>::factor(T).solve(r2);
+  EXPECT_NEAR(x[0], 1.0, 1e-15);
+  EXPECT_NEAR(x[1], 1.0, 1e-15);
+}
+
+// z' = A z with A = [[a, a], [(1 - a^2)/a, -a]] and a = 1/(h gamma): A^2 = I (eigenvalues +-1,
+// and far from normal: entries of 47 at h = 0.1), and W = I/(h gamma) - A, as the step forms
+// it, has W_00 = 0 exactly while W is regular. The Jacobian is the system's own (exact).
+struct NonNormalLinear {
+  using Real = double;
+  using State = Vec<double, 2>;
+  double a, c;
+  void rhs(const State& z, State& f) const {
+    f[0] = a * z[0] + a * z[1];
+    f[1] = c * z[0] - a * z[1];
+  }
+  void jacobian(const State&, Mat<double, 2>& J) const {
+    J.a[0][0] = a;
+    J.a[0][1] = a;
+    J.a[1][0] = c;
+    J.a[1][1] = -a;
+  }
+};
+
+// On a linear system a Rosenbrock step is R(hA) z0 (Hairer-Wanner II §IV.7), and with A^2 = I
+// R(hA) = (R(h) + R(-h))/2 I + (R(h) - R(-h))/2 A: the step against that, with R from the
+// classical coefficients in long double (stability_function above), and both against
+// e^{hA} = cosh(h) I + sinh(h) A.
+TEST(Rodas5P, AStepWhoseFirstPivotVanishesIsSolvedByPivoting) {
+  const double h = 0.1;
+  const double inv_hg = 1.0 / (h * Rodas5PTableau::gamma());  // as Rodas5P::stages forms it
+  const double a = inv_hg;
+  const NonNormalLinear sys{a, (1.0 - a * a) / a};
+  const Mat<double, 2> W{{{inv_hg - a, -a}, {-sys.c, inv_hg + a}}};
+  ASSERT_EQ(W.a[0][0], 0.0);
+  EXPECT_FALSE(std::isfinite(DenseLu<double, 2>::factor(W).solve(Vec<double, 2>{{1, 1}})[0]));
+  const Vec<double, 2> z0{{1.0, 0.5}};
+  Vec<double, 2> k1, z1, zh, az0;
+  sys.rhs(z0, k1);
+  az0 = k1;
+  Rodas5P<double>{1e-6, 1e-6}.solutions(sys, z0, k1, h, z1, zh);
+  ASSERT_TRUE(std::isfinite(z1[0]) && std::isfinite(z1[1]));
+  const double rp = static_cast<double>(stability_function(h).real()),
+               rm = static_cast<double>(stability_function(-h).real());
+  const Vec<double, 2> method = 0.5 * (rp + rm) * z0 + 0.5 * (rp - rm) * az0;
+  const Vec<double, 2> exact = std::cosh(h) * z0 + std::sinh(h) * az0;
+  const double scale = std::max(std::fabs(az0[0]), std::fabs(az0[1]));
+  const double off = max_diff(z1, method), err = max_diff(z1, exact);
+  std::printf("W_00 = 0 at h = 0.1 (|A z0| = %.1f): step %.2e from R(hA) z0, %.2e from e^{hA} z0 (R(h) - e^h = %.2e)\n",
+              scale, off, err, rp - std::exp(h));
+  EXPECT_LT(off, 1e-13 * scale);
+  // z1 - e^{hA} z0 = (D+ + D-)/2 z0 + (D+ - D-)/2 A z0 with D+- = R(+-h) - e^{+-h}.
+  const double dp = std::fabs(rp - std::exp(h)), dm = std::fabs(rm - std::exp(-h));
+  EXPECT_LT(err, (dp + dm) * (1.0 + scale) + 1e-13 * scale);
 }
 
 }  // namespace

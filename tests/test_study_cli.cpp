@@ -269,15 +269,23 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"rattle_with_formulation", {"--set", "integrator.method=rattle", "--set", "integrator.formulation=dirac"}, "",
                 "integrator.method = \"rattle\" integrates the constrained equations themselves"},
         BadCase{"constrained_without_rattle", {"--set", "integrator.formulation=constrained"}, "",
-                "integrator.formulation = \"constrained\" has no right-hand side to integrate; only RATTLE and its "
-                "compositions (integrator.method = \"rattle\", \"rattle4\", \"rattle4-suzuki\", \"rattle6\", "
-                "\"rattle8\") integrate it (method was \"rk4\")"},
+                "integrator.formulation = \"constrained\" has no right-hand side to integrate; only RATTLE, its "
+                "compositions and the Lobatto IIIA-IIIB pair (integrator.method = \"rattle\", \"rattle4\", "
+                "\"rattle4-suzuki\", \"rattle6\", \"rattle8\", \"lobatto3\") integrate it (method was \"rk4\")"},
         // Issue 44: RATTLE's compositions take the constrained equations only, double only.
         BadCase{"rattle6_with_formulation", {"--set", "integrator.method=rattle6", "--set", "integrator.formulation=naive"},
                 "", "integrator.method = \"rattle6\" integrates the constrained equations themselves"},
         BadCase{"penalty_with_rattle8", {"--set", "model.kind=penalty-pendulum", "--set", "integrator.method=rattle8"}, "",
                 "integrator.method = \"rattle8\" integrates constrained equations; model.kind = \"penalty-pendulum\" has "
                 "none"},
+        // Issue 44 item 2: the Lobatto IIIA-IIIB pair as RATTLE's compositions.
+        BadCase{"lobatto3_with_formulation", {"--set", "integrator.method=lobatto3", "--set", "integrator.formulation=naive"},
+                "", "integrator.method = \"lobatto3\" integrates the constrained equations themselves"},
+        BadCase{"penalty_with_lobatto3", {"--set", "model.kind=penalty-pendulum", "--set", "integrator.method=lobatto3"},
+                "", "integrator.method = \"lobatto3\" integrates constrained equations; model.kind = \"penalty-pendulum\" "
+                "has none"},
+        BadCase{"float_with_lobatto3", {"--set", "integrator.precision=float", "--set", "integrator.method=lobatto3"}, "",
+                "integrator.precision = \"float\" runs the explicit fixed-step methods"},
         BadCase{"float_with_rattle4", {"--set", "integrator.precision=float", "--set", "integrator.method=rattle4"}, "",
                 "integrator.precision = \"float\" runs the explicit fixed-step methods"},
         BadCase{"unknown_composition", {"--set", "integrator.method=rattle5"}, "",

@@ -1,8 +1,9 @@
 // A backend's typed engine (backends/cpu/cpu_engine.hpp, kernels/cuda_engine.cuh) behind the
 // engine interface (engine.hpp), with the typed per-instance work of the start and the end
 // of a run: kept instances, instance 0, passage and spectrum tallies, group sizes
-// (instance_records.hpp, passage_tally.hpp, spectrum_tally.hpp). Included by system units only (and by tests and benchmarks that run an
-// engine directly, run_ensemble below). C++17-clean: nvcc compiles it.
+// (instance_records.hpp, passage_tally.hpp, spectrum_tally.hpp). Included by system units
+// only (and by tests and benchmarks that run an engine directly, run_ensemble below).
+// C++17-clean: nvcc compiles it.
 #pragma once
 
 #include <algorithm>

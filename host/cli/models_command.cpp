@@ -45,9 +45,10 @@ void describe(const Study& s, const std::string& title, std::ostream& out) {
   out << "  keys          " << (keys.empty() ? std::string("none beyond every study's") : joined(keys)) << "\n";
   std::vector<std::string> formulations;
   for (FormulationId f : model.formulations(s))
-    formulations.push_back(f == FormulationId::constrained
-                               ? std::string("constrained (methods rattle, rattle4, rattle4-suzuki, rattle6, rattle8)")
-                               : formulation_name(f));
+    formulations.push_back(
+        f == FormulationId::constrained
+            ? std::string("constrained (methods rattle, rattle4, rattle4-suzuki, rattle6, rattle8, lobatto3)")
+            : formulation_name(f));
   out << "  formulations  " << joined(formulations)
       << (model.default_formulation != FormulationId::dirac
               ? std::string(" (the default: ") + formulation_name(model.default_formulation) + ")"

@@ -19,6 +19,7 @@ const char* method_name(MethodId m) {
     case MethodId::dop853: return "dop853";
     case MethodId::vern9: return "vern9";
     case MethodId::rodas5p: return "rodas5p";
+    case MethodId::lobatto3: return "lobatto3";
   }
   return "?";
 }

@@ -24,8 +24,9 @@ enum class MethodId : int {
   dop853 = 12,         // Dormand and Prince's 8(5,3) pair, adaptive (integrators/dop853.hpp)
   vern9 = 13,          // Verner's 9(8) pair, adaptive (integrators/vern9.hpp)
   rodas5p = 14,        // Steinebach's Rosenbrock 5(4), adaptive, L-stable (integrators/rodas5p.hpp)
+  lobatto3 = 15,       // the 3-stage Lobatto IIIA-IIIB pair, order 4 (integrators/lobatto_iiia_iiib.hpp)
 };
-inline constexpr int method_count = 15;
+inline constexpr int method_count = 16;
 // integrator.method's value for each method, as study files spell it (study_model.cpp).
 const char* method_name(MethodId m);
 
@@ -37,23 +38,23 @@ inline constexpr MethodMask all_methods = (MethodMask(1) << method_count) - 1;
 constexpr MethodMask method_bit(MethodId m) { return MethodMask(1) << static_cast<int>(m); }
 constexpr bool has_method(MethodMask set, MethodId m) { return (set & method_bit(m)) != 0; }
 // The methods that integrate the constrained equations themselves (formulation
-// "constrained"): RATTLE and its symmetric compositions.
-inline constexpr MethodMask rattle_methods = method_bit(MethodId::rattle) | method_bit(MethodId::rattle4) |
-                                             method_bit(MethodId::rattle4_suzuki) | method_bit(MethodId::rattle6) |
-                                             method_bit(MethodId::rattle8);
-constexpr bool is_rattle_method(MethodId m) { return has_method(rattle_methods, m); }
+// "constrained"): RATTLE, its symmetric compositions and the Lobatto IIIA-IIIB pair.
+inline constexpr MethodMask constrained_methods = method_bit(MethodId::rattle) | method_bit(MethodId::rattle4) |
+                                                  method_bit(MethodId::rattle4_suzuki) | method_bit(MethodId::rattle6) |
+                                                  method_bit(MethodId::rattle8) | method_bit(MethodId::lobatto3);
+constexpr bool is_constrained_method(MethodId m) { return has_method(constrained_methods, m); }
 // The methods that choose each instance's steps from its state (embedded error estimates):
 // no fixed step grid, no tangents, double precision only.
 inline constexpr MethodMask adaptive_methods = method_bit(MethodId::dopri5) | method_bit(MethodId::dop853) |
                                                method_bit(MethodId::vern9) | method_bit(MethodId::rodas5p);
 constexpr bool is_adaptive_method(MethodId m) { return has_method(adaptive_methods, m); }
 // The methods no unit of the systems list instantiates ahead of time, even where
-// CHENS_AHEAD_OF_TIME = all: the high-order pairs (12 and 16 stages) and Rodas5P (a Jacobian
-// over N-component dual numbers and an N x N LU), compiled on first use for the run that asks
-// for one (dispatch/jit_systems.hpp), so that they cost the build and CI nothing (issue 44,
-// items 3 and 4; docs/jit.md).
+// CHENS_AHEAD_OF_TIME = all: the high-order pairs (12 and 16 stages), Rodas5P (a Jacobian
+// over N-component dual numbers and an N x N LU) and the Lobatto IIIA-IIIB pair, compiled on
+// first use for the run that asks for one (dispatch/jit_systems.hpp), so that they cost the
+// build and CI nothing (issue 44, items 2-4; docs/jit.md).
 inline constexpr MethodMask first_use_methods = method_bit(MethodId::dop853) | method_bit(MethodId::vern9) |
-                                                method_bit(MethodId::rodas5p);
+                                                method_bit(MethodId::rodas5p) | method_bit(MethodId::lobatto3);
 // Rodas5P's largest state: its Jacobian and W = I/(h gamma) - J are N x N per instance on the
 // stack, and the Jacobian's forward-mode right-hand side carries N derivatives per component
 // (a 16-atom chain: N = 64, 32 KiB per matrix). study_resolve refuses larger systems.

@@ -18,6 +18,7 @@
 #include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/explicit_rk.hpp>
 #include <chens/integrators/implicit_rk.hpp>
+#include <chens/integrators/lobatto_iiia_iiib.hpp>
 #include <chens/integrators/midpoint_projection.hpp>
 #include <chens/integrators/rattle.hpp>
 #include <chens/integrators/rattle_composition.hpp>
@@ -60,8 +61,8 @@ std::unique_ptr<Engine> with_explicit_method(MethodId id, F&& f) {
 
 // Calls f with the integrator of `id` for System, if Methods holds it (the systems list's
 // units hold every method, a unit compiled on first use its run's, a user model's unit
-// chens_add_model's METHODS). RATTLE and its compositions pair with the constrained equations
-// only (the four compositions are one type, their scheme a value), every other method with
+// chens_add_model's METHODS). RATTLE, its compositions and the Lobatto IIIA-IIIB pair pair with
+// the constrained equations only (the four compositions are one type, their scheme a value), every other method with
 // an underlying ODE only; float runs have the explicit fixed-step methods
 // (float's resolution is above the implicit methods' and the adaptive pairs' tolerances).
 // The adaptive pairs of high order (dop853, vern9) and Rodas5P are in no unit of the list
@@ -73,7 +74,9 @@ std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& 
     [[maybe_unused]] const Rattle<Real> rattle{rp.iteration_tol, rp.max_iterations};  // none in a unit without it
     if constexpr (has_method(Methods, MethodId::rattle))
       if (id == MethodId::rattle) return f(rattle);
-    if constexpr ((Methods & rattle_methods & ~method_bit(MethodId::rattle)) != 0) {
+    if constexpr (has_method(Methods, MethodId::lobatto3))
+      if (id == MethodId::lobatto3) return f(LobattoIIIAB3<Real>{rp.iteration_tol, rp.max_iterations});
+    if constexpr ((Methods & constrained_methods & ~method_bit(MethodId::rattle) & ~method_bit(MethodId::lobatto3)) != 0) {
       const CompositionScheme* scheme = id == MethodId::rattle4          ? &yoshida3_order4
                                         : id == MethodId::rattle4_suzuki ? &suzuki5_order4
                                         : id == MethodId::rattle6        ? &kahan_li9_order6
@@ -82,7 +85,8 @@ std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& 
       if (scheme != nullptr && has_method(Methods, id)) return f(RattleComposition<Real>{rattle, *scheme});
     }
     throw std::logic_error(std::string("integrator.method = \"") + method_name(id) +
-                           "\" cannot integrate the constrained equations here; use \"rattle\" or a composition of it");
+                           "\" cannot integrate the constrained equations here; use \"rattle\", a composition of it or "
+                           "\"lobatto3\"");
   } else if constexpr (std::is_same_v<Real, float>) {
     return with_explicit_method<Methods>(id, f);
   } else {
@@ -126,7 +130,8 @@ std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& 
       case MethodId::rattle4:
       case MethodId::rattle4_suzuki:
       case MethodId::rattle6:
-      case MethodId::rattle8: break;
+      case MethodId::rattle8:
+      case MethodId::lobatto3: break;
     }
     throw std::logic_error(std::string("integrator.method = \"") + method_name(id) +
                            "\" does not integrate the formulation \"" + formulation_name(System::id) + "\" here");

@@ -44,12 +44,12 @@ std::vector<double> default_initial(const Study& s) {
 // solves with it, and a singular Q is a model or data error no integration can repair).
 void validate(const Study& s) {
   const CustomModelInfo& m = custom_model_of(s);
-  // The built methods that integrate the formulation: RATTLE and its compositions the
-  // constrained equations alone.
+  // The built methods that integrate the formulation: RATTLE, its compositions and the
+  // Lobatto IIIA-IIIB pair the constrained equations alone.
   MethodMask methods = 0;
   for (const CustomEntry& e : m.entries)
     if (e.formulation == s.formulation) methods |= e.methods;
-  methods &= s.formulation == FormulationId::constrained ? rattle_methods : ~rattle_methods;
+  methods &= s.formulation == FormulationId::constrained ? constrained_methods : ~constrained_methods;
   if (!has_method(methods, s.method)) {
     std::string names;
     for (int i = 0; i < method_count; ++i)

@@ -313,12 +313,12 @@ Study study_from_root(const toml::table& root) {
                        "model.kind is \"" +
                        model_name(st) + "\"");
     }
-  // RATTLE and its compositions integrate the constrained equations themselves: that is their
+  // RATTLE, its compositions and Lobatto IIIA-IIIB integrate the constrained equations themselves: that is their
   // formulation; a model whose equations are its own (the penalty pendulum) has no other.
   if (!st.has("integrator.formulation")) {
     const ModelDescription& model = model_of(st);
-    st.formulation = is_rattle_method(st.method) && model.constrained ? FormulationId::constrained
-                                                                      : model.default_formulation;
+    st.formulation = is_constrained_method(st.method) && model.constrained ? FormulationId::constrained
+                                                                           : model.default_formulation;
   }
   return st;
 }

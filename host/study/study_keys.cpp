@@ -171,20 +171,21 @@ std::vector<StudyKey> declare_keys() {
       // [integrator]
       {.section = "integrator", .name = "formulation",
        .type = one_of(&S::formulation, every_id<FormulationId>(formulation_count, formulation_name)),
-       .doc_default = "`\"dirac\"` (`\"constrained\"` with `rattle` and its compositions, `\"penalty\"` for the "
-                      "penalty pendulum)",
+       .doc_default = "`\"dirac\"` (`\"constrained\"` with `rattle`, its compositions and `lobatto3`, `\"penalty\"` "
+                      "for the penalty pendulum)",
        .doc_allowed = "chains: `\"naive\"`, `\"dirac\"`, `\"impetus\"`, `\"constrained\"`; the double pendulum: "
                       "the same and `\"baumgarte\"`; the penalty pendulum: `\"penalty\"` only",
-       .meaning = "underlying equations; `\"constrained\"` is the constrained system itself, which only `rattle` and "
-                  "its compositions integrate; `\"baumgarte\"` the naive equations with Baumgarte stabilisation (docs/geometry.md). In "
+       .meaning = "underlying equations; `\"constrained\"` is the constrained system itself, which only `rattle`, "
+                  "its compositions and `lobatto3` integrate; `\"baumgarte\"` the naive equations with Baumgarte stabilisation (docs/geometry.md). In "
                   "004's terms `\"extended\"` is the Hamiltonian underlying ODE of Dirac (3.2)–(3.3), `\"dirac\"` the "
                   "weakly Hamiltonian formulation (3.7)–(3.8), `\"total\"` the simplified η = 0 form (3.9)–(3.10), "
                   "`\"naive\"` the standard underlying ODE (1.6)"},
       {.section = "integrator", .name = "method",
        .type = one_of(&S::method, every_id<MethodId>(method_count, method_name)),
        .meaning = "integrator; `rattle` and its symmetric compositions `rattle4` (Yoshida, 3 stages, order 4), "
-                  "`rattle4-suzuki` (5 stages, order 4), `rattle6` and `rattle8` (Kahan–Li, 9 and 17 stages) take no "
-                  "formulation (leave `formulation` out or set it to `\"constrained\"`); `verlet` (Störmer–Verlet) "
+                  "`rattle4-suzuki` (5 stages, order 4), `rattle6` and `rattle8` (Kahan–Li, 9 and 17 stages) and `lobatto3` "
+                  "(the 3-stage Lobatto IIIA–IIIB pair, order 4, compiled on first use) take no formulation (leave "
+                  "`formulation` out or set it to `\"constrained\"`); `verlet` (Störmer–Verlet) "
                   "needs a separable Hamiltonian: the penalty pendulum only; the adaptive methods are `dopri5` "
                   "(Dormand–Prince 5(4)), `dop853` (Dormand–Prince 8(5,3)), `vern9` (Verner 9(8)) and `rodas5p` "
                   "(Steinebach's Rosenbrock 5(4), L-stable, for stiff problems such as the penalty pendulum at large "
@@ -200,10 +201,11 @@ std::vector<StudyKey> declare_keys() {
       {.section = "integrator", .name = "tol", .type = real(&S::tol, positive),
        .meaning = "implicit methods: the fixed-point iteration stops when the stage values move by at most `tol` (max "
                   "norm); `rattle` and its compositions: the position (SHAKE/Newton) iteration of each (sub)step stops when "
-                  "max\\|φ\\| ≤ `tol`"},
+                  "max\\|φ\\| ≤ `tol`; `lobatto3`: its Newton iteration stops when max\\|φ\\| ≤ `tol` at both "
+                  "implicit stages and the middle stage moved by at most `tol` (1 + max\\|Q₂\\|)"},
       {.section = "integrator", .name = "max_iterations", .type = integer_in(&S::max_iterations, 1, 1000000),
-       .meaning = "implicit methods, `rattle` and its compositions: iteration cap per step (per substep of a "
-                  "composition; a step that hits it is counted in `unconverged_steps`)"},
+       .meaning = "implicit methods, `rattle`, its compositions and `lobatto3`: iteration cap per step (per "
+                  "substep of a composition; a step that hits it is counted in `unconverged_steps`)"},
       {.section = "integrator", .name = "max_steps", .type = integer_in(&S::max_steps, 1, no_limit),
        .meaning = "adaptive methods: cap on accepted + rejected steps per instance (an instance over it is lost, reason "
                   "`max_steps`)"},
@@ -226,7 +228,8 @@ std::vector<StudyKey> declare_keys() {
       {.section = "projection", .name = "momentum", .type = flag(&S::momentum),
        .meaning = "mass-orthogonal momentum projection when max\\|ψ\\| > `tol` (002 eq. 66/68)"},
       {.section = "projection", .name = "position", .type = flag(&S::position),
-       .meaning = "Newton position projection when max\\|φ\\| > `tol` (002 eq. 67), iterated until max\\|φ\\| ≤ `tol`"},
+       .meaning = "Newton position projection when max\\|φ\\| > `tol` (002 eq. 67), iterated until max\\|φ\\| ≤ `tol`; `lobatto3`: its Newton iteration stops when max\\|φ\\| ≤ `tol` at both "
+                  "implicit stages and the middle stage moved by at most `tol` (1 + max\\|Q₂\\|)"},
       {.section = "projection", .name = "tol", .type = real(&S::projection_tol, positive),
        .meaning = "trigger (and Newton stopping) tolerance"},
       {.section = "projection", .name = "max_iterations", .type = integer_in(&S::projection_max_iterations, 1, 1000000),

@@ -56,7 +56,7 @@ void validate_model(const Study& s) {
                      (elsewhere.empty() ? std::string() : "; it is a formulation of model.kind = " + elsewhere));
   }
   if (!model.constrained) {
-    if (is_rattle_method(s.method))
+    if (is_constrained_method(s.method))
       throw StudyError(std::string("integrator.method = \"") + method_name(s.method) +
                        "\" integrates constrained equations; model.kind = \"" + model_name(s) +
                        "\" has none: use \"verlet\" (Stormer-Verlet) or another ODE method");
@@ -151,15 +151,16 @@ void validate_model(const Study& s) {
                              "(output.reference = \"none\", the default for chains and the double pendulum): set "
                              "output.reference = \"auto\" or remove the key");
   }
-  if (is_rattle_method(s.method) && s.formulation != FormulationId::constrained)
+  if (is_constrained_method(s.method) && s.formulation != FormulationId::constrained)
     throw StudyError(std::string("integrator.method = \"") + method_name(s.method) +
                      "\" integrates the constrained equations themselves, not an "
                      "underlying ODE: remove integrator.formulation (or set it to \"constrained\"); it was \"" +
                      formulation_name(s.formulation) + "\"");
-  if (s.formulation == FormulationId::constrained && !is_rattle_method(s.method))
+  if (s.formulation == FormulationId::constrained && !is_constrained_method(s.method))
     throw StudyError(std::string("integrator.formulation = \"constrained\" has no right-hand side to integrate; only "
-                                 "RATTLE and its compositions (integrator.method = \"rattle\", \"rattle4\", "
-                                 "\"rattle4-suzuki\", \"rattle6\", \"rattle8\") integrate it (method was \"") +
+                                 "RATTLE, its compositions and the Lobatto IIIA-IIIB pair (integrator.method = \"rattle\", "
+                                 "\"rattle4\", \"rattle4-suzuki\", \"rattle6\", \"rattle8\", \"lobatto3\") integrate it "
+                                 "(method was \"") +
                      method_name(s.method) + "\")");
   // Rodas5P (integrators/rodas5p.hpp): each instance holds its N x N Jacobian and LU on the
   // stack, and the Jacobian's forward-mode right-hand side carries N derivatives per component.

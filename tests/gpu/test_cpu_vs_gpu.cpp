@@ -127,7 +127,9 @@ INSTANTIATE_TEST_SUITE_P(Rattle, CpuVsGpu,
                                            std::make_tuple(FormulationId::constrained, MethodId::rattle4),
                                            std::make_tuple(FormulationId::constrained, MethodId::rattle4_suzuki),
                                            std::make_tuple(FormulationId::constrained, MethodId::rattle6),
-                                           std::make_tuple(FormulationId::constrained, MethodId::rattle8)),
+                                           std::make_tuple(FormulationId::constrained, MethodId::rattle8),
+                                           // compiled on first use, for the CPU and the GPU alike
+                                           std::make_tuple(FormulationId::constrained, MethodId::lobatto3)),
                          pair_name);
 
 // Issue 8: the penalty pendulum of 003 (C = G1, non-tangential data) with Stormer-Verlet

@@ -34,6 +34,29 @@ typename System::State fd_step_derivative(const System& sys, const Method& m, co
   return (1.0 / (2.0 * eps)) * (zp - zm);
 }
 
+// The largest |H - H0| over the first and over the last tenth of n fixed steps of size h
+// from z: a symplectic method's energy error oscillates, bounded; a drift shows as the last
+// tenth's exceeding the first's several times. steps_done < n where a step was not finite.
+struct EnergyTenths {
+  double first = 0, last = 0;
+  int steps_done = 0;
+};
+template <class System, class Method>
+EnergyTenths energy_error_tenths(const System& sys, const Method& method, typename System::State z, double h, int n) {
+  EnergyTenths r;
+  const double e0 = sys.model.energy(z);
+  for (int i = 0; i < n; ++i) {
+    typename System::State zn;
+    if (!method.step(sys, z, h, zn).finite) return r;
+    z = zn;
+    r.steps_done = i + 1;
+    const double e = std::fabs(sys.model.energy(z) - e0);
+    if (i < n / 10) r.first = e > r.first ? e : r.first;
+    if (i >= n - n / 10) r.last = e > r.last ? e : r.last;
+  }
+  return r;
+}
+
 // Slope of log(y) against log(x) by least squares.
 inline double loglog_slope(const std::vector<double>& x, const std::vector<double>& y) {
   double sx = 0, sy = 0, sxx = 0, sxy = 0;

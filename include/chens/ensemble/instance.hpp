@@ -177,7 +177,7 @@ struct jacobians_per_attempt_of<Method, std::void_t<decltype(Method::jacobians_p
   static constexpr int value = Method::jacobians_per_attempt;
 };
 template <class Method, class State>
-inline constexpr int attempt_rhs_cost = Method::rhs_per_attempt + jacobians_per_attempt_of<Method>::value* State::size;
+inline constexpr int attempt_rhs_cost = Method::rhs_per_attempt + (jacobians_per_attempt_of<Method>::value * State::size);
 
 // Adaptive methods (dopri5, dop853, vern9, rodas5p): advance one instance to sample time k, landing on it exactly.
 template <class System, class Method, class Inst>

@@ -44,12 +44,15 @@
 // not a formulation over a rebindable model may provide `jacobian(z, J)` itself (Mat<Real, N>
 // row-major, J.a[i][j] = d f_i / d z_j); it is then used instead.
 //
-// W is factored once per attempt without pivoting (linalg/dense_solve.hpp's DenseLu) and the
-// factors serve all eight stages. W's first pivot is 1/(h gamma) - J_00; for the penalty ODE
-// J = [[0, M^-1], [-Hess V, 0]], so the pivots are 1/(h gamma) and those of
-// 1/(h gamma) I + Hess V h gamma / m, positive where Hess V is positive semidefinite (near the
-// constraint). A zero or tiny pivot gives non-finite increments and a non-finite error norm,
-// which the step rejects (next_step shrinks a NaN norm's step by the largest factor).
+// W is factored once per attempt with partial pivoting (linalg/dense_solve.hpp's
+// DensePivotedLu) and the factors serve all eight stages. Without pivoting, a leading minor
+// of W that vanishes ends the step although W is regular: its first pivot 1/(h gamma) - J_00
+// is zero where h gamma J_00 = 1 (tests/test_rodas5p.cpp's non-normal linear system, whose
+// eigenvalues are +-1). W itself is singular where 1/(h gamma) is an eigenvalue of J (for the
+// penalty ODE, J = [[0, M^-1], [-Hess V, 0]], where Hess V / m has the eigenvalue
+// -1/(h gamma)^2: inside the circle, where the penalty's tangential curvature is negative);
+// then no factorisation helps: the increments and the error norm are non-finite, which the
+// step rejects (next_step shrinks a NaN norm's step by the largest factor).
 //
 // Cost of one attempt: one Jacobian (one rhs over DualN<Real, N>, or System::jacobian), one
 // N x N LU, eight forward/back substitutions, and rhs_per_attempt = 8 right-hand sides:
@@ -274,7 +277,7 @@ struct Rodas5P {
     const Real inv_hg = Real(1) / (h * Real(T::gamma()));
     for (int i = 0; i < N; ++i)
       for (int j = 0; j < N; ++j) W.a[i][j] = (i == j ? inv_hg : Real(0)) - W.a[i][j];
-    const DenseLu<Real, N> lu = DenseLu<Real, N>::factor(W);
+    const DensePivotedLu<Real, N> lu = DensePivotedLu<Real, N>::factor(W);
     const Real inv_h = Real(1) / h;
     U[0] = lu.solve(k1);
     for (int i = 1; i < 8; ++i) {

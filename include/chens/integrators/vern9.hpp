@@ -4,9 +4,10 @@
 // Sixteen stages: the 9th-order solution uses the first 15, the embedded 8th-order one all 16
 // (d = its weights minus the 9th's). Not FSAL: an attempt costs 15 new stages and f(z_new) for
 // the next step, 16 right-hand sides. (The pair's stages 17-26 are its interpolant, evaluated
-// for a step in which a first passage happened.) tests/test_high_order_pairs.cpp checks the coefficients against the order conditions
-// (each row against its node, the quadrature and tall-tree conditions to order 9, the 8th-order
-// weights to 8 and not 9) and the pair's measured orders.
+// for a step in which a first passage happened.) tests/test_high_order_pairs.cpp checks the
+// coefficients against the order conditions (each row against its node, the quadrature and
+// tall-tree conditions to order 9, the 8th-order weights to 8 and not 9) and the pair's
+// measured orders.
 //
 // Error norm as DOPRI5's (the root mean square of the scaled 8th-minus-9th difference); the
 // controller Hairer's with the exponent 1/9 of an 8th-order estimate, factors [0.333, 6] and

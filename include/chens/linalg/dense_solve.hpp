@@ -1,6 +1,7 @@
 // Small dense solves for the user models (models/auto_model.hpp, issue 19), m <= 6 or so,
 // per instance, in registers: no pivoting, no branches on values, so that the same code
-// runs on the CPU, on the GPU and over the CPU lanes' D2 (two instances per register).
+// runs on the CPU, on the GPU and over the CPU lanes' D2 (two instances per register); and
+// Rodas5P's pivoted LU (DensePivotedLu, below).
 //
 //  - DenseCholesky: Q = J M^-1 J^T (002 eq. 28) is symmetric positive definite wherever the
 //    constraints are independent (J of full rank, M > 0), so its Cholesky factorisation
@@ -79,16 +80,19 @@ struct DenseLu {
     DenseLu f;
     for (int i = 0; i < M; ++i)
       for (int j = 0; j < M; ++j) f.lu[i][j] = A.a[i][j];
-    for (int k = 0; k < M; ++k) {
-      const Real inv = Real(1) / f.lu[k][k];
-      f.lu[k][k] = inv;
-      for (int i = k + 1; i < M; ++i) {
-        const Real lik = f.lu[i][k] * inv;
-        f.lu[i][k] = lik;
-        for (int j = k + 1; j < M; ++j) f.lu[i][j] = f.lu[i][j] - lik * f.lu[k][j];
-      }
-    }
+    for (int k = 0; k < M; ++k) eliminate(f.lu, k);
     return f;
+  }
+  // Step k of the elimination, in place: the pivot lu[k][k] replaced by its reciprocal, the
+  // multipliers l_ik below it, and the rows below updated.
+  CHENS_HD CHENS_FORCEINLINE static void eliminate(Real (&lu)[M][M], int k) {
+    const Real inv = Real(1) / lu[k][k];
+    lu[k][k] = inv;
+    for (int i = k + 1; i < M; ++i) {
+      const Real lik = lu[i][k] * inv;
+      lu[i][k] = lik;
+      for (int j = k + 1; j < M; ++j) lu[i][j] = lu[i][j] - lik * lu[k][j];
+    }
   }
   CHENS_HD CHENS_FORCEINLINE Vec<Real, M> solve(const Vec<Real, M>& r) const {
     Vec<Real, M> y;
@@ -103,6 +107,50 @@ struct DenseLu {
       y[i] = s * lu[i][i];
     }
     return y;
+  }
+};
+
+// Gaussian elimination with partial pivoting (Golub & Van Loan, Matrix Computations, 4th ed.,
+// Alg. 3.4.1): at step k the entry of largest magnitude on or below the diagonal of column k
+// becomes the pivot, so |L_ik| <= 1 and a zero or tiny leading entry of A ends nothing (Higham
+// §9.3: backward stable with growth factors that are small in practice). For Rosenbrock's
+// W = I/(h gamma) - J (integrators/rodas5p.hpp), which for large h |J| is far from
+// diagonally dominant and need not be near a symmetric positive definite matrix. It branches
+// on values: the one-instance paths only, not the CPU lanes. DenseLu's elimination and solve
+// on the rows of P A.
+template <class Real, int M>
+struct DensePivotedLu {
+  DenseLu<Real, M> pa;  // the factors of P A
+  int perm[M];          // row i of P A is row perm[i] of A
+  CHENS_HD static DensePivotedLu factor(const Mat<Real, M>& A) {
+    using std::fabs;
+    DensePivotedLu f;
+    for (int i = 0; i < M; ++i) {
+      f.perm[i] = i;
+      for (int j = 0; j < M; ++j) f.pa.lu[i][j] = A.a[i][j];
+    }
+    for (int k = 0; k < M; ++k) {
+      int p = k;
+      for (int i = k + 1; i < M; ++i)
+        if (fabs(f.pa.lu[i][k]) > fabs(f.pa.lu[p][k])) p = i;
+      if (p != k) {
+        for (int j = 0; j < M; ++j) {
+          const Real t = f.pa.lu[k][j];
+          f.pa.lu[k][j] = f.pa.lu[p][j];
+          f.pa.lu[p][j] = t;
+        }
+        const int t = f.perm[k];
+        f.perm[k] = f.perm[p];
+        f.perm[p] = t;
+      }
+      DenseLu<Real, M>::eliminate(f.pa.lu, k);
+    }
+    return f;
+  }
+  CHENS_HD CHENS_FORCEINLINE Vec<Real, M> solve(const Vec<Real, M>& r) const {
+    Vec<Real, M> pr;
+    for (int i = 0; i < M; ++i) pr[i] = r[perm[i]];
+    return pa.solve(pr);
   }
 };
 
