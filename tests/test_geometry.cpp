@@ -37,6 +37,7 @@
 #include <chens/projections/position.hpp>
 
 #include "support/integrate.hpp"
+#include "support/tangent_derivative.hpp"
 #include "support/random_states.hpp"
 
 namespace chens {
@@ -45,34 +46,6 @@ namespace {
 using Model = Pendulum<double>;
 using State = Model::State;
 
-// The step's derivative along v1, v2 by dual numbers (what the wedge diagnostic uses),
-// compared with finite differences. Returns the largest relative deviation.
-template <class System, class Method>
-double tangent_vs_fd(const System& sys, const Method& m, const State& z, const State& v1, const State& v2, double h) {
-  using T = TangentSystem<System>;
-  const T ts = T::of(sys);
-  typename T::State Z = T::State::zero(), Zn;
-  for (int c = 0; c < 4; ++c) {
-    Z[c] = z[c];
-    Z[4 + c] = v1[c];
-    Z[8 + c] = v2[c];
-  }
-  const StepStatus st = TangentStepper<Method>{m}.step(ts, Z, h, Zn);
-  EXPECT_TRUE(st.finite);
-  // Values: bitwise the plain step.
-  State zn;
-  m.step(sys, z, h, zn);
-  for (int c = 0; c < 4; ++c) EXPECT_EQ(Zn[c], zn[c]) << "component " << c;
-  double worst = 0.0;
-  for (int which = 0; which < 2; ++which) {
-    const State fd = test::fd_step_derivative(sys, m, z, which == 0 ? v1 : v2, h, 1e-6);
-    for (int c = 0; c < 4; ++c) {
-      const double ad = Zn[4 * (which + 1) + c];
-      worst = std::max(worst, std::fabs(ad - fd[c]) / (1.0 + std::fabs(fd[c])));
-    }
-  }
-  return worst;
-}
 
 State random_vector(std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -90,20 +63,23 @@ TEST(WedgeTangents, DualNumberStepDerivativeIsTheFiniteDifferenceOfTheStepMap) {
     const State v1 = random_vector(rng), v2 = random_vector(rng);
     // Central differences with eps = 1e-6 are accurate to about 1e-9 here.
     const double tol = 1e-7;
-    EXPECT_LT(tangent_vs_fd(HamiltonDirac<Model>{m}, ExplicitRk<Rk4Tableau>{}, z, v1, v2, h), tol) << "rk4";
-    EXPECT_LT(tangent_vs_fd(ExtendedHamiltonian<Model>{m}, ImplicitRk<Gauss1Tableau, double>{1e-15, 200}, z, v1, v2, h), tol)
+    EXPECT_LT(test::tangent_vs_fd(HamiltonDirac<Model>{m}, ExplicitRk<Rk4Tableau>{}, z, v1, v2, h), tol) << "rk4";
+    EXPECT_LT(
+        test::tangent_vs_fd(ExtendedHamiltonian<Model>{m}, ImplicitRk<Gauss1Tableau, double>{1e-15, 200}, z, v1, v2, h), tol)
         << "midpoint";
-    EXPECT_LT(tangent_vs_fd(ExtendedHamiltonian<Model>{m}, ImplicitRk<Gauss2Tableau, double>{1e-15, 200}, z, v1, v2, h), tol)
+    EXPECT_LT(
+        test::tangent_vs_fd(ExtendedHamiltonian<Model>{m}, ImplicitRk<Gauss2Tableau, double>{1e-15, 200}, z, v1, v2, h), tol)
         << "gauss2";
-    EXPECT_LT(tangent_vs_fd(Constrained<Model>{m}, Rattle<double>{1e-15, 100}, z, v1, v2, h), tol) << "rattle";
-    EXPECT_LT(tangent_vs_fd(Baumgarte<Model>{m, 2.0, 3.0}, ExplicitRk<Rk4Tableau>{}, z, v1, v2, h), tol) << "baumgarte";
-    EXPECT_LT(tangent_vs_fd(HamiltonDirac<Model>{m}, MidpointProjection<double>{1e-15, 200, true, true, 1e-15, 50}, z, v1,
-                            v2, h),
+    EXPECT_LT(test::tangent_vs_fd(Constrained<Model>{m}, Rattle<double>{1e-15, 100}, z, v1, v2, h), tol) << "rattle";
+    EXPECT_LT(test::tangent_vs_fd(Baumgarte<Model>{m, 2.0, 3.0}, ExplicitRk<Rk4Tableau>{}, z, v1, v2, h), tol)
+        << "baumgarte";
+    EXPECT_LT(test::tangent_vs_fd(HamiltonDirac<Model>{m}, MidpointProjection<double>{1e-15, 200, true, true, 1e-15, 50}, z,
+                                  v1, v2, h),
               tol)
         << "midpoint with stage projection";
     for (PenaltyConstraint c : {PenaltyConstraint::g, PenaltyConstraint::g1}) {
       const auto pm = PenaltyPendulum<double>::make(1.0, 1.0, 1.0, 10.0, c);
-      EXPECT_LT(tangent_vs_fd(PenaltyOde<PenaltyPendulum<double>>{pm}, StormerVerlet{}, z, v1, v2, 0.01), tol)
+      EXPECT_LT(test::tangent_vs_fd(PenaltyOde<PenaltyPendulum<double>>{pm}, StormerVerlet{}, z, v1, v2, 0.01), tol)
           << "verlet, constraint " << int(c);
     }
   }

@@ -35,6 +35,7 @@
 #include "support/double_pendulum_angles.hpp"
 #include "support/integrate.hpp"
 #include "support/random_states.hpp"
+#include "support/tangent_derivative.hpp"
 
 namespace chens {
 namespace {
@@ -313,15 +314,8 @@ TEST(Lobatto, IsSymplectic) {
     // The dual-number derivative of the step is the central difference of the step map.
     const Pend::State z = test::consistent_state(kPendulum, rng);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
-    const Pend::State v{{u(rng), u(rng), u(rng), u(rng)}};
-    typename T::State Z = T::State::zero(), Zn;
-    for (int c = 0; c < 4; ++c) {
-      Z[c] = z[c];
-      Z[4 + c] = v[c];
-    }
-    ASSERT_TRUE(stepper.step(ts, Z, 0.05, Zn).finite);
-    const Pend::State fd = test::fd_step_derivative(sys, kLobatto, z, v, 0.05, 1e-6);
-    for (int c = 0; c < 4; ++c) EXPECT_NEAR(Zn[4 + c], fd[c], 1e-7 * (1 + std::fabs(Zn[4 + c]))) << trial << ", " << c;
+    const Pend::State v1{{u(rng), u(rng), u(rng), u(rng)}}, v2{{u(rng), u(rng), u(rng), u(rng)}};
+    EXPECT_LT(test::tangent_vs_fd(sys, kLobatto, z, v1, v2, 0.05), 1e-7) << "trial " << trial;
   }
   // omega of the consistent tangents (004 §3.2) is 1 and stays 1 to rounding.
   auto W = ts.with_initial_tangents(pendulum_initial());
