@@ -19,8 +19,8 @@ namespace chens::test {
 // (eps = 1e-6); the tangent step's values are the plain step's bit for bit (asserted).
 // Returns the largest deviation relative to 1 + |finite difference|.
 template <class System, class Method>
-double tangent_vs_fd(const System& sys, const Method& m, const typename System::State& z,
-                     const typename System::State& v1, const typename System::State& v2, double h) {
+double tangent_vs_fd(const System& sys, const Method& m, const typename System::State& z, const typename System::State& v1,
+                     const typename System::State& v2, double h) {
   using T = TangentSystem<System>;
   using State = typename System::State;
   constexpr int S = State::size;
