@@ -353,7 +353,7 @@ TEST(FirstPassage, EveryKindOfSystemLocatesInsideTheStep) {
 // The step interpolants' own orders (passage_location.hpp), at the middle of one step of the
 // pendulum's Hamilton-Dirac equations against the flow (RK4 with 1024 substeps): the cubic
 // Hermite of exact end states and derivatives is O(h^4) there; DOPRI5's continuous extension
-// (its own step's ends plus the quartic term of Dopri5::dense_term) O(h^5), which a wrong
+// (its own step's ends plus the quartic term h sum_i d_i k_i, Dopri5Tableau::d) O(h^5), which a wrong
 // coefficient d_i would spoil.
 TEST(FirstPassage, TheStepInterpolantsHaveTheirOrders) {
   using Sys = HamiltonDirac<Pendulum<double>>;

@@ -69,6 +69,47 @@ void expect_order(double T, int n, double lo, double hi) {
   }
 }
 
+// The rotation's right-hand side, counted.
+struct CountingRotation {
+  using State = Sys::State;
+  using Real = double;
+  int* calls;
+  void rhs(const State& z, State& dz) const {
+    ++*calls;
+    sys.rhs(z, dz);
+  }
+};
+
+// One attempt of each pair evaluates the right-hand sides its tableau spends, and hands back
+// f(z_new), bit for bit, for the next attempt: DOPRI5 6 (7 stages, the 7th at the solution
+// itself, first same as last: dopri5.f adds 6 to NFCN per step), DOP853 12 (dop853.f's 11
+// stages after the first, NFCN + 11, and f at the solution, which the code takes on accepted
+// steps only and an attempt here always), Vern9 16 (15 stages after the first and f at the
+// solution). The one stepper (integrators/embedded_pair.hpp) serves all three.
+template <class Method>
+void expect_attempt_cost(int authors_count) {
+  int calls = 0;
+  const CountingRotation counted{&calls};
+  const Method m{1e-8, 1e-8};
+  State k, z_new, k_new, f_new;
+  sys.rhs(z0, k);
+  m.attempt(counted, z0, k, 0.05, z_new, k_new);
+  EXPECT_EQ(calls, authors_count) << Method::Tableau::name;
+  EXPECT_EQ(Method::rhs_per_attempt, authors_count) << Method::Tableau::name;
+  sys.rhs(z_new, f_new);
+  for (int c = 0; c < State::size; ++c) EXPECT_EQ(k_new[c], f_new[c]) << Method::Tableau::name << ", component " << c;
+  // The counted system steps as the plain one does.
+  State z_plain, k_plain;
+  m.attempt(sys, z0, k, 0.05, z_plain, k_plain);
+  for (int c = 0; c < State::size; ++c) EXPECT_EQ(z_new[c], z_plain[c]) << Method::Tableau::name;
+}
+
+TEST(EmbeddedPairs, AnAttemptCostsWhatItsAuthorsCodeCountsAndHandsBackFAtTheSolution) {
+  expect_attempt_cost<Dopri5<double>>(6);
+  expect_attempt_cost<Dop853<double>>(12);
+  expect_attempt_cost<Vern9<double>>(16);
+}
+
 TEST(Dop853, FixedStepsConvergeAtOrderEight) {
   // Measured: 6.73e-10, 3.41e-12, 1.20e-14 (orders 7.6, 8.2); at 5 steps (h = 0.4) the
   // ratio is still pre-asymptotic (order 6.8).

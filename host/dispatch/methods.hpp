@@ -61,12 +61,13 @@ std::unique_ptr<Engine> with_explicit_method(MethodId id, F&& f) {
 
 // Calls f with the integrator of `id` for System, if Methods holds it (the systems list's
 // units hold every method, a unit compiled on first use its run's, a user model's unit
-// chens_add_model's METHODS). RATTLE, its compositions and the Lobatto IIIA-IIIB pair pair with
-// the constrained equations only (the four compositions are one type, their scheme a value), every other method with
-// an underlying ODE only; float runs have the explicit fixed-step methods
-// (float's resolution is above the implicit methods' and the adaptive pairs' tolerances).
-// The adaptive pairs of high order (dop853, vern9) and Rodas5P are in no unit of the list
-// (first_use_methods): a run of one compiles its system on first use for it alone. resolve()
+// chens_add_model's METHODS). RATTLE, its compositions and the Lobatto IIIA-IIIB pair go with
+// the constrained equations only (the four compositions are one type, their scheme a value),
+// every other method with an underlying ODE only; float runs have the explicit fixed-step
+// methods (float's resolution is above the implicit methods' and the adaptive pairs'
+// tolerances). The adaptive pairs of high order (dop853, vern9), Rodas5P and lobatto3 are in no
+// unit of the list (first_use_methods): a run of one compiles its system on first use for it
+// alone. resolve()
 // has already told the user; reaching a mismatch here is a bug.
 template <class System, MethodMask Methods = all_methods, class Real, class F>
 std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& f) {

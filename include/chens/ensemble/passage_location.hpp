@@ -9,7 +9,7 @@
 // whose error is O(h^4) over the step. A crossing time is so located to O(h^min(p, 4)) for a
 // fixed-step method of order p (RK4: its own order; RATTLE's compositions of order 6 and 8:
 // 4), where the end of the step was O(h) off. DOPRI5 adds the quartic term of its continuous
-// extension of order 4 (Dopri5::dense_term), DOP853 the four terms of its extension of order 7
+// extension of order 4 (Dopri5Tableau::d), DOP853 the four terms of its extension of order 7
 // (Dop853Tableau's dense stages), Vern9 the six of its interpolant of order 9 (10 more stages,
 // integrators/vern9_interpolant.hpp), so their located times are as accurate as their steps.
 // tests/test_first_passage.cpp and tests/test_high_order_pairs.cpp

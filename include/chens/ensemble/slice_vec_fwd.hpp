@@ -1,5 +1,5 @@
 // SliceVec declared, and whether a state type is one (is_slice_vec_v): what the generic
-// integrators, diagnostics and lean steps ask of a thread group's state (dopri5.hpp's error
+// integrators, diagnostics and lean steps ask of a thread group's state (embedded_pair.hpp's error
 // norm and metrics.hpp's integration error sum it in the whole state's order; lean_steps.hpp's
 // tests ask the group), without the groups themselves (ensemble/thread_group.hpp), which only
 // the units that run chains on thread groups include.

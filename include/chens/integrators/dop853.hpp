@@ -17,7 +17,6 @@
 
 #include <chens/config.hpp>
 #include <chens/formulations/formulation.hpp>
-#include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/embedded_pair.hpp>
 #include <chens/integrators/step_control.hpp>
 #include <chens/linalg/vec.hpp>
@@ -26,6 +25,7 @@ namespace chens {
 
 struct Dop853Tableau {
   static constexpr int stages = 12, order = 8;
+  static constexpr bool fsal = false;  // f(z_new) is a 13th evaluation
   static constexpr const char* name = "dop853";
   // a(i, j), i = 1..11 (stage i + 1), j < i.
   CHENS_HD static constexpr double a(int i, int j) {

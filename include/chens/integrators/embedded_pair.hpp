@@ -1,9 +1,10 @@
-// The high-order embedded Runge-Kutta pairs (integrators/dop853.hpp, integrators/vern9.hpp;
-// issue 44, item 3) as one stepper over their tableaus: an explicit step's stages from the
-// tableau's a(i, j), the solution from its b(i), the next step's f(z_new) (none is FSAL), the
-// tableau's own error norm and controller constants, and its continuous extension where it has
-// one. (Dopri5 keeps its own stage loop: its results are those every earlier run gave, bit for
-// bit, and it has no other engine code than the pairs'.)
+// The embedded Runge-Kutta pairs with per-instance adaptive step size (integrators/dopri5.hpp,
+// dop853.hpp, vern9.hpp; issue 44, item 3) as one stepper over their tableaus: an explicit
+// step's stages from the tableau's a(i, j), the solution from its b(i), the next step's
+// f(z_new) (DOPRI5's last stage, first same as last; a stage of its own for the others), the
+// tableau's own error norm and controller constants, and its continuous extension. DOPRI5 on
+// this stepper computes what its own stepper did before, bit for bit, from the same
+// instructions (docs/numerics.md, "DOP853 and Vern9").
 #pragma once
 
 #include <cmath>
@@ -11,23 +12,53 @@
 
 #include <chens/config.hpp>
 #include <chens/ensemble/slice_vec_fwd.hpp>
-#include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/step_control.hpp>
 #include <chens/formulations/formulation.hpp>
 #include <chens/linalg/vec.hpp>
 
 namespace chens {
 
-// k[1..S-1] of a step of size h from z, with k[0] = f(z) given: k_i = f(z + h sum_j a_ij k_j)
-// (k may hold more: a continuous extension's stages after them).
-template <class Tableau, class System, class Real, int N>
-CHENS_HD void explicit_stages(const System& sys, const typename System::State& z, Real h, typename System::State (&k)[N]) {
-  static_assert(N >= Tableau::stages, "room for the tableau's stages");
-  for (int i = 1; i < Tableau::stages; ++i) {
-    typename System::State zi = z;
+// Whether a tableau's loops are unrolled (every index a constant its coefficients fold into, as
+// ExplicitRk's are): DOPRI5's 7 stages are, as they always were; DOP853's 12 and Vern9's 16
+// stay loops (unrolled, a unit of both took 2.7 times as long to compile and ran no faster;
+// docs/numerics.md).
+inline constexpr int max_unrolled_stages = 8;
+template <class Tableau>
+inline constexpr bool unrolled_stages = Tableau::stages <= max_unrolled_stages;
+
+// The argument of stage i, z + h sum_{j<i} a_ij k_j, the zero coefficients skipped.
+template <class Tableau, class State, class Real, int N>
+CHENS_HD CHENS_FORCEINLINE State stage_argument(int i, const State& z, Real h, const State (&k)[N]) {
+  State zi = z;
+  if constexpr (unrolled_stages<Tableau>) {
+    CHENS_UNROLL
     for (int j = 0; j < i; ++j)
       if (Tableau::a(i, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a(i, j)), k[j]);
+  } else {
+    for (int j = 0; j < i; ++j)
+      if (Tableau::a(i, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a(i, j)), k[j]);
+  }
+  return zi;
+}
+
+// k[1..S-1] of a step of size h from z, with k[0] = f(z) given: k_i = f(z + h sum_j a_ij k_j)
+// (k may hold more: a continuous extension's stages after them). With keep_last, the last
+// stage's argument goes to *last: a first-same-as-last tableau's solution.
+template <class Tableau, bool keep_last = false, class System, class Real, int N>
+CHENS_HD CHENS_FORCEINLINE void explicit_stages(const System& sys, const typename System::State& z, Real h,
+                                                typename System::State (&k)[N], typename System::State* last = nullptr) {
+  static_assert(N >= Tableau::stages, "room for the tableau's stages");
+  auto stage = [&](int i) {
+    const typename System::State zi = stage_argument<Tableau>(i, z, h, k);
+    if constexpr (keep_last)
+      if (i == Tableau::stages - 1) *last = zi;
     eval_rhs(sys, zi, k[i]);
+  };
+  if constexpr (unrolled_stages<Tableau>) {
+    CHENS_UNROLL
+    for (int i = 1; i < Tableau::stages; ++i) stage(i);
+  } else {
+    for (int i = 1; i < Tableau::stages; ++i) stage(i);
   }
 }
 
@@ -35,13 +66,18 @@ CHENS_HD void explicit_stages(const System& sys, const typename System::State& z
 template <int S, class State, class Real, class Weight>
 CHENS_HD State weighted_stages(const State& z, Real h, const State (&k)[S], Weight w) {
   State out = z;
-  for (int i = 0; i < S; ++i)
-    if (w(i) != 0.0) out = axpy(out, h * Real(w(i)), k[i]);
+  if constexpr (S <= max_unrolled_stages) {
+    CHENS_UNROLL
+    for (int i = 0; i < S; ++i)
+      if (w(i) != 0.0) out = axpy(out, h * Real(w(i)), k[i]);
+  } else {
+    for (int i = 0; i < S; ++i)
+      if (w(i) != 0.0) out = axpy(out, h * Real(w(i)), k[i]);
+  }
   return out;
 }
 
-// The error scale of component c, atol + rtol max(|z_c|, |z_new_c|) (Hairer's codes, and
-// Dopri5's norm).
+// The error scale of component c, atol + rtol max(|z_c|, |z_new_c|) (Hairer's codes).
 template <class State, class Real>
 CHENS_HD Real error_scale(const State& z, const State& z_new, int c, Real rtol, Real atol) {
   using std::fabs;
@@ -49,68 +85,90 @@ CHENS_HD Real error_scale(const State& z, const State& z_new, int c, Real rtol, 
   return atol + rtol * (a > b ? a : b);
 }
 
-// A pair with per-instance adaptive step size, as Dopri5 is one: Tableau has stages, order,
-// name, a(i, j), b(i), the error norm in parts (error_sums, error_terms, error_norm_of), the
-// controller's constants `control()` (step_control.hpp), and dense_terms: 0, or 4 with the
-// continuous extension's dense_stages, a_dense(i, j) and d(r, i) (Dop853Tableau).
+// A pair with per-instance adaptive step size: Tableau has stages, order, name, a(i, j), b(i),
+// fsal (whether its last stage's argument is the solution, so that the stage is f(z_new)),
+// the error norm in parts (error_sums, error_terms, error_norm_of), the controller's constants
+// `control()` (step_control.hpp), and its continuous extension: dense_terms (0: none),
+// dense_stages, a_dense(i, j) for the stages beyond the step's and f(z_new), and d(r, i).
 template <class Tableau_, class Real>
 struct EmbeddedPair {
   using Tableau = Tableau_;
   static constexpr bool adaptive = true;
   static constexpr bool has_lanes = false;  // step sizes differ per instance
   static constexpr int order = Tableau::order;
-  static constexpr int rhs_per_attempt = Tableau::stages;  // stages 2..S and f(z_new)
+  static constexpr bool fsal = Tableau::fsal;
+  // Stages 2..S, and f(z_new) where it is not the last of them.
+  static constexpr int rhs_per_attempt = fsal ? Tableau::stages - 1 : Tableau::stages;
   static constexpr int dense_terms = Tableau::dense_terms;
   Real rtol;
   Real atol;
 
-  // One trial step of size h from z with k1 = f(z), as Dopri5::attempt: z_new the high-order
-  // solution, k_new = f(z_new) (the next k1), the scaled error norm returned.
+  // One trial step of size h from z with k1 = f(z): z_new the high-order solution, k_new =
+  // f(z_new) (the next k1), the scaled error norm returned (accept when <= 1).
   template <class System>
   CHENS_HD Real attempt(const System& sys, const typename System::State& z, const typename System::State& k1, Real h,
                         typename System::State& z_new, typename System::State& k_new) const {
     typename System::State k[Tableau::stages];
     k[0] = k1;
-    explicit_stages<Tableau>(sys, z, h, k);
-    z_new = weighted_stages(z, h, k, [](int i) { return Tableau::b(i); });
-    eval_rhs(sys, z_new, k_new);
+    if constexpr (fsal) {
+      explicit_stages<Tableau, true>(sys, z, h, k, &z_new);
+      k_new = k[Tableau::stages - 1];
+    } else {
+      explicit_stages<Tableau>(sys, z, h, k);
+      z_new = weighted_stages(z, h, k, [](int i) { return Tableau::b(i); });
+      eval_rhs(sys, z_new, k_new);
+    }
     return error_norm(sys, k, h, z, z_new);
   }
 
   // The norm of the step's error estimate. A thread group's instance (ensemble/thread_group.hpp)
-  // sums each part in the whole state's order by the model that lays the state out, as
-  // Dopri5::attempt does, so that every lane gets the one-thread norm's bits and the group
-  // accepts or rejects the step together.
+  // sums each part in the whole state's order by the model that lays the state out, so that
+  // every lane gets the one-thread norm's bits and the group accepts or rejects the step
+  // together.
   template <class System>
   CHENS_HD Real error_norm(const System& sys, const typename System::State (&k)[Tableau::stages], Real h,
                            const typename System::State& z, const typename System::State& z_new) const {
     using State = typename System::State;
     constexpr int parts = Tableau::error_sums;
     Real sum[parts];
+    // Component c's terms, into q or added to sum.
+    auto terms = [&](int c, Real(&t)[parts]) { Tableau::error_terms(k, h, c, error_scale(z, z_new, c, rtol, atol), t); };
     if constexpr (is_slice_vec_v<State>) {
       using Model = std::decay_t<decltype(sys.model)>;
       State q[parts];
-      for (int c = 0; c < State::size; ++c) {
+      auto component = [&](int c) {
         Real t[parts];
-        Tableau::error_terms(k, h, c, error_scale(z, z_new, c, rtol, atol), t);
+        terms(c, t);
         for (int p = 0; p < parts; ++p) q[p][c] = t[p];
+      };
+      if constexpr (unrolled_stages<Tableau>) {
+        CHENS_UNROLL
+        for (int c = 0; c < State::size; ++c) component(c);
+      } else {
+        for (int c = 0; c < State::size; ++c) component(c);
       }
       for (int p = 0; p < parts; ++p) sum[p] = Model::ordered_state_sum(q[p]);
       return Tableau::error_norm_of(sum, Real(Model::whole_state_size), h);
     } else {
       for (int p = 0; p < parts; ++p) sum[p] = Real(0);
-      for (int c = 0; c < State::size; ++c) {
+      auto component = [&](int c) {
         Real t[parts];
-        Tableau::error_terms(k, h, c, error_scale(z, z_new, c, rtol, atol), t);
+        terms(c, t);
         for (int p = 0; p < parts; ++p) sum[p] = sum[p] + t[p];
+      };
+      if constexpr (unrolled_stages<Tableau>) {
+        CHENS_UNROLL
+        for (int c = 0; c < State::size; ++c) component(c);
+      } else {
+        for (int c = 0; c < State::size; ++c) component(c);
       }
       return Tableau::error_norm_of(sum, Real(State::size), h);
     }
   }
 
   // The continuous extension's terms of an accepted step of size h from z (its stages taken
-  // again as attempt took them, then f(z_new) and the extension's own stages): the
-  // interpolant of ensemble/passage_location.hpp.
+  // again as attempt took them, then f(z_new) unless it is the last of them, and the
+  // extension's own stages): the interpolant of ensemble/passage_location.hpp.
   template <class System>
   CHENS_HD void dense_correction(const System& sys, const typename System::State& z, const typename System::State& k1,
                                  Real h, typename System::State (&correction)[dense_terms > 0 ? dense_terms : 1]) const {
@@ -119,13 +177,18 @@ struct EmbeddedPair {
       State k[Tableau::dense_stages];
       k[0] = k1;
       explicit_stages<Tableau>(sys, z, h, k);
-      const State z_new = weighted_stages(z, h, k, [](int i) { return i < Tableau::stages ? Tableau::b(i) : 0.0; });
-      eval_rhs(sys, z_new, k[Tableau::stages]);
-      for (int i = Tableau::stages + 1; i < Tableau::dense_stages; ++i) {
-        State zi = z;
-        for (int j = 0; j < i; ++j)
-          if (Tableau::a_dense(i, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a_dense(i, j)), k[j]);
-        eval_rhs(sys, zi, k[i]);
+      constexpr int first_own = fsal ? Tableau::stages : Tableau::stages + 1;  // the extension's own stages
+      if constexpr (!fsal) {
+        const State z_new = weighted_stages(z, h, k, [](int i) { return i < Tableau::stages ? Tableau::b(i) : 0.0; });
+        eval_rhs(sys, z_new, k[Tableau::stages]);
+      }
+      if constexpr (Tableau::dense_stages > first_own) {
+        for (int i = first_own; i < Tableau::dense_stages; ++i) {
+          State zi = z;
+          for (int j = 0; j < i; ++j)
+            if (Tableau::a_dense(i, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a_dense(i, j)), k[j]);
+          eval_rhs(sys, zi, k[i]);
+        }
       }
       for (int r = 0; r < dense_terms; ++r)
         correction[r] = weighted_stages(State::zero(), h, k, [r](int i) { return Tableau::d(r, i); });

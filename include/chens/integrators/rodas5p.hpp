@@ -57,7 +57,7 @@
 // Cost of one attempt: one Jacobian (one rhs over DualN<Real, N>, or System::jacobian), one
 // N x N LU, eight forward/back substitutions, and rhs_per_attempt = 8 right-hand sides:
 // f at stages 2..8 (stage 1 uses the given k1 = f(z)) and f(z_new), returned as the next
-// step's k1 whether or not the attempt is accepted, as Dopri5's FSAL stage is.
+// step's k1 whether or not the attempt is accepted, as DOPRI5's last stage is (first same as last).
 //
 // Controller: Hairer's (integrators/step_control.hpp) with the constants of Hairer's RODAS
 // code: safety 0.9 (WORK(5)), step ratio within [0.2, 6] (WORK(3), WORK(4)), no growth right
@@ -76,7 +76,6 @@
 
 #include <chens/config.hpp>
 #include <chens/formulations/formulation.hpp>
-#include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/embedded_pair.hpp>
 #include <chens/integrators/step_control.hpp>
 #include <chens/linalg/dense_solve.hpp>
@@ -301,7 +300,7 @@ struct Rodas5P {
     z_new = z_hat + U[7];
   }
 
-  // One trial step of size h from z with k1 = f(z), as Dopri5::attempt: z_new the order-5
+  // One trial step of size h from z with k1 = f(z), as EmbeddedPair::attempt: z_new the order-5
   // solution, k_new = f(z_new) (the next k1), the scaled error norm of U_8 returned (accept
   // when <= 1).
   template <class System>

@@ -3,9 +3,8 @@
 //   accepted:  h_new = h / clamp(err^expo1 / facold^beta / safe, 1/fac_max, 1/fac_min),
 //              facold = max(err, 1e-4), and no growth right after a rejection;
 //   rejected:  h_new = h / min(err^expo1 / safe, 1/fac_min).
-// Dopri5::next_step's constants: safe 0.9, factors [0.2, 10], beta 0.04, expo1 = 0.2 - 0.75
-// beta (its own arithmetic before, bit for bit); Dop853::next_step's: safe 0.9, factors
-// [0.333, 6], beta 0, expo1 = 1/8.
+// DOPRI5's constants (Dopri5Tableau::control()): safe 0.9, factors [0.2, 10], beta 0.04,
+// expo1 = 0.2 - 0.75 beta; DOP853's: safe 0.9, factors [0.333, 6], beta 0, expo1 = 1/8.
 #pragma once
 
 #include <cmath>
@@ -13,6 +12,14 @@
 #include <chens/config.hpp>
 
 namespace chens {
+
+// The controller's memory per instance (every adaptive method's; the name is DOPRI5's, whose
+// controller it was first).
+template <class Real>
+struct Dopri5Controller {
+  Real facold = Real(1e-4);
+  bool last_rejected = false;
+};
 
 struct HairerStepControl {
   double safe;     // safety factor

@@ -1,9 +1,12 @@
-// Butcher tableaus, kept apart from the stepping logic (explicit_rk.hpp, dopri5.hpp,
+// Butcher tableaus, kept apart from the stepping logic (explicit_rk.hpp, embedded_pair.hpp,
 // implicit_rk.hpp). Coefficients are returned by constexpr functions so that the
 // fully unrolled stage loops fold them into immediates on the host and the device.
 #pragma once
 
+#include <cmath>
+
 #include <chens/config.hpp>
+#include <chens/integrators/step_control.hpp>
 
 namespace chens {
 
@@ -35,10 +38,15 @@ struct Rk4Tableau {
 };
 
 // Dormand-Prince 5(4) (Dormand & Prince 1980; Hairer, Norsett & Wanner I, Table II.5.2).
-// Row 7 equals b (first same as last); e = b - bhat gives the embedded error estimate.
+// Row 7 equals b (first same as last); e = b - bhat gives the embedded error estimate. As
+// EmbeddedPair's tableau (integrators/dopri5.hpp) it also has the error norm and controller
+// of Hairer's DOPRI5 code and its continuous extension, below.
 struct Dopri5Tableau {
   static constexpr int stages = 7, order = 5, embedded_order = 4;
   static constexpr const char* name = "dopri5";
+  // The 7th stage's argument is z + h sum_j b_j k_j, the solution: f(z_new) is the next step's
+  // k1 (first same as last), and an attempt costs 6 evaluations.
+  static constexpr bool fsal = true;
   CHENS_HD static constexpr double a(int i, int j) {
     switch (i * 8 + j) {
       case 1 * 8 + 0: return 1.0 / 5.0;
@@ -88,10 +96,34 @@ struct Dopri5Tableau {
       default: return 0.0;
     }
   }
+  // The code's error norm, sqrt(mean_c (e_c / sc_c)^2) with e_c = h sum_i e_i k_i[c] and
+  // sc_c = atol + rtol max(|z_c|, |z_new_c|) (EmbeddedPair's error_scale): component c's term,
+  // and the norm of the terms' sum over the n components.
+  static constexpr int error_sums = 1;
+  template <class State, class Real>
+  CHENS_HD static void error_terms(const State (&k)[stages], Real h, int c, Real sc, Real (&t)[error_sums]) {
+    Real err = Real(0);
+    CHENS_UNROLL
+    for (int i = 0; i < stages; ++i)
+      if (e(i) != 0.0) err = err + Real(e(i)) * k[i][c];
+    err = err * h;
+    t[0] = (err / sc) * (err / sc);
+  }
+  template <class Real>
+  CHENS_HD static Real error_norm_of(const Real (&sum)[error_sums], Real n, Real) {
+    using std::sqrt;
+    return sqrt(sum[0] / n);
+  }
+
+  // Hairer's DOPRI5 controller (step_control.hpp): safety 0.9, factors [0.2, 10], Lund
+  // stabilisation beta = 0.04, expo1 = 1/5 - 0.75 beta.
+  CHENS_HD static constexpr HairerStepControl control() { return {0.9, 0.2, 10.0, 0.2 - 0.04 * 0.75, 0.04}; }
+
   // The continuous extension of order 4 (Hairer's dopri5.f, CONTD5; Hairer, Norsett & Wanner
   // I, §II.6): the step's interpolant is the cubic Hermite of its end states and derivatives
-  // plus theta^2 (1 - theta)^2 h sum_i d_i k_i.
-  CHENS_HD static constexpr double d(int i) {
+  // plus theta^2 (1 - theta)^2 h sum_i d_i k_i, one term over the 7 stages (the last f(z_new)).
+  static constexpr int dense_terms = 1, dense_stages = 7;
+  CHENS_HD static constexpr double d(int, int i) {
     switch (i) {
       case 0: return -12715105075.0 / 11282082432.0;
       case 2: return 87487479700.0 / 32700410799.0;

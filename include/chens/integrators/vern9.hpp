@@ -22,7 +22,6 @@
 
 #include <chens/config.hpp>
 #include <chens/formulations/formulation.hpp>
-#include <chens/integrators/dopri5.hpp>
 #include <chens/integrators/embedded_pair.hpp>
 #include <chens/integrators/step_control.hpp>
 #include <chens/integrators/vern9_interpolant.hpp>
@@ -32,6 +31,7 @@ namespace chens {
 
 struct Vern9Tableau {
   static constexpr int stages = 16, order = 9;
+  static constexpr bool fsal = false;  // f(z_new) is a 17th evaluation
   static constexpr const char* name = "vern9";
   // a(i, j), i = 1..15 (stage i + 1), j < i.
   CHENS_HD static constexpr double a(int i, int j) {

@@ -181,7 +181,7 @@ struct ChainSlice {
 
   // sum_c v_c over the whole state in the whole state's component order (positions of atoms
   // 0..N-1, then momenta), from 0, as one thread's loop over a Vec forms it: the error norm
-  // of DOPRI5 (integrators/dopri5.hpp) on slices.
+  // of the adaptive pairs (integrators/embedded_pair.hpp) on slices.
   static constexpr int whole_state_size = 4 * N_;
   CHENS_HD CHENS_FORCEINLINE static Real ordered_state_sum(const State& v) {
     return ordered_state_fold([&](int c) { return v[c]; });
