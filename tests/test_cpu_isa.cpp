@@ -40,19 +40,14 @@
 #include "dispatch/run_study.hpp"
 #include "support/cli_runner.hpp"
 #include "support/fixed_step_run.hpp"
+#include "support/forced_isa.hpp"
 #include "support/random_states.hpp"
 #include "support/temp_dir.hpp"
 
 namespace chens {
 namespace {
 
-// CHENS_CPU_ISA for one scope.
-struct ForcedIsa {
-  explicit ForcedIsa(const std::string& v) { ::setenv("CHENS_CPU_ISA", v.c_str(), 1); }
-  ~ForcedIsa() { ::unsetenv("CHENS_CPU_ISA"); }
-  ForcedIsa(const ForcedIsa&) = delete;
-  ForcedIsa& operator=(const ForcedIsa&) = delete;
-};
+using test::ForcedIsa;
 
 constexpr CpuIsa isa_of_width(int w) { return w == 8 ? CpuIsa::avx512 : w == 4 ? CpuIsa::avx2 : CpuIsa::sse2; }
 

@@ -22,8 +22,20 @@ inline constexpr int cpu_isa_count = 4;
 // the build (cmake/ChensCpuIsas.cmake, issue 42: a sanitizer or development build compiles
 // what its machine runs; each set's lanes are a flattened copy of every step), generated
 // into a header that every unit includes, those compiled on first use and against the
-// installation too; scalar is always compiled.
+// installation too; scalar is always compiled. A unit compiled without optimisation (-O0: a
+// Debug build, or a user's debug project compiling these headers) keeps scalar and SSE2 only:
+// the AVX2 and AVX-512 copies rely on gnu::flatten inlining every call into their
+// target-attributed body (cpu_lanes.hpp), which GCC does not do at -O0; the out-of-line
+// callees (the model, the step, compiled for the default target) then take Pack<4> and Pack<8>
+// arguments and results in memory where the AVX caller passes them in registers (x86-64
+// psABI), and the run read garbage: a segmentation fault on the AVX2 lanes here
+// (docs/performance.md, "CPU lanes"). SSE2 is the baseline, so its 16-byte packs pass alike.
+// The engine runs the widest set its own unit compiled (CpuLaneChoice::isa), same results.
+#if defined(__OPTIMIZE__)
 inline constexpr unsigned cpu_isas_compiled_mask = (CHENS_CPU_ISAS_MASK) | 1u;
+#else
+inline constexpr unsigned cpu_isas_compiled_mask = ((CHENS_CPU_ISAS_MASK)&3u) | 1u;
+#endif
 // Whether a mask of sets (bit i for CpuIsa(i)) holds isa.
 constexpr bool cpu_isa_in(unsigned mask, CpuIsa isa) { return ((mask >> static_cast<int>(isa)) & 1u) != 0; }
 // The widest of mask's sets not wider than at_most (scalar where it holds none else).
