@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -39,10 +40,29 @@ std::vector<int> cuda_chain_sizes() {
   return sizes;
 }
 
+// Rodas5P on the GPU (dispatch/methods.hpp) runs one thread per instance with its Jacobian, W
+// and LU in the thread's local memory, which the driver sets aside for as many threads as the
+// device holds at once (2048 per SM). ptxas gives a chain of 7 atoms (28 components) 54 KB a
+// thread, about 14.6 GB on 132 SMs, and the frame grows as N^2 (the Jacobian's N dual numbers
+// of N derivatives each, W, the LU): the GPU takes states of at most 32 components (docs/
+// numerics.md, "Rodas5P"); the CPU, whose threads are few, up to rodas5p_max_state.
+constexpr std::size_t rodas5p_max_gpu_state = 32;
+
 std::string cuda_unsupported_reason(const Study& s) {
-  if (s.method == MethodId::rodas5p)
-    return "integrator.method = \"rodas5p\" runs on the CPU backend only for now: the GPU kernels have no per-instance "
-           "LU (dispatch/methods.hpp; docs/numerics.md, \"Rodas5P\")";
+  // Rodas5P steps a whole state per thread (its W couples every component); chains of an even
+  // number of atoms run on thread groups, a lane's slice each.
+  if (s.method == MethodId::rodas5p) {
+    if (s.model_kind == ModelKind::chain && chain_group_lanes(model_key(s).atoms) > 1)
+      return "integrator.method = \"rodas5p\" steps a whole state per GPU thread, and the GPU runs a chain of " +
+             std::to_string(model_key(s).atoms) + " atoms on thread groups of " +
+             std::to_string(chain_group_lanes(model_key(s).atoms)) +
+             " lanes, a slice of the chain each (docs/numerics.md, \"Rodas5P\")";
+    if (const std::size_t n = physical_state_names(s).size(); n > rodas5p_max_gpu_state)
+      return "integrator.method = \"rodas5p\" on the GPU takes states of at most " + std::to_string(rodas5p_max_gpu_state) +
+             " components (each thread's Jacobian, W and LU in local memory, " +
+             "which the device sets aside for every thread it holds); this one has " + std::to_string(n) +
+             " (docs/numerics.md, \"Rodas5P\")";
+  }
   if (s.first_passage_on())
     return "first-passage statistics ([first_passage]) run on the CPU backend only for now (docs/first_passage.md)";
   if (s.varies_parameters())

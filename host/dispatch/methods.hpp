@@ -37,8 +37,21 @@
 #include "backends/engine.hpp"
 #include "dispatch/method_id.hpp"
 #include "dispatch/system_args.hpp"
+#if defined(__CUDACC__)
+#include <chens/ensemble/group_segment.hpp>  // the CUDA engine's (kernels/cuda_engine.cuh) chains on thread groups
+#endif
 
 namespace chens {
+
+// Whether the engine steps System a lane's slice at a time (the CUDA engine's chains on thread
+// groups, ensemble/group_segment.hpp): Rodas5P, whose W couples every component, is not made
+// for that (its states are Vec<Real, N>).
+template <class System>
+#if defined(__CUDACC__)
+inline constexpr bool rodas5p_on_slices = chain_group_system_v<System>;
+#else
+inline constexpr bool rodas5p_on_slices = false;
+#endif
 
 // Calls f with the explicit fixed-step method of id, if Methods (dispatch/method_id.hpp)
 // holds it: the methods of float runs, and three of double runs.
@@ -105,12 +118,13 @@ std::unique_ptr<Engine> with_method(MethodId id, const RunParams<Real>& rp, F&& 
         if constexpr (has_method(Methods, MethodId::vern9)) return f(Vern9<Real>{rp.rtol, rp.atol});
         break;
       case MethodId::rodas5p:
-        // The CPU's alone: the GPU kernels have no per-instance LU (cuda_unsupported_reason
-        // refuses it), and resolve() refuses states above rodas5p_max_state.
-#if !defined(__CUDACC__)
-        if constexpr (has_method(Methods, MethodId::rodas5p) && System::State::size <= rodas5p_max_state)
+        // One thread per instance on either backend, its Jacobian, W and LU in the thread's own
+        // (local) memory; resolve() refuses states above rodas5p_max_state, the GPU (cuda_
+        // unsupported_reason) those above 32 components and the chains on thread groups
+        // (Rodas5P steps whole states, not a lane's slice of one).
+        if constexpr (has_method(Methods, MethodId::rodas5p) && System::State::size <= rodas5p_max_state &&
+                      !rodas5p_on_slices<System>)
           return f(Rodas5P<Real>{rp.rtol, rp.atol});
-#endif
         break;
       case MethodId::midpoint:
         if constexpr (has_method(Methods, MethodId::midpoint)) {

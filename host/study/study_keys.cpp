@@ -189,7 +189,7 @@ std::vector<StudyKey> declare_keys() {
                   "needs a separable Hamiltonian: the penalty pendulum only; the adaptive methods are `dopri5` "
                   "(Dormand–Prince 5(4)), `dop853` (Dormand–Prince 8(5,3)), `vern9` (Verner 9(8)) and `rodas5p` "
                   "(Steinebach's Rosenbrock 5(4), L-stable, for stiff problems such as the penalty pendulum at large "
-                  "μ; CPU, states of at most 64 components), the last three compiled on first use"},
+                  "μ; states of at most 64 components), the last three compiled on first use"},
       {.section = "integrator", .name = "h", .type = real(&S::h, positive), .printed = resolved_h,
        .doc_default = "`0.1`; penalty pendulum with a fixed-step method: from `steps_per_oscillation`",
        .meaning = "step size; for the adaptive methods (`dopri5`, `dop853`, `vern9`, `rodas5p`) the first trial step"},

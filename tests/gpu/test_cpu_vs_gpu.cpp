@@ -132,8 +132,19 @@ INSTANTIATE_TEST_SUITE_P(Rattle, CpuVsGpu,
                                            std::make_tuple(FormulationId::constrained, MethodId::lobatto3)),
                          pair_name);
 
+// The methods no unit of the list instantiates (first_use_methods, docs/jit.md): compiled on
+// first use for the CPU and the GPU alike, and compared as the listed ones are. Rodas5P runs
+// one thread per instance, its Jacobian, W and LU in the thread's local memory.
+INSTANTIATE_TEST_SUITE_P(FirstUse, CpuVsGpu,
+                         ::testing::Values(std::make_tuple(FormulationId::naive, MethodId::dop853),
+                                           std::make_tuple(FormulationId::dirac, MethodId::vern9),
+                                           std::make_tuple(FormulationId::naive, MethodId::rodas5p),
+                                           std::make_tuple(FormulationId::dirac, MethodId::rodas5p)),
+                         pair_name);
+
 // Issue 8: the penalty pendulum of 003 (C = G1, non-tangential data) with Stormer-Verlet
-// and the ODE methods, and the implicit midpoint rule with midpoint (stage) projection.
+// and the ODE methods, and the implicit midpoint rule with midpoint (stage) projection;
+// Rodas5P, the stiff penalty's method (issue 44), compiled on first use.
 class PenaltyCpuVsGpu : public NeedsGpu<::testing::TestWithParam<MethodId>> {};
 
 TEST_P(PenaltyCpuVsGpu, SameInstancesGiveTheSameResults) {
@@ -157,7 +168,8 @@ TEST_P(PenaltyCpuVsGpu, SameInstancesGiveTheSameResults) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, PenaltyCpuVsGpu,
-                         ::testing::Values(MethodId::verlet, MethodId::rk4, MethodId::dopri5, MethodId::midpoint),
+                         ::testing::Values(MethodId::verlet, MethodId::rk4, MethodId::dopri5, MethodId::midpoint,
+                                           MethodId::rodas5p),
                          [](const auto& info) { return std::string(method_name(info.param)); });
 
 class StageProjectionCpuVsGpu : public NeedsGpu<::testing::Test> {};
@@ -250,7 +262,9 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_tuple(FormulationId::naive, MethodId::rk4), std::make_tuple(FormulationId::naive, MethodId::dopri5),
         std::make_tuple(FormulationId::impetus, MethodId::rk4),
         std::make_tuple(FormulationId::constrained, MethodId::rattle),
-        std::make_tuple(FormulationId::constrained, MethodId::rattle4)),
+        std::make_tuple(FormulationId::constrained, MethodId::rattle4),
+        // compiled on first use; one thread per instance (seven atoms: no thread groups)
+        std::make_tuple(FormulationId::dirac, MethodId::rodas5p)),
     pair_name);
 
 // Chains on thread groups (issue 20): every size the build runs on groups (16, 32, 64 by
@@ -471,6 +485,52 @@ TEST(JitOnTheGpu, TheGpuCompilesAChainOfASizeTheBuildLacks) {
   EXPECT_EQ(first_use_label(pendulum, BackendId::cuda), "pendulum, dirac, rk4, cuda");
 }
 
+// Rodas5P on the GPU (issue 44), decided without a device: one thread per instance, compiled on
+// first use (so --backend auto keeps it on the CPU until asked), for states of at most 32
+// components; not the chains the GPU runs on thread groups, whose lanes each hold a slice of
+// the state while Rodas5P's W couples all of it (refused naming the lanes), nor larger states
+// (refused naming the bound: each thread's Jacobian, W and LU are in local memory).
+TEST(JitOnTheGpu, Rodas5PRunsOneThreadPerInstanceAndNotOnThreadGroups) {
+  if (!jit_gpu_built()) GTEST_SKIP() << "skipped: this build has no CUDA units to compile like";
+  Study pendulum;
+  pendulum.formulation = FormulationId::naive;
+  pendulum.method = MethodId::rodas5p;
+  Study penalty;
+  penalty.model_kind = ModelKind::penalty_pendulum;
+  penalty.formulation = FormulationId::penalty;
+  penalty.method = MethodId::rodas5p;
+  Study odd_chain;
+  odd_chain.model_kind = ModelKind::chain;
+  set_key(odd_chain, "model.atoms=7");
+  odd_chain.method = MethodId::rodas5p;
+  for (const Study* s : {&pendulum, &penalty, &odd_chain}) {
+    ASSERT_NO_THROW(resolve(*s)) << model_name(*s);
+    EXPECT_EQ(cuda_unsupported_reason(*s), "") << model_name(*s);
+    EXPECT_FALSE(has_built_in_system<CudaBackend>(*s)) << "rodas5p is compiled on first use only";
+    EXPECT_TRUE(compiles_on_first_use<CudaBackend>(*s)) << model_name(*s);
+    EXPECT_TRUE(runs_compiled_on_first_use(*s, BackendId::cuda)) << "what keeps --backend auto on the CPU";
+  }
+  EXPECT_EQ(first_use_label(pendulum, BackendId::cuda), "pendulum, naive, rodas5p, cuda");
+  Study grouped = odd_chain;
+  set_key(grouped, "model.atoms=16");
+  ASSERT_NO_THROW(resolve(grouped)) << "the CPU runs it";
+  const std::string why = cuda_unsupported_reason(grouped);
+  EXPECT_NE(why.find("integrator.method = \"rodas5p\""), std::string::npos) << why;
+  EXPECT_NE(why.find("a chain of 16 atoms on thread groups of 8 lanes"), std::string::npos) << why;
+  Study rk4 = grouped;
+  rk4.method = MethodId::rk4;
+  EXPECT_EQ(cuda_unsupported_reason(rk4), "") << "the refusal is Rodas5P's alone";
+  Study large = odd_chain;
+  set_key(large, "model.atoms=9");  // 36 components, one thread per instance
+  ASSERT_NO_THROW(resolve(large)) << "the CPU runs it";
+  const std::string too_large = cuda_unsupported_reason(large);
+  EXPECT_NE(too_large.find("states of at most 32 components"), std::string::npos) << too_large;
+  EXPECT_NE(too_large.find("this one has 36"), std::string::npos) << too_large;
+  rk4 = large;
+  rk4.method = MethodId::rk4;
+  EXPECT_EQ(cuda_unsupported_reason(rk4), "") << "the refusal is Rodas5P's alone";
+}
+
 // A unit of the list compiled on first use by nvcc gives the built-in GPU unit's results bit
 // for bit: the same template, command and device code.
 TEST(JitOnTheGpu, ASystemOfTheListCompiledOnDemandEqualsTheBuiltInUnitBitForBit) {
@@ -538,7 +598,8 @@ INSTANTIATE_TEST_SUITE_P(Formulations, DoublePendulumCpuVsGpu,
                                            std::make_tuple(FormulationId::naive, MethodId::gauss2),
                                            std::make_tuple(FormulationId::impetus, MethodId::rk4),
                                            std::make_tuple(FormulationId::baumgarte, MethodId::rk4),
-                                           std::make_tuple(FormulationId::constrained, MethodId::rattle)),
+                                           std::make_tuple(FormulationId::constrained, MethodId::rattle),
+                                           std::make_tuple(FormulationId::dirac, MethodId::rodas5p)),
                          pair_name);
 
 // User models from V and phi (issue 19; docs/custom-models.md), built into this binary by
@@ -559,6 +620,8 @@ TEST_P(CustomModelCpuVsGpu, SameInstancesGiveTheSameResults) {
 INSTANTIATE_TEST_SUITE_P(
     Models, CustomModelCpuVsGpu,
     ::testing::Values(std::make_tuple("planar-pendulum", FormulationId::dirac, MethodId::rk4),
+                      // Rodas5P's Jacobian by dual numbers over the model's own forward-mode V and phi
+                      std::make_tuple("planar-pendulum", FormulationId::dirac, MethodId::rodas5p),
                       std::make_tuple("planar-pendulum", FormulationId::constrained, MethodId::rattle),
                       std::make_tuple("spherical-pendulum", FormulationId::dirac, MethodId::rk4),
                       std::make_tuple("spherical-pendulum", FormulationId::naive, MethodId::gauss2),
