@@ -49,14 +49,18 @@ std::vector<int> cuda_chain_sizes() {
 constexpr std::size_t rodas5p_max_gpu_state = 32;
 
 std::string cuda_unsupported_reason(const Study& s) {
-  // Rodas5P steps a whole state per thread (its W couples every component); chains of an even
-  // number of atoms run on thread groups, a lane's slice each.
+  // Rodas5P steps a whole state per thread (its W couples every component); the chains the
+  // engine runs on thread groups (ensemble/group_segment.hpp's chain_group_system, which
+  // dispatch/methods.hpp's rodas5p_on_slices fences at compile time) a lane's slice each.
   if (s.method == MethodId::rodas5p) {
-    if (s.model_kind == ModelKind::chain && chain_group_lanes(model_key(s).atoms) > 1)
-      return "integrator.method = \"rodas5p\" steps a whole state per GPU thread, and the GPU runs a chain of " +
-             std::to_string(model_key(s).atoms) + " atoms on thread groups of " +
-             std::to_string(chain_group_lanes(model_key(s).atoms)) +
-             " lanes, a slice of the chain each (docs/numerics.md, \"Rodas5P\")";
+    if (s.model_kind == ModelKind::chain) {
+      const int atoms = model_key(s).atoms;
+      const int lanes = chain_group_lanes(atoms);
+      if (lanes > 1 && chain_group_formulation(s.formulation))
+        return "integrator.method = \"rodas5p\" steps a whole state per GPU thread, and the GPU runs a chain of " +
+               std::to_string(atoms) + " atoms on thread groups of " + std::to_string(lanes) +
+               " lanes, a slice of the chain each (docs/numerics.md, \"Rodas5P\")";
+    }
     if (const std::size_t n = physical_state_names(s).size(); n > rodas5p_max_gpu_state)
       return "integrator.method = \"rodas5p\" on the GPU takes states of at most " + std::to_string(rodas5p_max_gpu_state) +
              " components (each thread's Jacobian, W and LU in local memory, " +
