@@ -602,15 +602,34 @@ INSTANTIATE_TEST_SUITE_P(Formulations, DoublePendulumCpuVsGpu,
                                            std::make_tuple(FormulationId::dirac, MethodId::rodas5p)),
                          pair_name);
 
-// User models from V and phi (issue 19; docs/custom-models.md), built into this binary by
-// chens_add_model with both backends (tests/CMakeLists.txt): the planar pendulum, the
-// spherical pendulum and the triatomic molecule, with the numerical reference, every
-// formulation a user model has and RATTLE.
+// User models from V and phi (issue 19; docs/custom-models.md), with the numerical reference,
+// every formulation a user model has and RATTLE, the two ways a user builds one: the planar
+// pendulum built into this binary by chens_add_model for both backends (tests/CMakeLists.txt),
+// the spherical pendulum, the triatomic molecule and the rigid tetrahedron (n = 12, m = 6) from
+// their headers (`model.source`), each system compiled on first use for the CPU and the GPU
+// alike: ahead of time, their units were a tenth of the release build's time in CI, where
+// no test runs them (no device). scripts/gpu-run.sh compiles them before the tests
+// (tests/gpu/first_use_*.toml).
 class CustomModelCpuVsGpu : public NeedsGpu<::testing::TestWithParam<std::tuple<std::string, FormulationId, MethodId>>> {};
+
+// The header a model of CustomModelCpuVsGpu is compiled from on first use; none for the one
+// built in. By the source tree's path as configured, which scripts/gpu-run.sh's compiles name
+// too (the cache's key holds the header's path).
+std::string model_source(const std::string& model) {
+  const std::string models = CHENS_SOURCE_DIR "/examples/custom_model/models/";
+  if (model == "spherical-pendulum") return models + "spherical_pendulum.hpp";
+  if (model == "triatomic") return models + "triatomic.hpp";
+  if (model == "rigid-tetrahedron") return CHENS_SOURCE_DIR "/tests/support/rigid_tetrahedron.hpp";
+  return {};
+}
 
 TEST_P(CustomModelCpuVsGpu, SameInstancesGiveTheSameResults) {
   const auto [model, formulation, method] = GetParam();
-  Study s = load_runs_text("[model]\nkind = \"" + model + "\"\n", "test", {}).at(0).study;
+  const std::string source = model_source(model);
+  Study s = load_runs_text("[model]\nkind = \"" + model + "\"\n" + (source.empty() ? "" : "source = \"" + source + "\"\n"),
+                           "test", {})
+                .at(0)
+                .study;
   set_run(s, formulation, method);
   const int S = static_cast<int>(initial_state(s).size());
   expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), S, 1e-9,
@@ -639,6 +658,29 @@ INSTANTIATE_TEST_SUITE_P(
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
       return name;
     });
+
+// Without a device (CI): the comparison's models from their headers load from the paths the test
+// names, and their systems are compiled on first use on both backends, none built in, and are
+// the GPU's to run: what CustomModelCpuVsGpu, skipped here, needs where a GPU is lent.
+TEST(CustomModelSources, TheComparedModelsLoadFromTheirHeadersAndCompileOnFirstUse) {
+  if (!jit_gpu_built()) GTEST_SKIP() << "skipped: this build has no CUDA units to compile like";
+  for (const std::string model : {"spherical-pendulum", "triatomic", "rigid-tetrahedron"}) {
+    const std::string source = model_source(model);
+    ASSERT_FALSE(source.empty()) << model;
+    Study s = load_runs_text("[model]\nkind = \"" + model + "\"\nsource = \"" + source + "\"\n", "test", {}).at(0).study;
+    EXPECT_EQ(s.model_source, source) << model;
+    set_run(s, FormulationId::constrained, MethodId::rattle);
+    ASSERT_NO_THROW(resolve(s)) << model;
+    EXPECT_EQ(cuda_unsupported_reason(s), "") << model;
+    EXPECT_FALSE(has_built_in_system<CpuBackend>(s)) << model;
+    EXPECT_FALSE(has_built_in_system<CudaBackend>(s)) << model;
+    EXPECT_TRUE(compiles_on_first_use<CpuBackend>(s)) << model;
+    EXPECT_TRUE(compiles_on_first_use<CudaBackend>(s)) << model;
+    const std::string file = source.substr(source.rfind('/') + 1);
+    EXPECT_EQ(first_use_label(s, BackendId::cuda), model + " (" + file + "), constrained, rattle, cuda");
+  }
+  EXPECT_EQ(model_source("planar-pendulum"), "") << "built in by chens_add_model (tests/CMakeLists.txt)";
+}
 
 }  // namespace
 }  // namespace chens
