@@ -623,13 +623,16 @@ std::string model_source(const std::string& model) {
   return {};
 }
 
+// The study of one of those models, from its header where it has one.
+Study custom_model_study(const std::string& model) {
+  const std::string source = model_source(model);
+  const std::string text = "[model]\nkind = \"" + model + "\"\n" + (source.empty() ? "" : "source = \"" + source + "\"\n");
+  return load_runs_text(text, "test", {}).at(0).study;
+}
+
 TEST_P(CustomModelCpuVsGpu, SameInstancesGiveTheSameResults) {
   const auto [model, formulation, method] = GetParam();
-  const std::string source = model_source(model);
-  Study s = load_runs_text("[model]\nkind = \"" + model + "\"\n" + (source.empty() ? "" : "source = \"" + source + "\"\n"),
-                           "test", {})
-                .at(0)
-                .study;
+  Study s = custom_model_study(model);
   set_run(s, formulation, method);
   const int S = static_cast<int>(initial_state(s).size());
   expect_same(kept_on(s, false), kept_on(s, true), static_cast<std::uint64_t>(s.size), S, 1e-9,
@@ -667,7 +670,7 @@ TEST(CustomModelSources, TheComparedModelsLoadFromTheirHeadersAndCompileOnFirstU
   for (const std::string model : {"spherical-pendulum", "triatomic", "rigid-tetrahedron"}) {
     const std::string source = model_source(model);
     ASSERT_FALSE(source.empty()) << model;
-    Study s = load_runs_text("[model]\nkind = \"" + model + "\"\nsource = \"" + source + "\"\n", "test", {}).at(0).study;
+    Study s = custom_model_study(model);
     EXPECT_EQ(s.model_source, source) << model;
     set_run(s, FormulationId::constrained, MethodId::rattle);
     ASSERT_NO_THROW(resolve(s)) << model;
