@@ -40,14 +40,6 @@ std::vector<int> cuda_chain_sizes() {
   return sizes;
 }
 
-// Rodas5P on the GPU (dispatch/methods.hpp) runs one thread per instance with its Jacobian, W
-// and LU in the thread's local memory, which the driver sets aside for as many threads as the
-// device holds at once (2048 per SM). ptxas gives a chain of 7 atoms (28 components) 54 KB a
-// thread, about 14.6 GB on 132 SMs, and the frame grows as N^2 (the Jacobian's N dual numbers
-// of N derivatives each, W, the LU): the GPU takes states of at most 32 components (docs/
-// numerics.md, "Rodas5P"); the CPU, whose threads are few, up to rodas5p_max_state.
-constexpr std::size_t rodas5p_max_gpu_state = 32;
-
 std::string cuda_unsupported_reason(const Study& s) {
   // Rodas5P steps a whole state per thread (its W couples every component); the chains the
   // engine runs on thread groups (ensemble/group_segment.hpp's chain_group_system, which
@@ -61,7 +53,7 @@ std::string cuda_unsupported_reason(const Study& s) {
                std::to_string(atoms) + " atoms on thread groups of " + std::to_string(lanes) +
                " lanes, a slice of the chain each (docs/numerics.md, \"Rodas5P\")";
     }
-    if (const std::size_t n = physical_state_names(s).size(); n > rodas5p_max_gpu_state)
+    if (const std::size_t n = physical_state_names(s).size(); n > static_cast<std::size_t>(rodas5p_max_gpu_state))
       return "integrator.method = \"rodas5p\" on the GPU takes states of at most " + std::to_string(rodas5p_max_gpu_state) +
              " components (each thread's Jacobian, W and LU in local memory, " +
              "which the device sets aside for every thread it holds); this one has " + std::to_string(n) +

@@ -59,6 +59,12 @@ inline constexpr MethodMask first_use_methods = method_bit(MethodId::dop853) | m
 // stack, and the Jacobian's forward-mode right-hand side carries N derivatives per component
 // (a 16-atom chain: N = 64, 32 KiB per matrix). study_resolve refuses larger systems.
 inline constexpr int rodas5p_max_state = 64;
+// Rodas5P's largest state on the GPU (kernels/cuda_backend.cu refuses larger ones): one thread
+// per instance keeps its Jacobian, W and LU in local memory, which the driver sets aside for as
+// many threads as the device holds at once (2048 per SM). ptxas gives a chain of 7 atoms (28
+// components) 54 KB a thread, about 14.6 GB on 132 SMs, and the frame grows as N^2 (docs/
+// numerics.md, "Rodas5P"); the CPU, whose threads are few, takes up to rodas5p_max_state.
+inline constexpr int rodas5p_max_gpu_state = 32;
 // What a unit of the systems list instantiates with CHENS_AHEAD_OF_TIME = all (make_engine).
 inline constexpr MethodMask listed_methods = all_methods & ~first_use_methods;
 
