@@ -26,19 +26,43 @@ inline constexpr int max_unrolled_stages = 8;
 template <class Tableau>
 inline constexpr bool unrolled_stages = Tableau::stages <= max_unrolled_stages;
 
-// The argument of stage i, z + h sum_{j<i} a_ij k_j, the zero coefficients skipped.
+// A loop over [first, last) of a stage or a component, unrolled where `unrolled` (every index
+// then a constant the tableau's coefficients fold into). A pragma cannot depend on a template
+// parameter, so each such loop is written twice: here for the bodies that are a stage's or a
+// component's lambda, and in stage_combination.
+template <bool unrolled, class Body>
+CHENS_HD CHENS_FORCEINLINE void index_loop(int first, int last, Body&& body) {
+  if constexpr (unrolled) {
+    CHENS_UNROLL
+    for (int i = first; i < last; ++i) body(i);
+  } else {
+    for (int i = first; i < last; ++i) body(i);
+  }
+}
+
+// z + h sum_{j<count} c(j) k_j, the zero coefficients skipped (c returns double): a stage's
+// argument, the solution and the continuous extension's stages and terms. Its loop is written
+// out rather than given to index_loop as a lambda: so, g++ -O3 shaped DOP853's and Vern9's
+// loops otherwise (the same arithmetic, other peeling), where written out it compiles as the
+// three loops it replaces did (docs/numerics.md, "DOP853 and Vern9").
+template <bool unrolled, class State, class Real, int N, class Coefficient>
+CHENS_HD CHENS_FORCEINLINE State stage_combination(const State& z, Real h, const State (&k)[N], int count, Coefficient c) {
+  State out = z;
+  if constexpr (unrolled) {
+    CHENS_UNROLL
+    for (int j = 0; j < count; ++j)
+      if (c(j) != 0.0) out = axpy(out, h * Real(c(j)), k[j]);
+  } else {
+    for (int j = 0; j < count; ++j)
+      if (c(j) != 0.0) out = axpy(out, h * Real(c(j)), k[j]);
+  }
+  return out;
+}
+
+// The argument of stage i, z + h sum_{j<i} a_ij k_j.
 template <class Tableau, class State, class Real, int N>
 CHENS_HD CHENS_FORCEINLINE State stage_argument(int i, const State& z, Real h, const State (&k)[N]) {
-  State zi = z;
-  if constexpr (unrolled_stages<Tableau>) {
-    CHENS_UNROLL
-    for (int j = 0; j < i; ++j)
-      if (Tableau::a(i, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a(i, j)), k[j]);
-  } else {
-    for (int j = 0; j < i; ++j)
-      if (Tableau::a(i, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a(i, j)), k[j]);
-  }
-  return zi;
+  return stage_combination<unrolled_stages<Tableau>>(z, h, k, i, [i](int j) { return Tableau::a(i, j); });
 }
 
 // k[1..S-1] of a step of size h from z, with k[0] = f(z) given: k_i = f(z + h sum_j a_ij k_j)
@@ -54,27 +78,13 @@ CHENS_HD CHENS_FORCEINLINE void explicit_stages(const System& sys, const typenam
       if (i == Tableau::stages - 1) *last = zi;
     eval_rhs(sys, zi, k[i]);
   };
-  if constexpr (unrolled_stages<Tableau>) {
-    CHENS_UNROLL
-    for (int i = 1; i < Tableau::stages; ++i) stage(i);
-  } else {
-    for (int i = 1; i < Tableau::stages; ++i) stage(i);
-  }
+  index_loop<unrolled_stages<Tableau>>(1, Tableau::stages, stage);
 }
 
 // z + h sum_i w(i) k_i over the S stages, the zero weights skipped (w returns double).
 template <int S, class State, class Real, class Weight>
 CHENS_HD State weighted_stages(const State& z, Real h, const State (&k)[S], Weight w) {
-  State out = z;
-  if constexpr (S <= max_unrolled_stages) {
-    CHENS_UNROLL
-    for (int i = 0; i < S; ++i)
-      if (w(i) != 0.0) out = axpy(out, h * Real(w(i)), k[i]);
-  } else {
-    for (int i = 0; i < S; ++i)
-      if (w(i) != 0.0) out = axpy(out, h * Real(w(i)), k[i]);
-  }
-  return out;
+  return stage_combination<(S <= max_unrolled_stages)>(z, h, k, S, w);
 }
 
 // The error scale of component c, atol + rtol max(|z_c|, |z_new_c|) (Hairer's codes).
@@ -141,12 +151,7 @@ struct EmbeddedPair {
         terms(c, t);
         for (int p = 0; p < parts; ++p) q[p][c] = t[p];
       };
-      if constexpr (unrolled_stages<Tableau>) {
-        CHENS_UNROLL
-        for (int c = 0; c < State::size; ++c) component(c);
-      } else {
-        for (int c = 0; c < State::size; ++c) component(c);
-      }
+      index_loop<unrolled_stages<Tableau>>(0, State::size, component);
       for (int p = 0; p < parts; ++p) sum[p] = Model::ordered_state_sum(q[p]);
       return Tableau::error_norm_of(sum, Real(Model::whole_state_size), h);
     } else {
@@ -156,12 +161,7 @@ struct EmbeddedPair {
         terms(c, t);
         for (int p = 0; p < parts; ++p) sum[p] = sum[p] + t[p];
       };
-      if constexpr (unrolled_stages<Tableau>) {
-        CHENS_UNROLL
-        for (int c = 0; c < State::size; ++c) component(c);
-      } else {
-        for (int c = 0; c < State::size; ++c) component(c);
-      }
+      index_loop<unrolled_stages<Tableau>>(0, State::size, component);
       return Tableau::error_norm_of(sum, Real(State::size), h);
     }
   }
@@ -183,12 +183,8 @@ struct EmbeddedPair {
         eval_rhs(sys, z_new, k[Tableau::stages]);
       }
       if constexpr (Tableau::dense_stages > first_own) {
-        for (int i = first_own; i < Tableau::dense_stages; ++i) {
-          State zi = z;
-          for (int j = 0; j < i; ++j)
-            if (Tableau::a_dense(i, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a_dense(i, j)), k[j]);
-          eval_rhs(sys, zi, k[i]);
-        }
+        for (int i = first_own; i < Tableau::dense_stages; ++i)
+          eval_rhs(sys, stage_combination<false>(z, h, k, i, [i](int j) { return Tableau::a_dense(i, j); }), k[i]);
       }
       for (int r = 0; r < dense_terms; ++r)
         correction[r] = weighted_stages(State::zero(), h, k, [r](int i) { return Tableau::d(r, i); });
