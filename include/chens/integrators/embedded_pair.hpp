@@ -42,9 +42,9 @@ CHENS_HD CHENS_FORCEINLINE void index_loop(int first, int last, Body&& body) {
 
 // z + h sum_{j<count} c(j) k_j, the zero coefficients skipped (c returns double): a stage's
 // argument, the solution and the continuous extension's stages and terms. Its loop is written
-// out rather than given to index_loop as a lambda: so, g++ -O3 shaped DOP853's and Vern9's
-// loops otherwise (the same arithmetic, other peeling), where written out it compiles as the
-// three loops it replaces did (docs/numerics.md, "DOP853 and Vern9").
+// out, not handed to index_loop as a lambda: that way g++ -O3 gave DOP853's and Vern9's loops
+// another shape; written out, every attempt compiles to the floating-point instructions it
+// did before (docs/numerics.md, "DOP853 and Vern9").
 template <bool unrolled, class State, class Real, int N, class Coefficient>
 CHENS_HD CHENS_FORCEINLINE State stage_combination(const State& z, Real h, const State (&k)[N], int count, Coefficient c) {
   State out = z;
