@@ -21,8 +21,8 @@
 //  - stage 16 (k[15]) is the embedded 8th-order solution's extra stage; neither the extra stages
 //    nor the interpolant use it (its weight polynomial is 0), nor stages 2 to 7 (k[1..6]);
 //  - stage 17 (k[16]) has node 1 and the row a17j = b_j, the 9th-order weights digit for digit:
-//    it is f(z_new), the next step's first stage. vern9_extra_stages takes it as a parameter
-//    (the step's k_new), or computes it from its row, which gives z_new bit for bit as
+//    it is f(z_new), the next step's first stage. The engine takes it as the step's k_new
+//    (EmbeddedPair::dense_correction); computed from its row it gives z_new bit for bit as
 //    EmbeddedPair::attempt does (weighted_stages, the same terms in the same order).
 //
 // The weight polynomials' coefficients reach 1.1e4 in magnitude and alternate in sign, so their
@@ -30,13 +30,14 @@
 // not to an ulp; the interpolant's error from it is at most ~1e-12 h |f| (measured on the
 // pendulum: z(theta = 1) off z1 by 7.8e-13 at h = 0.4; errors at h = 0.1 of 1e-14 to 5e-14).
 //
-// tests/test_vern9_interpolant.cpp checks each extra row against its node, b(1) against the
-// step's weights, the continuous order conditions, and the order on the pendulum.
+// This header is the tableau; the engine evaluates the interpolant in the form quotient()
+// gives (vern9.hpp, EmbeddedPair::dense_correction). tests/test_vern9_interpolant.cpp evaluates
+// the published form z0 + h sum_i b_i(theta) k_i with its own code and checks each extra row
+// against its node, b(1) against the step's weights, the continuous order conditions, the order
+// on the pendulum, and the engine's form against the published one.
 #pragma once
 
 #include <chens/config.hpp>
-#include <chens/formulations/formulation.hpp>
-#include <chens/linalg/vec.hpp>
 
 namespace chens {
 
@@ -349,15 +350,6 @@ struct Vern9InterpolantTableau {
       default: return 0.0;
     }
   }
-  // b_i(theta) by Horner: theta (bpoly(i, 1) + theta (bpoly(i, 2) + ... + theta bpoly(i, 9))).
-  template <class Real>
-  CHENS_HD static Real weight(int i, Real theta) {
-    Real s = Real(bpoly(i, degree));
-    for (int p = degree - 1; p >= 1; --p) s = s * theta + Real(bpoly(i, p));
-    return s * theta;
-  }
-  CHENS_HD static double b_theta(int i, double theta) { return weight<double>(i, theta); }
-
   // The interpolant in the form the engine locates first passages with
   // (ensemble/passage_location.hpp's StepInterpolant, 6 terms): the cubic Hermite of the step's
   // ends z0, z1, h f(z0), h f(z1) plus theta^2 (1 - theta)^2 (c0 + theta (c1 + ... + theta c5)),
@@ -384,42 +376,5 @@ struct Vern9InterpolantTableau {
     return q;
   }
 };
-
-// The extra stages k[16..25] of a step of size h from z whose stages k[0..15] (k[0] = f(z))
-// are given, with k[16] = f(z_new) given too (the step's k_new): k_i = f(z + h sum_j a_ij k_j),
-// i = 17..25. Tableau: Vern9InterpolantTableau, or one with its members (a test's perturbed copy).
-template <class Tableau = Vern9InterpolantTableau, class System, class Real>
-CHENS_HD void vern9_extra_stages(const System& sys, const typename System::State& z, Real h,
-                                 const typename System::State& f_new, typename System::State (&k)[26]) {
-  static_assert(Tableau::all_stages == 26, "Verner's 9th-order interpolant has 26 stages");
-  k[16] = f_new;
-  for (int i = 17; i < Tableau::all_stages; ++i) {
-    typename System::State zi = z;
-    for (int j = 0; j < i; ++j)
-      if (Tableau::a_extra(i, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a_extra(i, j)), k[j]);
-    eval_rhs(sys, zi, k[i]);
-  }
-}
-
-// As above, k[16] = f(z_new) computed from its row (a17j = b_j: z_new as the step has it).
-template <class Tableau = Vern9InterpolantTableau, class System, class Real>
-CHENS_HD void vern9_extra_stages(const System& sys, const typename System::State& z, Real h,
-                                 typename System::State (&k)[26]) {
-  typename System::State zi = z, f_new;
-  for (int j = 0; j < 16; ++j)
-    if (Tableau::a_extra(16, j) != 0.0) zi = axpy(zi, h * Real(Tableau::a_extra(16, j)), k[j]);
-  eval_rhs(sys, zi, f_new);
-  vern9_extra_stages<Tableau>(sys, z, h, f_new, k);
-}
-
-// z(t0 + theta h) = z + h sum_i b_i(theta) k_i over the 26 stages (the zero weights skipped),
-// theta in [0, 1]: z at 0, the step's z_new at 1.
-template <class Tableau = Vern9InterpolantTableau, class State, class Real>
-CHENS_HD State vern9_interpolate(const State& z, Real h, const State (&k)[26], Real theta) {
-  State out = z;
-  for (int i = 0; i < Tableau::all_stages; ++i)
-    if (Tableau::bpoly(i, Tableau::degree) != 0.0) out = axpy(out, h * Tableau::template weight<Real>(i, theta), k[i]);
-  return out;
-}
 
 }  // namespace chens
