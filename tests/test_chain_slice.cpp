@@ -289,6 +289,49 @@ void expect_slices_equal_whole_chain(int samples = 4) {
   }
 }
 
+// The emulated group itself (tests/support/emulated_group.hpp): each collective's value on every
+// lane against the warp tile's definition (ensemble/thread_group.hpp), written out by rank, and
+// scratch written by one lane read by all after sync().
+TEST(EmulatedGroup, CollectivesGiveTheWarpTilesValuesOnEveryLane) {
+  constexpr int G = 8;
+  using Group = test::EmulatedGroup<G>;
+  std::vector<int> next(G), prev(G), from3(G), top(G), all_below(G), all_true(G), order(G), seen(G);
+  test::run_group<G>([&](int rank) {
+    EXPECT_EQ(Group::rank(), rank);
+    next[rank] = Group::from_next(10 * rank);
+    prev[rank] = Group::from_prev(10 * rank);
+    from3[rank] = Group::broadcast(10 * rank, 3);
+    top[rank] = Group::max((rank * 5) % G);  // 0 5 2 7 4 1 6 3: the largest, 7, on lane 3
+    all_below[rank] = Group::all(rank < G - 1) ? 1 : 0;
+    all_true[rank] = Group::all(true) ? 1 : 0;
+    order[rank] = Group::ordered_fold(0, [rank](int acc) { return 10 * acc + rank; });
+    if (rank == 5) Group::scratch<double>(4)[2] = 42.0;
+    Group::sync();
+    seen[rank] = static_cast<int>(Group::scratch<double>(4)[2]);
+  });
+  for (int r = 0; r < G; ++r) {
+    SCOPED_TRACE(r);
+    EXPECT_EQ(next[r], 10 * (r + 1 < G ? r + 1 : r));
+    EXPECT_EQ(prev[r], 10 * (r > 0 ? r - 1 : r));
+    EXPECT_EQ(from3[r], 30);
+    EXPECT_EQ(top[r], 7);
+    EXPECT_EQ(all_below[r], 0);
+    EXPECT_EQ(all_true[r], 1);
+    EXPECT_EQ(order[r], 1234567);  // lanes 0..7 in turn: ((0 * 10 + 0) * 10 + 1) ... + 7
+    EXPECT_EQ(seen[r], 42);
+  }
+}
+
+// Lanes that meet different numbers of barriers (here lane 2 skips a sync) stop the test with a
+// message, where G threads at a barrier would hang.
+TEST(EmulatedGroupDeathTest, LanesMeetingDifferentNumbersOfBarriersStopTheTest) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(test::run_group<4>([](int rank) {
+                 if (rank != 2) test::EmulatedGroup<4>::sync();
+               }),
+               "different numbers of barriers");
+}
+
 TEST(ChainSlice, SixteenAtomsOnTwoFourAndEightLanesEqualOneThreadBitwise) {
   expect_slices_equal_whole_chain<16, 2>(2);
   expect_slices_equal_whole_chain<16, 4>(2);
