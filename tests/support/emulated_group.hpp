@@ -8,7 +8,7 @@
 // order, lanes 0 to G - 1, so a round of turns is one barrier of the group. One core suffices:
 // as G std::threads meeting at std::barrier (all G had to be on a core at once),
 // SoaSegment.ChainOnThreadGroups* and ChainSlice.* took 29 s alone and 169 s beside one busy
-// core; as fibers 49 s either way (docs/testing.md, "Thread groups on the CPU"). The order of
+// core; as fibers 49 to 56 s either way (docs/testing.md, "Thread groups on the CPU"). The order of
 // turns is fixed, so a run is the same every time, and lanes that meet different numbers of
 // barriers (a collective skipped, an ASSERT returning early) stop the test with a message
 // where a barrier would hang. Under AddressSanitizer the switches are announced
