@@ -61,8 +61,7 @@ struct EmulatedGroupState {
   };
 
   EmulatedGroupState(int g, void (*invoke)(const void*, int), const void* lane_body)
-      : size(g),
-        slots(static_cast<std::size_t>(g)),
+      : slots(static_cast<std::size_t>(g)),
         scratch(scratch_count),
         lanes(static_cast<std::size_t>(g)),
         call(invoke),
@@ -77,6 +76,7 @@ struct EmulatedGroupState {
 
   // Lanes 0 to G - 1 in turn, each until its next barrier or its end, until all have ended.
   void run() {
+    const int size = static_cast<int>(lanes.size());
     for (;;) {
       int done = 0;
       for (int r = 0; r < size; ++r) {
@@ -101,7 +101,6 @@ struct EmulatedGroupState {
     CHENS_TEST_FIBER_SWITCH_FINISH(lane.fake_stack, nullptr, nullptr);
   }
 
-  int size;
   std::vector<Slot> slots;
   std::vector<double> scratch;
 
