@@ -28,9 +28,16 @@ volatile int past_the_end = 7;  // not a constant the compiler could check
 
 }  // namespace
 
-TEST(SanitizerDeathTest, AHeapReadOnePastTheEndIsReported) {
-  if (!sanitized) GTEST_SKIP() << not_sanitized;
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+// Each case's skip outside the sanitizer build and its death-test style, in one place.
+class SanitizerDeathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!sanitized) GTEST_SKIP() << not_sanitized;
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+  }
+};
+
+TEST_F(SanitizerDeathTest, AHeapReadOnePastTheEndIsReported) {
   EXPECT_DEATH(
       {
         std::vector<double> v(7, 1.0);
@@ -40,9 +47,7 @@ TEST(SanitizerDeathTest, AHeapReadOnePastTheEndIsReported) {
       "heap-buffer-overflow");
 }
 
-TEST(SanitizerDeathTest, AStackWriteOnePastAnArrayIsReported) {
-  if (!sanitized) GTEST_SKIP() << not_sanitized;
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+TEST_F(SanitizerDeathTest, AStackWriteOnePastAnArrayIsReported) {
   EXPECT_DEATH(
       {
         double state[7] = {};
@@ -53,13 +58,11 @@ TEST(SanitizerDeathTest, AStackWriteOnePastAnArrayIsReported) {
       "stack-buffer-overflow");
 }
 
-TEST(SanitizerDeathTest, AReadAfterFreeIsReported) {
-  if (!sanitized) GTEST_SKIP() << not_sanitized;
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+TEST_F(SanitizerDeathTest, AReadAfterFreeIsReported) {
   EXPECT_DEATH(
       {
         auto* v = new std::vector<double>(7, 1.0);
-        const double* p = v->data();
+        const double* volatile p = v->data();  // hidden from -Wuse-after-free: the read is the point
         delete v;
         volatile double x = read_at(p, 0);
         (void)x;
@@ -67,9 +70,7 @@ TEST(SanitizerDeathTest, AReadAfterFreeIsReported) {
       "heap-use-after-free");
 }
 
-TEST(SanitizerDeathTest, ASignedIntegerOverflowIsReported) {
-  if (!sanitized) GTEST_SKIP() << not_sanitized;
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+TEST_F(SanitizerDeathTest, ASignedIntegerOverflowIsReported) {
   volatile int one = 1;
   EXPECT_DEATH(
       {
