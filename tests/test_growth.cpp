@@ -10,19 +10,14 @@
 
 #include "output/growth.hpp"
 #include "support/cli_runner.hpp"
+#include "support/growth_grid.hpp"
 #include "support/temp_dir.hpp"
 
 namespace chens {
 namespace {
 
-std::vector<double> grid() {
-  std::vector<double> t;
-  for (int k = 0; k <= 200; ++k) t.push_back(0.5 * k);
-  return t;
-}
-
 TEST(GrowthExponent, ExactPowerLawsGiveTheirExponent) {
-  const std::vector<double> t = grid();
+  const std::vector<double> t = test::growth_grid();
   for (const double p : {0.5, 1.0, 2.0, 3.0}) {
     std::vector<double> v;
     for (double x : t) v.push_back(3.0 * std::pow(x, p));
@@ -38,7 +33,7 @@ TEST(GrowthExponent, ExactPowerLawsGiveTheirExponent) {
 // period (2.1) and one sample (0.5); over [10, 100] that biases the slope by less than
 // p log(1 + 2.6 / 10) / log(10) = 0.1 p.
 TEST(GrowthExponent, OscillatingErrorsGiveTheirEnvelopesExponent) {
-  const std::vector<double> t = grid();
+  const std::vector<double> t = test::growth_grid();
   for (const double p : {1.0, 2.0, 3.0}) {
     std::vector<double> v;
     for (double x : t) v.push_back(std::pow(x, p) * (1 + 0.5 * std::sin(3 * x)));
@@ -50,7 +45,7 @@ TEST(GrowthExponent, OscillatingErrorsGiveTheirEnvelopesExponent) {
 }
 
 TEST(GrowthExponent, TooFewPositivePointsGiveNoExponent) {
-  const std::vector<double> t = grid();
+  const std::vector<double> t = test::growth_grid();
   EXPECT_FALSE(growth_exponent(t, std::vector<double>(t.size(), 0.0), 10, 100).has_value());
   EXPECT_FALSE(growth_exponent(t, t, 10, 10.5).has_value());  // two points
   // A non-finite value (no live instance at that sample) is skipped, not propagated: the

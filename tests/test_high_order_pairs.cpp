@@ -124,8 +124,8 @@ TEST(Dop853, FixedStepsConvergeAtOrderEight) {
 // an 8th-order error. A misprinted digit of any coefficient above ~1e-13 fails one of these.
 TEST(Vern9, CoefficientsSatisfyTheOrderConditions) {
   using T = Vern9Tableau;
-  constexpr int S = T::stages;
-  for (int i = 0; i < S; ++i) {
+  constexpr int Stages = T::stages;
+  for (int i = 0; i < Stages; ++i) {
     double row = 0, size = 0;  // the row's rounding grows with its coefficients (up to 36)
     for (int j = 0; j < i; ++j) {
       row += T::a(i, j);
@@ -135,18 +135,18 @@ TEST(Vern9, CoefficientsSatisfyTheOrderConditions) {
   }
   // b^T A^m (c^k): A^m applied to the vector c^k.
   auto tall_tree = [&](bool embedded, int m, int k) {
-    double v[S];
-    for (int i = 0; i < S; ++i) v[i] = std::pow(T::c(i), k);
+    double v[Stages];
+    for (int i = 0; i < Stages; ++i) v[i] = std::pow(T::c(i), k);
     for (int r = 0; r < m; ++r) {
-      double w[S];
-      for (int i = 0; i < S; ++i) {
+      double w[Stages];
+      for (int i = 0; i < Stages; ++i) {
         w[i] = 0;
         for (int j = 0; j < i; ++j) w[i] += T::a(i, j) * v[j];
       }
-      for (int i = 0; i < S; ++i) v[i] = w[i];
+      for (int i = 0; i < Stages; ++i) v[i] = w[i];
     }
     double s = 0;
-    for (int i = 0; i < S; ++i) s += (T::b(i) + (embedded ? T::d(i) : 0.0)) * v[i];
+    for (int i = 0; i < Stages; ++i) s += (T::b(i) + (embedded ? T::d(i) : 0.0)) * v[i];
     return s;
   };
   // k! / (k + m + 1)!

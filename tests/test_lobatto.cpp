@@ -36,6 +36,7 @@
 #include "support/integrate.hpp"
 #include "support/random_states.hpp"
 #include "support/tangent_derivative.hpp"
+#include "support/wide_swing.hpp"
 
 namespace chens {
 namespace {
@@ -47,14 +48,7 @@ using Hexagon = Chain<double, 7>;
 constexpr double newton_tol = 1e-15;
 const LobattoIIIAB3<double> kLobatto{newton_tol, 100};
 
-const Pend kPendulum{1.3, 0.8, 2.0};
 const DoublePend kDouble{1.0, 0.7, 1.0, 0.8, 9.81};
-
-// A consistent pendulum state with a wide swing (1 rad from the bottom, 0.5 rad/s).
-Pend::State pendulum_initial() {
-  const double th = 1.0, w = 0.5, l = kPendulum.l, pm = kPendulum.m * l * w;
-  return {{l * std::sin(th), -l * std::cos(th), pm * std::cos(th), pm * std::sin(th)}};
-}
 
 test::angles::Params angle_params(const DoublePend& m) { return {m.m1, m.m2, m.l1, m.l2, m.g}; }
 
@@ -197,17 +191,17 @@ void expect_step_is_the_tableaus(const Model& model, typename Model::State z, do
 }
 
 TEST(Lobatto, TheStepSolvesThePairsEquationsFromTheTableaus) {
-  expect_step_is_the_tableaus(kPendulum, pendulum_initial(), 0.1, 20, "pendulum");
+  expect_step_is_the_tableaus(test::wide_swing_pendulum, test::wide_swing_start(), 0.1, 20, "pendulum");
   expect_step_is_the_tableaus(kDouble, double_initial(), 0.02, 20, "double pendulum");
   const Hexagon hex = Hexagon::uniform(1.0, 0.1);
   expect_step_is_the_tableaus(hex, Hexagon::default_initial(hex), 0.02, 10, "hexagon");
 }
 
 TEST(Lobatto, ConvergesAtOrderFourToThePendulumsClosedForm) {
-  const Constrained<Pend> sys{kPendulum};
+  const Constrained<Pend> sys{test::wide_swing_pendulum};
   const double T = 2.0;
-  const Pend::State z0 = pendulum_initial();
-  const auto ref = PendulumExact<double>::make(kPendulum, z0).eval(T);
+  const Pend::State z0 = test::wide_swing_start();
+  const auto ref = PendulumExact<double>::make(test::wide_swing_pendulum, z0).eval(T);
   std::vector<double> hs, es;
   for (int n : {20, 40, 80, 160}) {
     const Pend::State z = test::integrate_fixed(sys, kLobatto, z0, T, n);
@@ -282,7 +276,7 @@ void expect_on_the_manifold(const Model& model, typename Model::State z, double 
 }
 
 TEST(Lobatto, StaysOnTheManifold) {
-  expect_on_the_manifold(kPendulum, pendulum_initial(), 0.1, 500, "pendulum");
+  expect_on_the_manifold(test::wide_swing_pendulum, test::wide_swing_start(), 0.1, 500, "pendulum");
   expect_on_the_manifold(kDouble, double_initial(), 0.01, 500, "double pendulum");
   const Hexagon hex = Hexagon::uniform(1.0, 0.1);
   expect_on_the_manifold(hex, Hexagon::default_initial(hex), 0.02, 500, "hexagon");
@@ -304,7 +298,7 @@ TEST(Lobatto, IsSymmetric) {
 TEST(Lobatto, IsSymplectic) {
   using Sys = Constrained<Pend>;
   using T = TangentSystem<Sys>;
-  const Sys sys{kPendulum};
+  const Sys sys{test::wide_swing_pendulum};
   const T ts = T::of(sys);
   const std::uint64_t seed = test::default_seed + 45;
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -312,13 +306,13 @@ TEST(Lobatto, IsSymplectic) {
   const TangentStepper<LobattoIIIAB3<double>> stepper{kLobatto};
   for (int trial = 0; trial < 4; ++trial) {
     // The dual-number derivative of the step is the central difference of the step map.
-    const Pend::State z = test::consistent_state(kPendulum, rng);
+    const Pend::State z = test::consistent_state(test::wide_swing_pendulum, rng);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     const Pend::State v1{{u(rng), u(rng), u(rng), u(rng)}}, v2{{u(rng), u(rng), u(rng), u(rng)}};
     EXPECT_LT(test::tangent_vs_fd(sys, kLobatto, z, v1, v2, 0.05), 1e-7) << "trial " << trial;
   }
   // omega of the consistent tangents (004 §3.2) is 1 and stays 1 to rounding.
-  auto W = ts.with_initial_tangents(pendulum_initial());
+  auto W = ts.with_initial_tangents(test::wide_swing_start());
   for (int i = 0; i < 1000; ++i) {
     typename T::State Wn;
     ASSERT_TRUE(stepper.step(ts, W, 0.05, Wn).finite);
@@ -332,8 +326,8 @@ TEST(Lobatto, IsSymplectic) {
 // largest energy error exceed the first tenth's several times.
 TEST(Lobatto, EnergyErrorStaysBoundedOverAMillionSteps) {
   const int steps = 1000000;
-  const test::EnergyTenths e =
-      test::energy_error_tenths(Constrained<Pend>{kPendulum}, kLobatto, pendulum_initial(), 0.05, steps);
+  const test::EnergyTenths e = test::energy_error_tenths(Constrained<Pend>{test::wide_swing_pendulum}, kLobatto,
+                                                         test::wide_swing_start(), 0.05, steps);
   ASSERT_EQ(e.steps_done, steps);
   std::printf("[ energy   ] lobatto3, 1e6 steps of 0.05: max |H - H0| first tenth %.3e, last tenth %.3e\n", e.first, e.last);
   EXPECT_GT(e.first, 0.0);

@@ -14,11 +14,12 @@
 #include "dispatch/run_study.hpp"
 #include "backends/parameter_laws.hpp"
 #include "support/only_instances.hpp"
+#include "support/study_laws.hpp"
 
 namespace chens {
 namespace {
 
-void set_law(Study& s, ParameterId p, ParameterLaw law) { s.vary[static_cast<std::size_t>(p)] = std::move(law); }
+using test::set_law;
 
 struct Moments {
   double mean = 0, var = 0, lo = INFINITY, hi = -INFINITY;

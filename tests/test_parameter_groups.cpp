@@ -17,11 +17,12 @@
 #include "dispatch/run_study.hpp"
 #include "backends/parameter_laws.hpp"
 #include "support/brute_statistics.hpp"
+#include "support/study_laws.hpp"
 
 namespace chens {
 namespace {
 
-void set_law(Study& s, ParameterId p, ParameterLaw law) { s.vary[static_cast<std::size_t>(p)] = std::move(law); }
+using test::set_law;
 
 bool same_bytes(const SampleStats& a, const SampleStats& b) { return std::memcmp(&a, &b, sizeof(SampleStats)) == 0; }
 

@@ -28,6 +28,7 @@
 #include "support/integrate.hpp"
 #include "support/random_states.hpp"
 #include "support/tangent_derivative.hpp"
+#include "support/wide_swing.hpp"
 
 namespace chens {
 namespace {
@@ -36,17 +37,10 @@ using Model = Pendulum<double>;
 using State = Model::State;
 using System = Constrained<Model>;
 
-const Model kModel{1.3, 0.8, 2.0};
-constexpr double newton_tol = 1e-15;
-
-// A consistent state with a wide swing (angle 1 rad from the bottom, angular velocity 0.5 rad/s).
-State initial() {
-  const double th = 1.0, w = 0.5, l = kModel.l, pm = kModel.m * l * w;
-  return {{l * std::sin(th), -l * std::cos(th), pm * std::cos(th), pm * std::sin(th)}};
-}
+constexpr double rattle_tol = 1e-15;
 
 RattleComposition<double> composition(const CompositionScheme& scheme) {
-  return RattleComposition<double>{Rattle<double>{newton_tol, 100}, scheme};
+  return RattleComposition<double>{Rattle<double>{rattle_tol, 100}, scheme};
 }
 
 struct Named {
@@ -88,10 +82,10 @@ TEST(RattleComposition, CoefficientsAreSymmetricSumToOneAndMeetTheOrderCondition
 }
 
 TEST(RattleComposition, OneStageIsRattleBitForBit) {
-  const System sys{kModel};
-  const Rattle<double> rattle{newton_tol, 100};
+  const System sys{test::wide_swing_pendulum};
+  const Rattle<double> rattle{rattle_tol, 100};
   const RattleComposition<double> one{rattle, CompositionScheme{}};
-  State a = initial(), b = initial();
+  State a = test::wide_swing_start(), b = test::wide_swing_start();
   for (int i = 0; i < 200; ++i) {
     State an, bn;
     const StepStatus sa = rattle.step(sys, a, 0.05, an);
@@ -105,10 +99,10 @@ TEST(RattleComposition, OneStageIsRattleBitForBit) {
 }
 
 TEST(RattleComposition, ConvergesAtItsOrderToTheClosedFormSolution) {
-  const System sys{kModel};
+  const System sys{test::wide_swing_pendulum};
   const double T = 2.0;
-  const State z0 = initial();
-  const auto ref = PendulumExact<double>::make(kModel, z0).eval(T);
+  const State z0 = test::wide_swing_start();
+  const auto ref = PendulumExact<double>::make(test::wide_swing_pendulum, z0).eval(T);
   // Step counts in each scheme's asymptotic range, above round-off: the errors run from
   // about 1e-6 down to 1e-11 (printed).
   const std::vector<int> steps[] = {{40, 80, 160, 320}, {20, 40, 80, 160}, {10, 20, 40, 80}, {8, 12, 16, 24}};
@@ -131,9 +125,9 @@ TEST(RattleComposition, ConvergesAtItsOrderToTheClosedFormSolution) {
 }
 
 TEST(RattleComposition, StaysOnTheManifold) {
-  const System sys{kModel};
+  const System sys{test::wide_swing_pendulum};
   for (const Named& n : kSchemes) {
-    State z = initial();
+    State z = test::wide_swing_start();
     const auto method = composition(*n.scheme);
     for (int i = 0; i < 500; ++i) {
       State zn;
@@ -142,15 +136,15 @@ TEST(RattleComposition, StaysOnTheManifold) {
       EXPECT_EQ(st.rhs_evals, 2 * n.scheme->stages);
       z = zn;
       const auto q = Model::q_of(z);
-      EXPECT_LE(std::fabs(kModel.phi(q)[0]), newton_tol) << n.name << ", step " << i;
-      EXPECT_LE(std::fabs(kModel.psi(z)[0]), 1e-14) << n.name << ", step " << i;
+      EXPECT_LE(std::fabs(test::wide_swing_pendulum.phi(q)[0]), rattle_tol) << n.name << ", step " << i;
+      EXPECT_LE(std::fabs(test::wide_swing_pendulum.psi(z)[0]), 1e-14) << n.name << ", step " << i;
     }
   }
 }
 
 TEST(RattleComposition, IsSymplectic) {
   using T = TangentSystem<System>;
-  const System sys{kModel};
+  const System sys{test::wide_swing_pendulum};
   const T ts = T::of(sys);
   const std::uint64_t seed = test::default_seed + 44;
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -158,12 +152,12 @@ TEST(RattleComposition, IsSymplectic) {
   for (const Named& n : kSchemes) {
     const auto method = composition(*n.scheme);
     // The dual-number derivative of the step is the central difference of the step map.
-    const State z = test::consistent_state(kModel, rng);
+    const State z = test::consistent_state(test::wide_swing_pendulum, rng);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     const State v1{{u(rng), u(rng), u(rng), u(rng)}}, v2{{u(rng), u(rng), u(rng), u(rng)}};
     EXPECT_LT(test::tangent_vs_fd(sys, method, z, v1, v2, 0.05), 1e-7) << n.name;
     // omega of the consistent tangents (004 §3.2) is 1 and stays 1 to rounding.
-    auto W = ts.with_initial_tangents(initial());
+    auto W = ts.with_initial_tangents(test::wide_swing_start());
     const TangentStepper<RattleComposition<double>> stepper{method};
     for (int i = 0; i < 1000; ++i) {
       typename T::State Wn;
@@ -179,8 +173,8 @@ TEST(RattleComposition, IsSymplectic) {
 // last tenth's largest error exceed the first tenth's several times.
 TEST(RattleComposition, EnergyErrorStaysBoundedOverAMillionSteps) {
   const int steps = 1000000;
-  const test::EnergyTenths e =
-      test::energy_error_tenths(System{kModel}, composition(yoshida3_order4), initial(), 0.05, steps);
+  const test::EnergyTenths e = test::energy_error_tenths(System{test::wide_swing_pendulum}, composition(yoshida3_order4),
+                                                         test::wide_swing_start(), 0.05, steps);
   ASSERT_EQ(e.steps_done, steps);
   std::printf("[ energy   ] rattle4, 1e6 steps of 0.05: max |H - H0| first tenth %.3e, last tenth %.3e\n", e.first, e.last);
   EXPECT_GT(e.first, 0.0);

@@ -19,18 +19,13 @@
 #include "output/series_long.hpp"
 #include "output/study_index.hpp"
 #include "support/cli_runner.hpp"
+#include "support/growth_grid.hpp"
 #include "support/temp_dir.hpp"
 
 namespace chens {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<double> grid() {
-  std::vector<double> t;
-  for (int k = 0; k <= 200; ++k) t.push_back(0.5 * k);
-  return t;
-}
 
 std::vector<double> of(const std::vector<double>& t, double (*f)(double)) {
   std::vector<double> v;
@@ -56,7 +51,7 @@ TEST(GrowthVerdict, LimitsFollowPrecisionAndStateSize) {
 }
 
 TEST(GrowthVerdict, PowerLawBetweenTheLimitsGivesItsExponent) {
-  const std::vector<double> t = grid();
+  const std::vector<double> t = test::growth_grid();
   const GrowthVerdict g = assess_growth(t, of(t, [](double x) { return 1e-8 * x * x; }), 10, 100, unit_double);
   ASSERT_TRUE(g.exponent.has_value()) << g.reason;
   EXPECT_NEAR(*g.exponent, 2.0, 1e-6);
@@ -68,7 +63,7 @@ TEST(GrowthVerdict, PowerLawBetweenTheLimitsGivesItsExponent) {
 TEST(GrowthVerdict, RoundingLevelGivesNoExponent) {
   // Round-off of a projected residual: a few ulps, rising as sqrt(t) (a random walk), whose
   // slope 0.5 would otherwise read as "growth".
-  const std::vector<double> t = grid();
+  const std::vector<double> t = test::growth_grid();
   const auto v = of(t, [](double x) { return 1e-16 * std::sqrt(x); });
   ASSERT_NEAR(growth_exponent(t, v, 10, 100)->exponent, 0.5, 1e-9);
   const GrowthVerdict g = assess_growth(t, v, 10, 100, unit_double);
@@ -83,7 +78,7 @@ TEST(GrowthVerdict, RoundingLevelGivesNoExponent) {
 }
 
 TEST(GrowthVerdict, SaturatedErrorsGiveNoExponent) {
-  const std::vector<double> t = grid();
+  const std::vector<double> t = test::growth_grid();
   // A diverging run: the errors reach 1e14.
   const GrowthVerdict d = assess_growth(t, of(t, [](double x) { return 1e-6 * std::pow(x, 10.0); }), 10, 100, unit_double);
   EXPECT_FALSE(d.exponent.has_value());
@@ -105,7 +100,7 @@ TEST(GrowthVerdict, SaturatedErrorsGiveNoExponent) {
 TEST(GrowthVerdict, BoundedErrorsAreReportedAsNoGrowth) {
   // An energy error of a symplectic method: oscillating, bounded; the running maximum is
   // flat after the first period, an exponent near 0 (not withheld: it is a true statement).
-  const std::vector<double> t = grid();
+  const std::vector<double> t = test::growth_grid();
   const GrowthVerdict g =
       assess_growth(t, of(t, [](double x) { return 1e-4 * (1 + std::sin(2 * x)); }), 10, 100, unit_double);
   ASSERT_TRUE(g.exponent.has_value()) << g.reason;
@@ -113,7 +108,7 @@ TEST(GrowthVerdict, BoundedErrorsAreReportedAsNoGrowth) {
 }
 
 TEST(GrowthVerdict, NoLiveInstanceAtTheEndGivesNoExponent) {
-  const std::vector<double> t = grid();
+  const std::vector<double> t = test::growth_grid();
   std::vector<double> v = of(t, [](double x) { return 1e-6 * x; });
   v.back() = NAN;
   const GrowthVerdict g = assess_growth(t, v, 10, 100, unit_double);
@@ -135,7 +130,7 @@ EnsembleResult synthetic_result() {
   r.totals.reference_steps = 300;
   r.totals.reference_rhs_evaluations = 1234;
   r.wall_seconds = 0.5;
-  for (double x : grid()) {
+  for (double x : test::growth_grid()) {
     SampleStats st;
     st.t = x;
     const double v[4] = {1e-6 * x * x, 1e-6 * x, 3e-17, 1e14};
