@@ -39,6 +39,8 @@
 #include "support/double_pendulum_angles.hpp"
 #include "support/exponent_by_central_difference.hpp"
 #include "support/spec_defaults.hpp"
+#include "support/source_dir.hpp"
+
 // The examples' triatomic (docs/custom-models.md), as its header is.
 #include "../examples/custom_model/models/triatomic.hpp"
 
@@ -243,7 +245,7 @@ TEST(LyapunovRuns, AUserModelsExponentIsTheCentralDifferenceOfTwoRuns) {
   using M = AutoModel<Triatomic, double>;
   const M::Params k = test::spec_default_parameters<Triatomic>();
   const M::State z0 = test::spec_default_initial<Triatomic>();
-  const std::string header = std::string(CHENS_SOURCE_DIR) + "/examples/custom_model/models/triatomic.hpp";
+  const std::string header = test::source_dir() + "/examples/custom_model/models/triatomic.hpp";
   const Study base = load_runs_text("[model]\nsource = \"" + header + "\"\n", "triatomic", {}).at(0).study;
   // The two runs keep the exponent on: their states are those of runs without it, bit for bit
   // (SwitchingItOnChangesNoOtherNumber), and one unit compiled on first use serves all three.

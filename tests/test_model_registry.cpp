@@ -26,6 +26,7 @@
 #include "models/model_description.hpp"
 #include "study/study_key_table.hpp"
 #include "support/cli_runner.hpp"
+#include "support/source_dir.hpp"
 
 namespace chens {
 namespace {
@@ -308,8 +309,8 @@ TEST(ModelRegistry, ChensModelsListsEveryModelWithWhatItTakes) {
   EXPECT_NE(block_of(r.out, "model.kind = \"penalty-pendulum\"").find("integrator.method = \"verlet\""), std::string::npos);
   // The user models this suite builds in (tests/CMakeLists.txt: planar pendulum with naive,
   // dirac, constrained; parameters m, l, g of examples/custom_model/models/planar_pendulum.hpp).
-  const std::string planar = block_of(r.out, "model.kind = \"planar-pendulum\" (a user model: " CHENS_SOURCE_DIR
-                                             "/examples/custom_model/models/planar_pendulum.hpp, chens_add_model)");
+  const std::string planar = block_of(r.out, "model.kind = \"planar-pendulum\" (a user model: " + test::source_dir() +
+                                                 "/examples/custom_model/models/planar_pendulum.hpp, chens_add_model)");
   ASSERT_FALSE(planar.empty()) << r.out;
   EXPECT_NE(planar.find("  formulations  naive, dirac, constrained (methods rattle, rattle4, rattle4-suzuki, rattle6, "
                         "rattle8, lobatto3)\n"),

@@ -19,6 +19,7 @@
 #include "dispatch/source_models.hpp"
 #include "dispatch/system_dispatch.hpp"
 #include "study/study.hpp"
+#include "support/source_dir.hpp"
 
 namespace chens {
 namespace {
@@ -118,7 +119,7 @@ struct After {};
 // an independent implementation of 001 §3) to round-off in every sampled statistic.
 TEST(SourceModels, APendulumFromItsHeaderIsTheHandWrittenPendulum) {
   const TempDir dir("pendulum");
-  fs::copy_file(std::string(CHENS_SOURCE_DIR) + "/examples/custom_model/models/planar_pendulum.hpp",
+  fs::copy_file(test::source_dir() + "/examples/custom_model/models/planar_pendulum.hpp",
                 dir.path() / "planar_pendulum.hpp");
   const std::string common = "[integrator]\nformulation = \"dirac\"\nmethod = \"rk4\"\nh = 0.01\nt_end = 2.0\n"
                              "[ensemble]\nsize = 64\nperturbation = 1e-3\n";

@@ -17,11 +17,12 @@
 #include "study/study.hpp"
 #include "study/study_keys.hpp"
 #include "support/cli_runner.hpp"
+#include "support/source_dir.hpp"
 
 namespace chens {
 namespace {
 
-const std::string pinned_dir = std::string(CHENS_SOURCE_DIR) + "/tests/study_keys/";
+const std::string pinned_dir = test::source_dir() + "/tests/study_keys/";
 
 // CHENS_UPDATE_PINNED=1 rewrites a pinned file with what the code prints now (after a
 // deliberate change, e.g. a new model in model.kind's allowed names; review the diff).
@@ -226,7 +227,7 @@ TEST(StudyKeys, EveryKeyRefusesAndTakesWhatItDid) {
 // docs/study-format.md's key tables: each after its marker line (a markdown comment), the
 // table up to the first line that is not a table row.
 std::map<std::string, std::string> documented_tables() {
-  std::istringstream doc(read_text(std::string(CHENS_SOURCE_DIR) + "/docs/study-format.md"));
+  std::istringstream doc(read_text(test::source_dir() + "/docs/study-format.md"));
   std::map<std::string, std::string> tables;
   std::string line, marker;
   while (std::getline(doc, line)) {
@@ -267,7 +268,7 @@ TEST(StudyKeys, ChensKeysPrintsTheTables) {
 // Every exit code of cli.hpp is in the exit-code table of docs/study-format.md (138, SIGUSR1's,
 // was missing; 5 is new).
 TEST(ExitCodes, EveryOneIsInTheDocsTable) {
-  const std::string doc = read_text(std::string(CHENS_SOURCE_DIR) + "/docs/study-format.md");
+  const std::string doc = read_text(test::source_dir() + "/docs/study-format.md");
   const auto table = doc.find("## Exit codes");
   ASSERT_NE(table, std::string::npos);
   const std::string rows = doc.substr(table, doc.find("\n## ", table + 1) - table);

@@ -31,6 +31,7 @@
 #include "support/checkpoint_resume.hpp"
 #include "support/only_instances.hpp"
 #include "support/first_use.hpp"
+#include "support/source_dir.hpp"
 
 namespace chens {
 namespace {
@@ -616,10 +617,10 @@ class CustomModelCpuVsGpu : public NeedsGpu<::testing::TestWithParam<std::tuple<
 // built in. By the source tree's path as configured, which scripts/gpu-run.sh's compiles name
 // too (the cache's key holds the header's path).
 std::string model_source(const std::string& model) {
-  const std::string models = CHENS_SOURCE_DIR "/examples/custom_model/models/";
+  const std::string models = test::source_dir() + "/examples/custom_model/models/";
   if (model == "spherical-pendulum") return models + "spherical_pendulum.hpp";
   if (model == "triatomic") return models + "triatomic.hpp";
-  if (model == "rigid-tetrahedron") return CHENS_SOURCE_DIR "/tests/support/rigid_tetrahedron.hpp";
+  if (model == "rigid-tetrahedron") return test::source_dir() + "/tests/support/rigid_tetrahedron.hpp";
   return {};
 }
 

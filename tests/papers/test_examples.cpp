@@ -13,6 +13,7 @@
 #include "output/writer.hpp"
 #include "paper_support.hpp"
 #include "study/study.hpp"
+#include "support/source_dir.hpp"
 
 namespace chens::papers {
 namespace {
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> example_files() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(CHENS_EXAMPLES_DIR)) {
+  for (const auto& e : fs::directory_iterator(test::source_dir() + "/examples")) {
     const std::string name = e.path().filename().string();
     if (e.path().extension() == ".toml" && name.rfind("seiler", 0) == 0) out.push_back(e.path().string());
   }
@@ -29,7 +30,7 @@ std::vector<std::string> example_files() {
   return out;
 }
 
-std::string example(const std::string& name) { return std::string(CHENS_EXAMPLES_DIR) + "/" + name; }
+std::string example(const std::string& name) { return test::source_dir() + "/examples/" + name; }
 
 EnsembleResult run_example(const std::string& path) {
   const Study s = load_study(path, {});
