@@ -19,6 +19,12 @@
 # (line tables: what a sanitizer's report names) spares GCC's variable tracking, which on the
 # flattened lane loops overran its size limit and compiled them twice: a user model's unit
 # took 467 s where it had not finished after 845 s (docs/performance.md, "Build time").
+# The executables link at a fixed address (-no-pie, a link flag: no object changes). Linked
+# position-independent, the test binary carried 5.4 million relative relocations (pointers in
+# the sanitizers' static data: UBSan's source locations and type descriptors, ASan's
+# descriptors of globals; the release one has 20 thousand), which the loader wrote at every
+# start: 0.8 s against 0.4 s for each of the suite's ~700 processes, whose suite took 786 s
+# against 580 s here (docs/performance.md, "Build time").
 # The instrumented chens is about 8 times slower than the release one (the checkpoint test
 # took 301 s here against 37 s), so the checkpoint test's signalled run gets 8 times fewer
 # instances (CHENS_RESUME_LONG_SIZE) to last the ~2 s its signals are timed for.
@@ -29,7 +35,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build/sanitize}
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 $san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 $san" -DCMAKE_EXE_LINKER_FLAGS="$san -no-pie" \
   -DCMAKE_SHARED_LINKER_FLAGS="$san" -DCHENS_ENABLE_CUDA=OFF -DCHENS_ENABLE_MPI=OFF \
   -DCHENS_BUILD_BENCHMARKS=OFF -DCHENS_ENABLE_PYTHON=OFF -DCHENS_CHAIN_ATOMS="7;16" -DCHENS_CPU_ISAS=widest -DCHENS_RESUME_LONG_SIZE=2500 \
   -DCHENS_MEMORY_COUNT_TEST=OFF > "$build.configure.log"
