@@ -15,7 +15,7 @@
 #include "study/study.hpp"
 #include "support/source_dir.hpp"
 
-namespace chens::papers {
+namespace chens::papers::examples {
 namespace {
 
 namespace fs = std::filesystem;
@@ -148,4 +148,4 @@ TEST(PaperExamples, Sec6StudiesReportThePeriodogram) {
 }
 
 }  // namespace
-}  // namespace chens::papers
+}  // namespace chens::papers::examples

@@ -36,7 +36,7 @@
 #include "paper_support.hpp"
 #include "support/integrate.hpp"
 
-namespace chens::papers {
+namespace chens::papers::fax_penalty {
 namespace {
 
 using PModel = PenaltyPendulum<double>;
@@ -221,4 +221,4 @@ TEST(Fax2003Penalty, VerletConvergesAtOrderTwoToTightDopri5) {
 }
 
 }  // namespace
-}  // namespace chens::papers
+}  // namespace chens::papers::fax_penalty

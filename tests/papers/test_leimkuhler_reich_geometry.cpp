@@ -41,7 +41,7 @@
 
 #include "paper_support.hpp"
 
-namespace chens::papers {
+namespace chens::papers::leimkuhler_reich_geometry {
 namespace {
 
 using Midpoint = ImplicitRk<Gauss1Tableau, double>;
@@ -212,4 +212,4 @@ TEST(LeimkuhlerReich1992, Fig45InfrequentProjectionEvery20Steps) {
 }
 
 }  // namespace
-}  // namespace chens::papers
+}  // namespace chens::papers::leimkuhler_reich_geometry

@@ -9,7 +9,7 @@
 
 #include "paper_support.hpp"
 
-namespace chens::papers {
+namespace chens::papers::seiler2001_projections {
 namespace {
 
 const Model pend = unit_pendulum();
@@ -225,4 +225,4 @@ TEST(Seiler2001Periodogram, PositionProjectionsOnlySmallImprovement) {
 }
 
 }  // namespace
-}  // namespace chens::papers
+}  // namespace chens::papers::seiler2001_projections

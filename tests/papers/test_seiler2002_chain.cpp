@@ -39,7 +39,7 @@
 #include <chens/models/chain.hpp>
 #include <chens/reference/numerical.hpp>
 
-namespace chens::papers {
+namespace chens::papers::seiler2002_chain {
 namespace {
 
 using ChainModel = Chain<double, 7>;
@@ -436,4 +436,4 @@ TEST(Seiler2002Chain, ReferenceIsConvergedAndTheMotionIsNotChaotic) {
 }
 
 }  // namespace
-}  // namespace chens::papers
+}  // namespace chens::papers::seiler2002_chain

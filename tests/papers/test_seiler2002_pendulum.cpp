@@ -11,7 +11,7 @@
 
 #include "paper_support.hpp"
 
-namespace chens::papers {
+namespace chens::papers::seiler2002_pendulum {
 namespace {
 
 const Model pend = unit_pendulum();
@@ -265,4 +265,4 @@ TEST(Seiler2002Projections, PositionProjectionsHurtTheStabilizedFormulations) {
 }
 
 }  // namespace
-}  // namespace chens::papers
+}  // namespace chens::papers::seiler2002_pendulum

@@ -9,7 +9,7 @@
 
 #include "paper_support.hpp"
 
-namespace chens::papers {
+namespace chens::papers::seiler_impetus {
 namespace {
 
 const Model pend = unit_pendulum();
@@ -104,4 +104,4 @@ TEST(SeilerImpetus, ResetChangesNoPhysicalObservable) {
 }
 
 }  // namespace
-}  // namespace chens::papers
+}  // namespace chens::papers::seiler_impetus
